@@ -1,0 +1,53 @@
+# Two commands do everything on a fresh machine:
+#   make demo   build, then run the demonstration on softnic (writes, completes,
+#               validates, prints latency percentiles and rate)
+#   make test   build, then run what CI runs: the test suite, the suite again
+#               under ASan+UBSan and under TSan, and the WQE fuzzer (bounded)
+# Both install the build dependencies first (scripts/install-deps.sh).
+
+BUILD ?= build
+JOBS ?= $(shell nproc)
+FUZZ_SECONDS ?= 60
+
+.PHONY: all deps build demo test test-plain test-asan test-tsan fuzz clean
+
+all: build
+
+deps:
+	./scripts/install-deps.sh
+
+build: deps
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+	cmake --build $(BUILD) -j $(JOBS)
+
+demo: build
+	./$(BUILD)/gic-demo
+
+test-plain: build
+	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+
+test-asan: deps
+	cmake -S . -B $(BUILD)-asan -DCMAKE_C_COMPILER=clang -DGIC_SANITIZE=address,undefined \
+	      -DGIC_CUDA=OFF -DCMAKE_BUILD_TYPE=Debug >/dev/null
+	cmake --build $(BUILD)-asan -j $(JOBS)
+	cd $(BUILD)-asan && ctest --output-on-failure -j $(JOBS)
+
+test-tsan: deps
+	cmake -S . -B $(BUILD)-tsan -DCMAKE_C_COMPILER=clang -DGIC_SANITIZE=thread \
+	      -DGIC_CUDA=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+	cmake --build $(BUILD)-tsan -j $(JOBS)
+	cd $(BUILD)-tsan && TSAN_OPTIONS=halt_on_error=1 ctest --output-on-failure -j 1
+
+fuzz: deps
+	cmake -S . -B $(BUILD)-fuzz -DCMAKE_C_COMPILER=clang -DGIC_FUZZ=ON \
+	      -DGIC_SANITIZE=address,undefined -DGIC_CUDA=OFF >/dev/null
+	cmake --build $(BUILD)-fuzz -j $(JOBS) --target fuzz_wqe
+	mkdir -p $(BUILD)-fuzz/corpus
+	./$(BUILD)-fuzz/tests/fuzz_wqe -max_total_time=$(FUZZ_SECONDS) -max_len=1100 \
+	      $(BUILD)-fuzz/corpus
+
+test: test-plain test-asan test-tsan fuzz
+	@echo "make test: all passed"
+
+clean:
+	rm -rf $(BUILD) $(BUILD)-asan $(BUILD)-tsan $(BUILD)-fuzz

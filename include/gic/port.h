@@ -1,0 +1,294 @@
+/*
+ * gic/port.h - the host/device portability layer.
+ *
+ * The posting and polling logic (gic/post.h) is written once and compiled
+ * twice: as host C (GCC/Clang __atomic builtins, the compiler's form of C11
+ * atomics that also works on plain objects and in C++), and as CUDA device
+ * code (PTX loads, stores and fences with an explicit scope). Every helper is
+ * named by operation, scope and ordering, e.g. gic_st_release_sys_u64().
+ *
+ * On the host there is one coherence domain, so "gpu" and "sys" scope map to
+ * the same C11 ordering; the scope matters only on the device.
+ */
+#ifndef GIC_PORT_H
+#define GIC_PORT_H
+
+#include <errno.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#if defined(__CUDACC__)
+#define GIC_HD static __host__ __device__ __forceinline__
+#define GIC_DEV static __device__ __forceinline__
+#else
+#define GIC_HD static inline
+#endif
+
+#if defined(__CUDA_ARCH__)
+#define GIC_ON_DEVICE 1
+#else
+#define GIC_ON_DEVICE 0
+#include <time.h>
+#endif
+
+/* ------------------------------------------------------------------ */
+/* Byte order. Both the x86/Arm hosts and NVIDIA GPUs are little-endian;
+ * mlx5 structures are big-endian. */
+
+GIC_HD uint16_t gic_bswap16(uint16_t v)
+{
+	return (uint16_t)((v >> 8) | (v << 8));
+}
+
+GIC_HD uint32_t gic_bswap32(uint32_t v)
+{
+#if GIC_ON_DEVICE
+	return __byte_perm(v, 0, 0x0123);
+#else
+	return __builtin_bswap32(v);
+#endif
+}
+
+GIC_HD uint64_t gic_bswap64(uint64_t v)
+{
+	return ((uint64_t)gic_bswap32((uint32_t)v) << 32) |
+	       gic_bswap32((uint32_t)(v >> 32));
+}
+
+#define gic_htobe16(v) gic_bswap16(v)
+#define gic_htobe32(v) gic_bswap32(v)
+#define gic_htobe64(v) gic_bswap64(v)
+#define gic_be16toh(v) gic_bswap16(v)
+#define gic_be32toh(v) gic_bswap32(v)
+#define gic_be64toh(v) gic_bswap64(v)
+
+/* ------------------------------------------------------------------ */
+/* Loads and stores with ordering. "relaxed" is a single-copy-atomic access
+ * with no ordering; "release" orders every earlier load/store of the thread
+ * before it; "acquire" orders every later access after it. */
+
+GIC_HD void gic_st_relaxed_u32(uint32_t *p, uint32_t v)
+{
+#if GIC_ON_DEVICE
+	asm volatile("st.relaxed.sys.global.b32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
+#else
+	__atomic_store_n(p, v, __ATOMIC_RELAXED);
+#endif
+}
+
+GIC_HD void gic_st_relaxed_u64(uint64_t *p, uint64_t v)
+{
+#if GIC_ON_DEVICE
+	asm volatile("st.relaxed.sys.global.b64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+#else
+	__atomic_store_n(p, v, __ATOMIC_RELAXED);
+#endif
+}
+
+GIC_HD void gic_st_release_gpu_u32(uint32_t *p, uint32_t v)
+{
+#if GIC_ON_DEVICE
+	asm volatile("st.release.gpu.global.b32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
+#else
+	__atomic_store_n(p, v, __ATOMIC_RELEASE);
+#endif
+}
+
+GIC_HD void gic_st_release_gpu_u64(uint64_t *p, uint64_t v)
+{
+#if GIC_ON_DEVICE
+	asm volatile("st.release.gpu.global.b64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+#else
+	__atomic_store_n(p, v, __ATOMIC_RELEASE);
+#endif
+}
+
+GIC_HD void gic_st_release_sys_u32(uint32_t *p, uint32_t v)
+{
+#if GIC_ON_DEVICE
+	asm volatile("st.release.sys.global.b32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
+#else
+	__atomic_store_n(p, v, __ATOMIC_RELEASE);
+#endif
+}
+
+GIC_HD void gic_st_release_sys_u64(uint64_t *p, uint64_t v)
+{
+#if GIC_ON_DEVICE
+	asm volatile("st.release.sys.global.b64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+#else
+	__atomic_store_n(p, v, __ATOMIC_RELEASE);
+#endif
+}
+
+GIC_HD uint32_t gic_ld_relaxed_u32(const uint32_t *p)
+{
+#if GIC_ON_DEVICE
+	uint32_t v;
+	asm volatile("ld.relaxed.sys.global.b32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+	return v;
+#else
+	return __atomic_load_n(p, __ATOMIC_RELAXED);
+#endif
+}
+
+GIC_HD uint64_t gic_ld_relaxed_u64(const uint64_t *p)
+{
+#if GIC_ON_DEVICE
+	uint64_t v;
+	asm volatile("ld.relaxed.sys.global.b64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+	return v;
+#else
+	return __atomic_load_n(p, __ATOMIC_RELAXED);
+#endif
+}
+
+GIC_HD uint32_t gic_ld_acquire_gpu_u32(const uint32_t *p)
+{
+#if GIC_ON_DEVICE
+	uint32_t v;
+	asm volatile("ld.acquire.gpu.global.b32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+	return v;
+#else
+	return __atomic_load_n(p, __ATOMIC_ACQUIRE);
+#endif
+}
+
+GIC_HD uint64_t gic_ld_acquire_gpu_u64(const uint64_t *p)
+{
+#if GIC_ON_DEVICE
+	uint64_t v;
+	asm volatile("ld.acquire.gpu.global.b64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+	return v;
+#else
+	return __atomic_load_n(p, __ATOMIC_ACQUIRE);
+#endif
+}
+
+GIC_HD uint32_t gic_ld_acquire_sys_u32(const uint32_t *p)
+{
+#if GIC_ON_DEVICE
+	uint32_t v;
+	asm volatile("ld.acquire.sys.global.b32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+	return v;
+#else
+	return __atomic_load_n(p, __ATOMIC_ACQUIRE);
+#endif
+}
+
+GIC_HD uint64_t gic_ld_acquire_sys_u64(const uint64_t *p)
+{
+#if GIC_ON_DEVICE
+	uint64_t v;
+	asm volatile("ld.acquire.sys.global.b64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+	return v;
+#else
+	return __atomic_load_n(p, __ATOMIC_ACQUIRE);
+#endif
+}
+
+/* ------------------------------------------------------------------ */
+/* Fences. */
+
+/* Orders this thread's earlier accesses before its later ones, as observed
+ * by threads of the same GPU (host: a full C11 fence). */
+GIC_HD void gic_fence_acq_rel_gpu(void)
+{
+#if GIC_ON_DEVICE
+	asm volatile("fence.acq_rel.gpu;" ::: "memory");
+#else
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+#endif
+}
+
+/* As above, observed by every agent of the system: CPU, NIC, peer GPUs. */
+GIC_HD void gic_fence_sc_sys(void)
+{
+#if GIC_ON_DEVICE
+	asm volatile("fence.sc.sys;" ::: "memory");
+#else
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+#endif
+}
+
+/* CUDA's __threadfence(): fence.sc.gpu on sm_70+. */
+GIC_HD void gic_fence_sc_gpu(void)
+{
+#if GIC_ON_DEVICE
+	asm volatile("fence.sc.gpu;" ::: "memory");
+#else
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+#endif
+}
+
+/* Keeps the compiler from moving memory accesses across this point; no
+ * hardware ordering. */
+GIC_HD void gic_compiler_barrier(void)
+{
+#if GIC_ON_DEVICE
+	asm volatile("" ::: "memory");
+#else
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+#endif
+}
+
+/* ------------------------------------------------------------------ */
+/* Read-modify-write atomics (device: GPU scope, relaxed). */
+
+GIC_HD uint64_t gic_atomic_add_relaxed_u64(uint64_t *p, uint64_t v)
+{
+#if GIC_ON_DEVICE
+	uint64_t old;
+	asm volatile("atom.relaxed.gpu.global.add.u64 %0, [%1], %2;"
+		     : "=l"(old) : "l"(p), "l"(v) : "memory");
+	return old;
+#else
+	return __atomic_fetch_add(p, v, __ATOMIC_RELAXED);
+#endif
+}
+
+/* Compare-and-swap with acquire on success; returns the value seen. */
+GIC_HD uint32_t gic_atomic_cas_acquire_u32(uint32_t *p, uint32_t expect, uint32_t desired)
+{
+#if GIC_ON_DEVICE
+	uint32_t old;
+	asm volatile("atom.acquire.gpu.global.cas.b32 %0, [%1], %2, %3;"
+		     : "=r"(old) : "l"(p), "r"(expect), "r"(desired) : "memory");
+	return old;
+#else
+	__atomic_compare_exchange_n(p, &expect, desired, 0, __ATOMIC_ACQUIRE,
+				    __ATOMIC_RELAXED);
+	return expect;
+#endif
+}
+
+/* ------------------------------------------------------------------ */
+/* Time and spinning. */
+
+/* Nanoseconds from a monotonic clock: CLOCK_MONOTONIC on the host,
+ * %globaltimer on the device (coarse: updates every ~32 ns to 1 us). */
+GIC_HD uint64_t gic_now_ns(void)
+{
+#if GIC_ON_DEVICE
+	uint64_t t;
+	asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+	return t;
+#else
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+#endif
+}
+
+/* One step of a spin-wait: a pause on x86, nothing on the device. */
+GIC_HD void gic_cpu_relax(void)
+{
+#if GIC_ON_DEVICE
+#elif defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#elif defined(__aarch64__)
+	__asm__ volatile("yield" ::: "memory");
+#endif
+}
+
+#endif /* GIC_PORT_H */

@@ -1,0 +1,477 @@
+/*
+ * gic/post.h - building WQEs, ringing doorbells and polling CQEs, written
+ * once for host threads and GPU threads.
+ *
+ * A submitter sees one send queue (gic_sq) and its completion queue (gic_cq)
+ * as plain memory: a ring of 64-byte basic blocks, a doorbell record, a
+ * doorbell word, a ring of CQE64s and a CQ consumer-index record. Any
+ * provider (softnic, mlx5) fills these views; nothing here knows which.
+ *
+ * Positions (resv, ready, retired, signaled) are 64-bit counts of basic
+ * blocks; the hardware sees their low 16 bits (WQE index, doorbell record).
+ *
+ * Two ways to share a send queue:
+ *  - exclusive: one thread owns the queue; it calls gic_sq_reserve_excl(),
+ *    builds, and rings with gic_sq_ring().
+ *  - shared: threads reserve with gic_sq_reserve_shared() (an atomic add),
+ *    build in parallel and publish in reservation order with
+ *    gic_sq_publish_inorder() (each thread rings for its own WQEs once its
+ *    predecessor has published: the per-thread hand-off of the paper).
+ *
+ * Errors: 0 on success or a positive errno. ETIMEDOUT when a deadline
+ * passes; EIO when an error CQE was seen (gic_sq.err holds its details);
+ * ENOBUFS when the ring is full and no signaled WQE is outstanding, so no
+ * CQE could ever free it; EPROTO when a CQE names another QP.
+ */
+#ifndef GIC_POST_H
+#define GIC_POST_H
+
+#include "gic/mlx5_format.h"
+
+/* How the WQE and doorbell-record stores are ordered before the doorbell
+ * store (Table 4 of the paper). On the host every variant but NONE is a
+ * release; the variants differ only on the GPU. */
+enum gic_order {
+	GIC_ORDER_NONE = 0,        /* plain stores: unsafe, the floor */
+	GIC_ORDER_FENCE_GPU,       /* fence.acq_rel.gpu, then dbrec and db */
+	GIC_ORDER_FENCE_GPU_DBR,   /* fence; dbrec; fence; db */
+	GIC_ORDER_RELEASE_GPU,     /* st.release.gpu dbrec and db */
+	GIC_ORDER_THREADFENCE,     /* __threadfence() before dbrec and db */
+	GIC_ORDER_RELEASE_SYS,     /* st.release.sys dbrec and db */
+	GIC_ORDER_FENCE_SYS,       /* fence.sc.sys before dbrec and db */
+	GIC_ORDER_COUNT
+};
+
+/* What an error CQE said. */
+typedef struct gic_cqe_info {
+	uint8_t cqe_opcode;      /* GIC_CQE_* */
+	uint8_t syndrome;        /* GIC_SYND_* for error CQEs, else 0 */
+	uint8_t vendor_syndrome; /* provider-specific detail */
+	uint8_t wqe_opcode;      /* send opcode of the completed WQE */
+	uint16_t wqe_counter;    /* index of the completed WQE */
+	uint32_t qpn;
+	uint32_t byte_cnt;
+	uint32_t imm;            /* big-endian, as the sender gave it */
+} gic_cqe_info;
+
+typedef struct gic_cq {
+	gic_cqe64 *cqes;     /* ring of cqe_cnt CQEs */
+	uint32_t *dbrec;     /* consumer-index record: BE32(ci & 0xffffff) */
+	uint32_t cqe_cnt;    /* power of two */
+	uint32_t cqn;
+	uint32_t ci;         /* consumer index; owned by the poller */
+} gic_cq;
+
+typedef struct gic_sq {
+	uint8_t *wqes;       /* ring of bb_cnt 64-byte basic blocks */
+	uint32_t *dbrec;     /* doorbell record: BE32(producer & 0xffff) */
+	uint64_t *db;        /* doorbell word: first 8 bytes of a ctrl segment */
+	uint32_t bb_cnt;     /* power of two */
+	uint32_t qpn;
+	uint32_t max_inline; /* largest inline payload the QP accepts */
+	gic_cq *cq;          /* this queue's send CQ (one QP per CQ) */
+	uint64_t resv;       /* next BB to reserve */
+	uint64_t ready;      /* BBs published by a doorbell */
+	uint64_t retired;    /* BBs the NIC has completed (from CQEs) */
+	uint64_t signaled;   /* end of the last signaled WQE reserved */
+	uint32_t poll_lock;  /* shared queues: one poller at a time */
+	uint32_t err;        /* sticky: 1 once an error CQE was seen */
+	gic_cqe_info err_info; /* the first error CQE */
+} gic_sq;
+
+/* ------------------------------------------------------------------ */
+/* Ring addressing. */
+
+/* Segment i (16-byte unit) of the WQE starting at BB position pos; a WQE
+ * that runs past the end of the ring continues at its start. */
+GIC_HD void *gic_sq_seg(const gic_sq *sq, uint64_t pos, uint32_t i)
+{
+	uint64_t off = (pos << GIC_SEND_WQE_SHIFT) + (uint64_t)i * GIC_SEG_SIZE;
+	return sq->wqes + (off & ((uint64_t)sq->bb_cnt * GIC_SEND_WQE_BB - 1));
+}
+
+/* Stores one 16-byte segment (device: one 16-byte store). */
+GIC_HD void gic_st_seg16(void *dst, const void *src)
+{
+#if GIC_ON_DEVICE
+	*(uint4 *)dst = *(const uint4 *)src;
+#else
+	__builtin_memcpy(dst, src, GIC_SEG_SIZE);
+#endif
+}
+
+/* ------------------------------------------------------------------ */
+/* WQE builders. Each writes one WQE at BB position pos (reserved by the
+ * caller) and returns the number of BBs it occupies. fm_ce_se usually is
+ * GIC_CTRL_CQ_UPDATE (signaled) or 0. */
+
+/* RDMA write with the payload copied into the WQE; len <= sq->max_inline. */
+GIC_HD uint32_t gic_wqe_write_inline(gic_sq *sq, uint64_t pos, uint64_t raddr, uint32_t rkey,
+				     const void *src, uint32_t len, uint8_t fm_ce_se)
+{
+	uint32_t ds = gic_ds_inline_write(len);
+	gic_ctrl_seg c = gic_make_ctrl_seg((uint16_t)pos, GIC_OPCODE_RDMA_WRITE, 0, sq->qpn,
+					   fm_ce_se, (uint8_t)ds, 0);
+	gic_raddr_seg r = gic_make_raddr_seg(raddr, rkey);
+	const uint8_t *s = (const uint8_t *)src;
+	uint32_t chunk[4];
+	uint32_t done = 0, seg = 2;
+
+	gic_st_seg16(gic_sq_seg(sq, pos, 0), &c);
+	gic_st_seg16(gic_sq_seg(sq, pos, 1), &r);
+	/* The first chunk holds the 4-byte header and 12 payload bytes; later
+	 * chunks hold 16 payload bytes each. Unused tail bytes are zero. */
+	chunk[0] = gic_inline_hdr_be(len);
+	chunk[1] = chunk[2] = chunk[3] = 0;
+	for (uint32_t b = 0; b < 12 && done < len; b++, done++)
+		((uint8_t *)chunk)[4 + b] = s[done];
+	gic_st_seg16(gic_sq_seg(sq, pos, seg++), chunk);
+	while (done < len) {
+		chunk[0] = chunk[1] = chunk[2] = chunk[3] = 0;
+		for (uint32_t b = 0; b < 16 && done < len; b++, done++)
+			((uint8_t *)chunk)[b] = s[done];
+		gic_st_seg16(gic_sq_seg(sq, pos, seg++), chunk);
+	}
+	return gic_bb_for_ds(ds);
+}
+
+/* RDMA write (opcode GIC_OPCODE_RDMA_WRITE or _WRITE_IMM) with the payload
+ * read by the NIC from registered memory (laddr, lkey). */
+GIC_HD uint32_t gic_wqe_write(gic_sq *sq, uint64_t pos, uint8_t opcode, uint64_t raddr,
+			      uint32_t rkey, uint64_t laddr, uint32_t lkey, uint32_t len,
+			      uint8_t fm_ce_se, uint32_t imm_be)
+{
+	gic_ctrl_seg c = gic_make_ctrl_seg((uint16_t)pos, opcode, 0, sq->qpn, fm_ce_se, 3, imm_be);
+	gic_raddr_seg r = gic_make_raddr_seg(raddr, rkey);
+	gic_data_seg d = gic_make_data_seg(len, lkey, laddr);
+
+	gic_st_seg16(gic_sq_seg(sq, pos, 0), &c);
+	gic_st_seg16(gic_sq_seg(sq, pos, 1), &r);
+	gic_st_seg16(gic_sq_seg(sq, pos, 2), &d);
+	return 1;
+}
+
+/* 64-bit fetch-and-add at raddr; the old value lands at (laddr, lkey). */
+GIC_HD uint32_t gic_wqe_atomic_fa(gic_sq *sq, uint64_t pos, uint64_t raddr, uint32_t rkey,
+				  uint64_t add, uint64_t laddr, uint32_t lkey, uint8_t fm_ce_se)
+{
+	gic_ctrl_seg c = gic_make_ctrl_seg((uint16_t)pos, GIC_OPCODE_ATOMIC_FA, 0, sq->qpn,
+					   fm_ce_se, 4, 0);
+	gic_raddr_seg r = gic_make_raddr_seg(raddr, rkey);
+	gic_atomic_seg a = gic_make_atomic_fa_seg(add);
+	gic_data_seg d = gic_make_data_seg(8, lkey, laddr);
+
+	gic_st_seg16(gic_sq_seg(sq, pos, 0), &c);
+	gic_st_seg16(gic_sq_seg(sq, pos, 1), &r);
+	gic_st_seg16(gic_sq_seg(sq, pos, 2), &a);
+	gic_st_seg16(gic_sq_seg(sq, pos, 3), &d);
+	return 1;
+}
+
+GIC_HD uint32_t gic_wqe_nop(gic_sq *sq, uint64_t pos, uint8_t fm_ce_se)
+{
+	gic_ctrl_seg c = gic_make_ctrl_seg((uint16_t)pos, GIC_OPCODE_NOP, 0, sq->qpn, fm_ce_se, 1, 0);
+
+	gic_st_seg16(gic_sq_seg(sq, pos, 0), &c);
+	return 1;
+}
+
+/* ------------------------------------------------------------------ */
+/* Doorbell. */
+
+/* The doorbell value announcing producer position upto: the first 8 bytes
+ * of a control segment carrying the new producer index and the QP number
+ * (the form NVSHMEM and DOCA use). */
+GIC_HD uint64_t gic_doorbell_value(uint32_t qpn, uint64_t upto)
+{
+	uint32_t w0 = gic_htobe32(((uint32_t)upto & 0xffffu) << 8);
+	uint32_t w1 = gic_htobe32(qpn << 8);
+	return (uint64_t)w0 | ((uint64_t)w1 << 32);
+}
+
+/* Announces every WQE below producer position upto: doorbell record, then
+ * doorbell, ordered after the WQE stores as `order` says. */
+GIC_HD void gic_sq_ring(gic_sq *sq, uint64_t upto, int order)
+{
+	uint32_t rec = gic_htobe32((uint32_t)upto & 0xffffu);
+	uint64_t db = gic_doorbell_value(sq->qpn, upto);
+
+	switch (order) {
+	case GIC_ORDER_NONE:
+		gic_st_relaxed_u32(sq->dbrec, rec);
+		gic_st_relaxed_u64(sq->db, db);
+		break;
+	case GIC_ORDER_FENCE_GPU: /* orders WQE stores before dbrec and db */
+		gic_fence_acq_rel_gpu();
+		gic_st_relaxed_u32(sq->dbrec, rec);
+		gic_st_relaxed_u64(sq->db, db);
+		break;
+	case GIC_ORDER_FENCE_GPU_DBR: /* WQE before dbrec; dbrec before db */
+		gic_fence_acq_rel_gpu();
+		gic_st_relaxed_u32(sq->dbrec, rec);
+		gic_fence_acq_rel_gpu();
+		gic_st_relaxed_u64(sq->db, db);
+		break;
+	case GIC_ORDER_RELEASE_GPU: /* each store releases what came before */
+		gic_st_release_gpu_u32(sq->dbrec, rec);
+		gic_st_release_gpu_u64(sq->db, db);
+		break;
+	case GIC_ORDER_THREADFENCE: /* WQE before dbrec; dbrec before db */
+		gic_fence_sc_gpu();
+		gic_st_relaxed_u32(sq->dbrec, rec);
+		gic_fence_sc_gpu();
+		gic_st_relaxed_u64(sq->db, db);
+		break;
+	case GIC_ORDER_RELEASE_SYS:
+		gic_st_release_sys_u32(sq->dbrec, rec);
+		gic_st_release_sys_u64(sq->db, db);
+		break;
+	default: /* GIC_ORDER_FENCE_SYS: WQE before dbrec; dbrec before db */
+		gic_fence_sc_sys();
+		gic_st_relaxed_u32(sq->dbrec, rec);
+		gic_fence_sc_sys();
+		gic_st_relaxed_u64(sq->db, db);
+		break;
+	}
+}
+
+/* ------------------------------------------------------------------ */
+/* Completions. */
+
+/* Loads the last 8 bytes of a CQE at the scope `order` implies. */
+GIC_HD uint64_t gic_cqe_load_tail(const gic_cqe64 *cqe, int order)
+{
+	const uint64_t *tail = (const uint64_t *)((const uint8_t *)cqe + GIC_CQE_TAIL_OFFSET);
+
+	if (order == GIC_ORDER_NONE)
+		return gic_ld_relaxed_u64(tail);
+	if (order >= GIC_ORDER_RELEASE_SYS)
+		return gic_ld_acquire_sys_u64(tail);
+	return gic_ld_acquire_gpu_u64(tail);
+}
+
+GIC_HD void gic_cqe_parse(const gic_cqe64 *cqe, uint64_t tail, gic_cqe_info *out)
+{
+	const gic_err_cqe *e = (const gic_err_cqe *)cqe;
+
+	out->cqe_opcode = gic_cqe_tail_opcode(tail);
+	out->wqe_counter = gic_cqe_tail_wqe_counter(tail);
+	out->qpn = gic_cqe_tail_qpn(tail);
+	out->wqe_opcode = gic_cqe_tail_wqe_opcode(tail);
+	out->byte_cnt = gic_be32toh(cqe->byte_cnt_be);
+	out->imm = cqe->imm_inval_pkey;
+	if (out->cqe_opcode == GIC_CQE_REQ_ERR || out->cqe_opcode == GIC_CQE_RESP_ERR) {
+		out->syndrome = e->syndrome;
+		out->vendor_syndrome = e->vendor_err_synd;
+	} else {
+		out->syndrome = 0;
+		out->vendor_syndrome = 0;
+	}
+}
+
+/* Consumes at most one CQE. Returns 0 with *out filled when one was
+ * consumed, EAGAIN when the CQ holds none. The caller owns cq->ci. */
+GIC_HD int gic_cq_poll_one(gic_cq *cq, gic_cqe_info *out, int order)
+{
+	gic_cqe64 *cqe = &cq->cqes[cq->ci & (cq->cqe_cnt - 1)];
+	uint64_t tail = gic_cqe_load_tail(cqe, order);
+
+	if (!gic_cqe_sw_owned(tail, cq->ci, cq->cqe_cnt))
+		return EAGAIN;
+	/* The acquire load of the tail orders the reads of the other fields. */
+	gic_cqe_parse(cqe, tail, out);
+	cq->ci++;
+	/* Releases the slot to the NIC after our reads of it. */
+	gic_st_release_sys_u32(cq->dbrec, gic_htobe32(cq->ci & 0xffffffu));
+	return 0;
+}
+
+/* Send-queue position just past the WQE a CQE reports (its BB count is
+ * read from the WQE's own ctrl segment, still intact in the ring). */
+GIC_HD uint64_t gic_sq_retired_after(const gic_sq *sq, uint64_t retired, uint16_t wqe_counter)
+{
+	uint64_t start = retired + (uint16_t)(wqe_counter - (uint16_t)retired);
+	const gic_ctrl_seg *c = (const gic_ctrl_seg *)gic_sq_seg(sq, start, 0);
+
+	return start + gic_wqe_bb_count(c->qpn_ds_be);
+}
+
+/* Polls sq's CQ once and retires what a CQE reports. Returns 0 when a CQE
+ * was consumed, EAGAIN when none was ready, EIO for an error CQE (recorded
+ * in sq->err_info), EPROTO for a CQE of another QP. Caller owns the CQ. */
+GIC_HD int gic_sq_poll_once(gic_sq *sq, int order)
+{
+	gic_cqe_info info;
+	int rc = gic_cq_poll_one(sq->cq, &info, order);
+	uint64_t retired;
+
+	if (rc)
+		return rc;
+	if (info.qpn != sq->qpn)
+		return EPROTO;
+	retired = gic_ld_relaxed_u64(&sq->retired);
+	gic_st_release_gpu_u64(&sq->retired, gic_sq_retired_after(sq, retired, info.wqe_counter));
+	if (info.cqe_opcode == GIC_CQE_REQ_ERR) {
+		if (!gic_ld_relaxed_u32(&sq->err)) {
+			sq->err_info = info;
+			gic_st_release_gpu_u32(&sq->err, 1);
+		}
+		return EIO;
+	}
+	return 0;
+}
+
+/* Polls sq's CQ under its poll lock (threads sharing the queue); returns
+ * EAGAIN when another thread holds the lock. */
+GIC_HD int gic_sq_poll_locked(gic_sq *sq, int order)
+{
+	int rc;
+
+	if (gic_atomic_cas_acquire_u32(&sq->poll_lock, 0, 1) != 0)
+		return EAGAIN;
+	rc = gic_sq_poll_once(sq, order);
+	/* Releases the CQ state (ci, retired) to the next lock holder. */
+	gic_st_release_gpu_u32(&sq->poll_lock, 0);
+	return rc;
+}
+
+/* Waits until retired >= target. shared selects the locked poll. */
+GIC_HD int gic_sq_wait_retired(gic_sq *sq, uint64_t target, int shared, int order,
+			       uint64_t deadline_ns)
+{
+	for (;;) {
+		int rc;
+
+		if (gic_ld_acquire_gpu_u64(&sq->retired) >= target)
+			return 0;
+		if (gic_ld_acquire_gpu_u32(&sq->err))
+			return EIO;
+		rc = shared ? gic_sq_poll_locked(sq, order) : gic_sq_poll_once(sq, order);
+		if (rc == EIO || rc == EPROTO)
+			return rc;
+		if (rc == EAGAIN) {
+			if (gic_now_ns() > deadline_ns)
+				return ETIMEDOUT;
+			gic_cpu_relax();
+		}
+	}
+}
+
+/* ------------------------------------------------------------------ */
+/* Reservation and publication. */
+
+/* Waits until [pos, pos + nbb) is free in the ring. ENOBUFS when the ring
+ * is full and nothing signaled is outstanding. */
+GIC_HD int gic_sq_wait_space(gic_sq *sq, uint64_t pos, uint32_t nbb, int shared, int order,
+			     uint64_t deadline_ns)
+{
+	uint64_t need = pos + nbb - sq->bb_cnt;
+
+	if (pos + nbb <= gic_ld_acquire_gpu_u64(&sq->retired) + sq->bb_cnt)
+		return 0;
+	if (!shared && gic_ld_relaxed_u64(&sq->signaled) < need)
+		return ENOBUFS;
+	return gic_sq_wait_retired(sq, need, shared, order, deadline_ns);
+}
+
+/* Exclusive owner: reserves nbb BBs at *pos. */
+GIC_HD int gic_sq_reserve_excl(gic_sq *sq, uint32_t nbb, uint64_t *pos, int order,
+			       uint64_t deadline_ns)
+{
+	int rc = gic_sq_wait_space(sq, sq->resv, nbb, 0, order, deadline_ns);
+
+	*pos = sq->resv;
+	if (rc)
+		return rc;
+	sq->resv += nbb;
+	return 0;
+}
+
+/* Shared queue: reserves nbb BBs at *pos with one atomic add, then waits
+ * for them to be free. A thread that fails here has still consumed its
+ * slots: the queue must be reset (it is unusable after ETIMEDOUT). */
+GIC_HD int gic_sq_reserve_shared(gic_sq *sq, uint32_t nbb, uint64_t *pos, int order,
+				 uint64_t deadline_ns)
+{
+	*pos = gic_atomic_add_relaxed_u64(&sq->resv, nbb);
+	return gic_sq_wait_space(sq, *pos, nbb, 1, order, deadline_ns);
+}
+
+/* Records that the WQE ending at end is signaled, so a CQE will retire up
+ * to it. Shared queues: a max over concurrent writers. */
+GIC_HD void gic_sq_note_signaled(gic_sq *sq, uint64_t end)
+{
+#if GIC_ON_DEVICE
+	atomicMax((unsigned long long *)&sq->signaled, (unsigned long long)end);
+#else
+	uint64_t cur = __atomic_load_n(&sq->signaled, __ATOMIC_RELAXED);
+	while (cur < end &&
+	       !__atomic_compare_exchange_n(&sq->signaled, &cur, end, 1, __ATOMIC_RELAXED,
+					    __ATOMIC_RELAXED))
+		;
+#endif
+}
+
+/* Exclusive owner: rings for everything reserved so far. */
+GIC_HD void gic_sq_publish_excl(gic_sq *sq, int order)
+{
+	gic_sq_ring(sq, sq->resv, order);
+	sq->ready = sq->resv;
+}
+
+/* Shared queue: waits until every earlier reservation is published, then
+ * rings for [pos, pos + nbb) and hands publication to the next thread. */
+GIC_HD int gic_sq_publish_inorder(gic_sq *sq, uint64_t pos, uint32_t nbb, int order,
+				  uint64_t deadline_ns)
+{
+	while (gic_ld_acquire_gpu_u64(&sq->ready) != pos) {
+		if (gic_now_ns() > deadline_ns)
+			return ETIMEDOUT;
+		gic_cpu_relax();
+	}
+	gic_sq_ring(sq, pos + nbb, order);
+	/* Hands the doorbell to the next thread after our doorbell store. */
+	gic_st_release_gpu_u64(&sq->ready, pos + nbb);
+	return 0;
+}
+
+/* Exclusive owner: waits until everything published has completed. When the
+ * last published WQE was unsignaled, posts a signaled NOP first so that a
+ * CQE covers it. */
+GIC_HD int gic_sq_quiet(gic_sq *sq, int order, uint64_t deadline_ns)
+{
+	if (sq->ready > gic_ld_relaxed_u64(&sq->signaled)) {
+		uint64_t pos;
+		int rc = gic_sq_reserve_excl(sq, 1, &pos, order, deadline_ns);
+
+		if (rc)
+			return rc;
+		gic_wqe_nop(sq, pos, GIC_CTRL_CQ_UPDATE);
+		gic_sq_note_signaled(sq, pos + 1);
+		gic_sq_publish_excl(sq, order);
+	}
+	return gic_sq_wait_retired(sq, sq->ready, 0, order, deadline_ns);
+}
+
+/* Human-readable name of an mlx5 CQE syndrome. */
+GIC_HD const char *gic_syndrome_name(uint8_t syndrome)
+{
+	switch (syndrome) {
+	case GIC_SYND_LOCAL_LENGTH_ERR: return "local length error";
+	case GIC_SYND_LOCAL_QP_OP_ERR: return "local QP operation error";
+	case GIC_SYND_LOCAL_PROT_ERR: return "local protection error";
+	case GIC_SYND_WR_FLUSH_ERR: return "work request flushed";
+	case GIC_SYND_MW_BIND_ERR: return "memory window bind error";
+	case GIC_SYND_BAD_RESP_ERR: return "bad response";
+	case GIC_SYND_LOCAL_ACCESS_ERR: return "local access error";
+	case GIC_SYND_REMOTE_INVAL_REQ_ERR: return "remote invalid request";
+	case GIC_SYND_REMOTE_ACCESS_ERR: return "remote access error";
+	case GIC_SYND_REMOTE_OP_ERR: return "remote operation error";
+	case GIC_SYND_TRANSPORT_RETRY_EXC_ERR: return "transport retry counter exceeded";
+	case GIC_SYND_RNR_RETRY_EXC_ERR: return "RNR retry counter exceeded";
+	case GIC_SYND_REMOTE_ABORTED_ERR: return "remote aborted";
+	default: return "unknown syndrome";
+	}
+}
+
+#endif /* GIC_POST_H */

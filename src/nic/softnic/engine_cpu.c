@@ -1,0 +1,96 @@
+/*
+ * softnic CPU engine: threads that poll their QPs' doorbell words and
+ * execute what the doorbells announced. A QP belongs to one engine thread,
+ * which gives per-QP in-order execution without per-WQE locking.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <sched.h>
+#include <string.h>
+
+#include "softnic_internal.h"
+
+/* One pass over the engine's QPs under its lock; returns WQEs executed. */
+static int engine_pass(engine *e)
+{
+	int done = 0;
+
+	pthread_mutex_lock(&e->lock);
+	for (int i = 0; i < e->nqps; i++)
+		done += softnic_qp_progress(e->qps[i]);
+	pthread_mutex_unlock(&e->lock);
+	return done;
+}
+
+static void *engine_main(void *arg)
+{
+	engine *e = arg;
+	softnic *nic = e->nic;
+
+	if (nic->attr.pin_engines) {
+		cpu_set_t set;
+
+		CPU_ZERO(&set);
+		CPU_SET(nic->attr.first_cpu + e->index, &set);
+		if (pthread_setaffinity_np(pthread_self(), sizeof(set), &set))
+			softnic_set_error(nic, "engine %d: could not pin to CPU %d", e->index,
+					  nic->attr.first_cpu + e->index);
+	}
+	/* A service loop, not a wait: it ends when softnic_close() sets stop. */
+	while (!__atomic_load_n(&nic->stop, __ATOMIC_ACQUIRE)) {
+		if (__atomic_load_n(&e->mgmt_waiting, __ATOMIC_RELAXED))
+			sched_yield();
+		else if (!engine_pass(e))
+			gic_cpu_relax();
+	}
+	return NULL;
+}
+
+void engine_lock_mgmt(engine *e)
+{
+	__atomic_fetch_add(&e->mgmt_waiting, 1, __ATOMIC_RELAXED);
+	pthread_mutex_lock(&e->lock);
+	__atomic_fetch_sub(&e->mgmt_waiting, 1, __ATOMIC_RELAXED);
+}
+
+void engine_unlock_mgmt(engine *e)
+{
+	pthread_mutex_unlock(&e->lock);
+}
+
+int softnic_engines_start(softnic *nic)
+{
+	for (int i = 0; i < nic->attr.engine_threads; i++) {
+		engine *e = &nic->engines[i];
+		int rc = pthread_create(&e->thread, NULL, engine_main, e);
+
+		if (rc) {
+			softnic_set_error(nic, "engine %d: pthread_create: %s", i, strerror(rc));
+			softnic_engines_stop(nic);
+			errno = rc;
+			return rc;
+		}
+		e->running = 1;
+	}
+	return 0;
+}
+
+void softnic_engines_stop(softnic *nic)
+{
+	__atomic_store_n(&nic->stop, 1, __ATOMIC_RELEASE);
+	for (int i = 0; i < nic->nengines; i++) {
+		if (nic->engines[i].running) {
+			pthread_join(nic->engines[i].thread, NULL);
+			nic->engines[i].running = 0;
+		}
+	}
+}
+
+int softnic_progress(softnic *nic)
+{
+	int done = 0;
+
+	for (int i = 0; i < nic->nengines; i++)
+		done += engine_pass(&nic->engines[i]);
+	return done;
+}

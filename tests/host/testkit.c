@@ -1,0 +1,184 @@
+/* testkit: see testkit.h. */
+#define _GNU_SOURCE
+#include "testkit.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+int tk_failures;
+
+uint64_t tk_rand(uint64_t *s)
+{
+	uint64_t x = *s ? *s : 0x9e3779b97f4a7c15ull;
+
+	x ^= x << 13;
+	x ^= x >> 7;
+	x ^= x << 17;
+	*s = x;
+	return x;
+}
+
+void tk_fill(uint8_t *buf, size_t len, uint64_t seed)
+{
+	uint64_t s = seed * 0x9e3779b97f4a7c15ull + 1;
+
+	for (size_t i = 0; i < len; i++)
+		buf[i] = (uint8_t)(tk_rand(&s) | 1);
+}
+
+uint64_t tk_deadline(void)
+{
+	return gic_now_ns() + TK_DEADLINE_NS;
+}
+
+static int pe_open(tk_pair *p, tk_pe *pe, const tk_pair_cfg *cfg)
+{
+	softnic_qp_attr qa = { 0 };
+
+	pe->pd = softnic_pd_alloc(p->nic);
+	pe->cq = pe->pd ? softnic_cq_create(p->nic, cfg->log_cqe_cnt) : NULL;
+	pe->rcq = pe->cq && !cfg->no_recv_cq ? softnic_cq_create(p->nic, cfg->log_cqe_cnt) : NULL;
+	if (!pe->cq || (!cfg->no_recv_cq && !pe->rcq))
+		return errno;
+	qa.log_sq_bb = cfg->log_sq_bb;
+	qa.send_cq = pe->cq;
+	qa.recv_cq = pe->rcq;
+	pe->qp = softnic_qp_create(pe->pd, &qa);
+	if (!pe->qp)
+		return errno;
+	softnic_qp_view(pe->qp, &pe->sq, &pe->cqv);
+	if (pe->rcq)
+		softnic_cq_view(pe->rcq, &pe->rcqv);
+	return 0;
+}
+
+static int regions_open(tk_pair *p, const tk_pair_cfg *cfg)
+{
+	p->region = cfg->region;
+	p->dst_alloc = malloc(p->region + 2 * TK_GUARD);
+	p->src = malloc(p->region);
+	if (!p->dst_alloc || !p->src)
+		return ENOMEM;
+	memset(p->dst_alloc, 0xa5, p->region + 2 * TK_GUARD);
+	memset(p->src, 0, p->region);
+	p->dst = p->dst_alloc + TK_GUARD;
+	p->dst_mr = softnic_reg_mr(p->pe[1].pd, p->dst, p->region, cfg->dst_access);
+	p->src_mr = softnic_reg_mr(p->pe[0].pd, p->src, p->region, SOFTNIC_ACCESS_LOCAL_WRITE);
+	return p->dst_mr && p->src_mr ? 0 : errno;
+}
+
+tk_pair *tk_pair_open(const tk_pair_cfg *in)
+{
+	tk_pair_cfg cfg = *in;
+	softnic_attr na = { .engine_threads = in->engine_threads, .strict = in->strict };
+	tk_pair *p = calloc(1, sizeof(*p));
+	int rc = ENOMEM;
+
+	if (!cfg.log_sq_bb)
+		cfg.log_sq_bb = 10;
+	if (!cfg.log_cqe_cnt)
+		cfg.log_cqe_cnt = 10;
+	if (!cfg.region)
+		cfg.region = 1 << 20;
+	if (!cfg.dst_access)
+		cfg.dst_access = SOFTNIC_ACCESS_REMOTE_WRITE | SOFTNIC_ACCESS_REMOTE_ATOMIC |
+				 SOFTNIC_ACCESS_LOCAL_WRITE;
+	if (p)
+		p->nic = softnic_open(&na);
+	if (p && p->nic)
+		rc = pe_open(p, &p->pe[0], &cfg);
+	if (!rc)
+		rc = pe_open(p, &p->pe[1], &cfg);
+	if (!rc)
+		rc = softnic_qp_connect(p->pe[0].qp, p->pe[1].qp);
+	if (!rc)
+		rc = regions_open(p, &cfg);
+	if (rc) {
+		fprintf(stderr, "tk_pair_open: %s (%s)\n", strerror(rc),
+			p && p->nic ? softnic_last_error(p->nic) : "no softnic");
+		tk_pair_close(p);
+		return NULL;
+	}
+	return p;
+}
+
+void tk_pair_close(tk_pair *p)
+{
+	if (!p)
+		return;
+	softnic_close(p->nic); /* stops the engines, frees every object */
+	free(p->dst_alloc);
+	free(p->src);
+	free(p);
+}
+
+int tk_guards_intact(const tk_pair *p)
+{
+	for (size_t i = 0; i < TK_GUARD; i++) {
+		if (p->dst_alloc[i] != 0xa5 || p->dst[p->region + i] != 0xa5)
+			return 0;
+	}
+	return 1;
+}
+
+int tk_poll_cqe(tk_pair *p, gic_cq *cq, gic_cqe_info *out)
+{
+	uint64_t deadline = tk_deadline();
+
+	while (gic_cq_poll_one(cq, out, GIC_ORDER_RELEASE_SYS) == EAGAIN) {
+		if (gic_now_ns() > deadline)
+			return ETIMEDOUT;
+		if (!p->nic || softnic_progress(p->nic) == 0)
+			gic_cpu_relax();
+	}
+	return 0;
+}
+
+int tk_wait_retired(tk_pair *p, gic_sq *sq, uint64_t target)
+{
+	uint64_t deadline = tk_deadline();
+
+	for (;;) {
+		int rc = gic_sq_wait_retired(sq, target, 0, GIC_ORDER_RELEASE_SYS,
+					     gic_now_ns() + 1000000);
+		if (rc != ETIMEDOUT || gic_now_ns() > deadline)
+			return rc;
+		softnic_progress(p->nic);
+	}
+}
+
+int tk_post_inline(tk_pair *p, uint64_t off, const void *data, uint32_t len, int signaled)
+{
+	gic_sq *sq = &p->pe[0].sq;
+	uint32_t nbb = gic_bb_for_ds(gic_ds_inline_write(len));
+	uint64_t pos;
+	int rc = gic_sq_reserve_excl(sq, nbb, &pos, GIC_ORDER_RELEASE_SYS, tk_deadline());
+
+	if (rc)
+		return rc;
+	gic_wqe_write_inline(sq, pos, (uint64_t)(uintptr_t)(p->dst + off),
+			     softnic_mr_rkey(p->dst_mr), data, len,
+			     signaled ? GIC_CTRL_CQ_UPDATE : 0);
+	if (signaled)
+		gic_sq_note_signaled(sq, pos + nbb);
+	gic_sq_publish_excl(sq, GIC_ORDER_RELEASE_SYS);
+	return 0;
+}
+
+int tk_post_pointer(tk_pair *p, uint64_t soff, uint64_t doff, uint32_t len, int signaled)
+{
+	gic_sq *sq = &p->pe[0].sq;
+	uint64_t pos;
+	int rc = gic_sq_reserve_excl(sq, 1, &pos, GIC_ORDER_RELEASE_SYS, tk_deadline());
+
+	if (rc)
+		return rc;
+	gic_wqe_write(sq, pos, GIC_OPCODE_RDMA_WRITE, (uint64_t)(uintptr_t)(p->dst + doff),
+		      softnic_mr_rkey(p->dst_mr), (uint64_t)(uintptr_t)(p->src + soff),
+		      softnic_mr_lkey(p->src_mr), len, signaled ? GIC_CTRL_CQ_UPDATE : 0, 0);
+	if (signaled)
+		gic_sq_note_signaled(sq, pos + 1);
+	gic_sq_publish_excl(sq, GIC_ORDER_RELEASE_SYS);
+	return 0;
+}

@@ -1,0 +1,102 @@
+/*
+ * testkit: checks and a two-PE fixture for the host conformance suite.
+ *
+ * A tk_pair is two PEs in one process: each a PD, a send CQ, a receive CQ
+ * and an RC QP, connected to each other. PE1 exposes a destination region
+ * with guard bytes on both sides (outside the registration), so a test can
+ * prove that nothing was written outside the registered region.
+ */
+#ifndef GIC_TESTKIT_H
+#define GIC_TESTKIT_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "gic/softnic.h"
+
+extern int tk_failures;
+
+/* Records a failure with its location; the test goes on. */
+#define CHECK(cond, ...)                                                      \
+	do {                                                                  \
+		if (!(cond)) {                                                \
+			tk_failures++;                                        \
+			fprintf(stderr, "%s:%d: CHECK(%s) failed: ", __FILE__, \
+				__LINE__, #cond);                             \
+			fprintf(stderr, __VA_ARGS__);                         \
+			fputc('\n', stderr);                                  \
+		}                                                             \
+	} while (0)
+
+/* As CHECK, but ends the test case (returns from it) on failure. */
+#define REQUIRE(cond, ...)                                                    \
+	do {                                                                  \
+		int tk_before_ = tk_failures;                                 \
+		CHECK(cond, __VA_ARGS__);                                     \
+		if (tk_failures != tk_before_)                                \
+			return;                                               \
+	} while (0)
+
+enum { TK_GUARD = 4096, TK_DEADLINE_NS = 5000000000ull };
+
+typedef struct tk_pe {
+	softnic_pd *pd;
+	softnic_cq *cq;
+	softnic_cq *rcq;
+	softnic_qp *qp;
+	gic_sq sq;
+	gic_cq cqv;
+	gic_cq rcqv;
+} tk_pe;
+
+typedef struct tk_pair_cfg {
+	int engine_threads;   /* 0: tests drive softnic_progress() */
+	int strict;
+	int log_sq_bb;        /* default 10 */
+	int log_cqe_cnt;      /* default 10 */
+	size_t region;        /* destination and source sizes, default 1 MiB */
+	int dst_access;       /* default REMOTE_WRITE | REMOTE_ATOMIC | LOCAL_WRITE */
+	int no_recv_cq;
+} tk_pair_cfg;
+
+typedef struct tk_pair {
+	softnic *nic;
+	tk_pe pe[2];
+	uint8_t *dst_alloc;   /* guard | region | guard */
+	uint8_t *dst;         /* PE1's registered region */
+	uint8_t *src;         /* PE0's registered region */
+	softnic_mr *dst_mr;
+	softnic_mr *src_mr;
+	size_t region;
+} tk_pair;
+
+/* Builds the fixture; NULL (with a message on stderr) on failure. */
+tk_pair *tk_pair_open(const tk_pair_cfg *cfg);
+void tk_pair_close(tk_pair *p);
+
+/* 1 when both guard zones still hold their fill pattern. */
+int tk_guards_intact(const tk_pair *p);
+
+/* Fills buf with bytes derived from seed (never all-zero). */
+void tk_fill(uint8_t *buf, size_t len, uint64_t seed);
+
+/* Absolute deadline TK_DEADLINE_NS from now. */
+uint64_t tk_deadline(void);
+
+/* Polls one CQE from a CQ view within the deadline, driving
+ * softnic_progress() when the nic has no engine thread. 0, or ETIMEDOUT. */
+int tk_poll_cqe(tk_pair *p, gic_cq *cq, gic_cqe_info *out);
+
+/* gic_sq_wait_retired, driving progress when there is no engine thread. */
+int tk_wait_retired(tk_pair *p, gic_sq *sq, uint64_t target);
+
+/* Posts one inline write from PE0 to dst + off and rings (exclusive). */
+int tk_post_inline(tk_pair *p, uint64_t off, const void *data, uint32_t len, int signaled);
+
+/* Posts one pointer write src + soff -> dst + doff and rings (exclusive). */
+int tk_post_pointer(tk_pair *p, uint64_t soff, uint64_t doff, uint32_t len, int signaled);
+
+/* xorshift64 random numbers for the tests. */
+uint64_t tk_rand(uint64_t *state);
+
+#endif /* GIC_TESTKIT_H */
