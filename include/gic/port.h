@@ -29,6 +29,9 @@
 #else
 #define GIC_ON_DEVICE 0
 #include <time.h>
+#if !defined(CLOCK_MONOTONIC)
+#error "gic/port.h needs POSIX clocks: define _GNU_SOURCE (or _POSIX_C_SOURCE >= 199309L) before the first #include"
+#endif
 #endif
 
 /* ------------------------------------------------------------------ */

@@ -238,7 +238,10 @@ GIC_HD void gic_sq_ring(gic_sq *sq, uint64_t upto, int order)
 /* ------------------------------------------------------------------ */
 /* Completions. */
 
-/* Loads the last 8 bytes of a CQE at the scope `order` implies. */
+/* Loads the last 8 bytes of a CQE at the scope `order` implies, as the
+ * paper's Table 4 polls "at the matching scope". A GPU-scope acquire is
+ * formally enough only when the CQE writer runs on the same GPU (softnic's
+ * GPU engine); for a NIC or the CPU engine it relies on the hardware. */
 GIC_HD uint64_t gic_cqe_load_tail(const gic_cqe64 *cqe, int order)
 {
 	const uint64_t *tail = (const uint64_t *)((const uint8_t *)cqe + GIC_CQE_TAIL_OFFSET);

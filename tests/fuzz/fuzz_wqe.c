@@ -10,7 +10,6 @@
  * outside a region that allows it. Regions sit at fixed addresses so that
  * the fuzzer can learn them.
  */
-#define _GNU_SOURCE
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,8 +52,13 @@ static void setup(void)
 {
 	softnic_attr na = { .engine_threads = 0, .strict = 1 };
 
-	fx.area = mmap((void *)0x100000000ull, 7 * PAGE, PROT_READ | PROT_WRITE,
+	/* A fixed address in the application range of ASan's x86-64 layout;
+	 * anywhere else if that is taken. */
+	fx.area = mmap((void *)0x600000000000ull, 7 * PAGE, PROT_READ | PROT_WRITE,
 		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+	if (fx.area == MAP_FAILED)
+		fx.area = mmap(NULL, 7 * PAGE, PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (fx.area == MAP_FAILED)
 		abort();
 	memset(fx.area, 0x5a, 7 * PAGE);

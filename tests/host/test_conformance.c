@@ -4,7 +4,6 @@
  * no argument for all. Every transfer's payload is validated, and every
  * destination region has guard zones that must stay untouched.
  */
-#define _GNU_SOURCE
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>

@@ -1,5 +1,4 @@
 /* testkit: see testkit.h. */
-#define _GNU_SOURCE
 #include "testkit.h"
 
 #include <errno.h>

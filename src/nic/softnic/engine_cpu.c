@@ -3,7 +3,6 @@
  * execute what the doorbells announced. A QP belongs to one engine thread,
  * which gives per-QP in-order execution without per-WQE locking.
  */
-#define _GNU_SOURCE
 #include <errno.h>
 #include <sched.h>
 #include <string.h>

@@ -3,7 +3,6 @@
  * move the data, write the CQE. Shared by every CPU engine thread and by
  * softnic_progress(); each QP is executed by one thread at a time.
  */
-#define _GNU_SOURCE
 #include <stdio.h>
 #include <string.h>
 

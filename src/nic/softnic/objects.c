@@ -2,7 +2,6 @@
  * softnic objects: the device, protection domains, memory regions, CQs and
  * QPs, and the queue memory behind them.
  */
-#define _GNU_SOURCE
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
