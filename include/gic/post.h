@@ -80,6 +80,57 @@ typedef struct gic_sq {
 } gic_sq;
 
 /* ------------------------------------------------------------------ */
+/* Progress fields. An exclusive queue's owner is their only reader and
+ * writer: plain accesses, so that a queue view copied into a local
+ * (gic_sq_local_begin) lives in registers. A shared queue's threads
+ * publish them to each other with release stores and acquire loads. */
+
+GIC_HD uint64_t gic_state_ld64(const uint64_t *p, int shared)
+{
+	return shared ? gic_ld_acquire_gpu_u64(p) : *p;
+}
+
+GIC_HD void gic_state_st64(uint64_t *p, uint64_t v, int shared)
+{
+	if (shared)
+		gic_st_release_gpu_u64(p, v);
+	else
+		*p = v;
+}
+
+GIC_HD uint32_t gic_state_ld32(const uint32_t *p, int shared)
+{
+	return shared ? gic_ld_acquire_gpu_u32(p) : *p;
+}
+
+GIC_HD void gic_state_st32(uint32_t *p, uint32_t v, int shared)
+{
+	if (shared)
+		gic_st_release_gpu_u32(p, v);
+	else
+		*p = v;
+}
+
+/* Copies a queue view (and its CQ view) into caller-provided locals for
+ * one exclusive owner; all posting then works on the locals. */
+GIC_HD void gic_sq_local_begin(gic_sq *local, gic_cq *local_cq, const gic_sq *sq)
+{
+	*local = *sq;
+	*local_cq = *sq->cq;
+	local->cq = local_cq;
+}
+
+/* Writes the locals back into the views they came from. */
+GIC_HD void gic_sq_local_end(gic_sq *sq, const gic_sq *local)
+{
+	gic_cq *cq = sq->cq;
+
+	*cq = *local->cq;
+	*sq = *local;
+	sq->cq = cq;
+}
+
+/* ------------------------------------------------------------------ */
 /* Ring addressing. */
 
 /* Segment i (16-byte unit) of the WQE starting at BB position pos; a WQE
@@ -301,8 +352,9 @@ GIC_HD uint64_t gic_sq_retired_after(const gic_sq *sq, uint64_t retired, uint16_
 
 /* Polls sq's CQ once and retires what a CQE reports. Returns 0 when a CQE
  * was consumed, EAGAIN when none was ready, EIO for an error CQE (recorded
- * in sq->err_info), EPROTO for a CQE of another QP. Caller owns the CQ. */
-GIC_HD int gic_sq_poll_once(gic_sq *sq, int order)
+ * in sq->err_info), EPROTO for a CQE of another QP. The caller owns the CQ
+ * (exclusive queue, or the poll lock of a shared one). */
+GIC_HD int gic_sq_poll_once(gic_sq *sq, int order, int shared)
 {
 	gic_cqe_info info;
 	int rc = gic_cq_poll_one(sq->cq, &info, order);
@@ -312,12 +364,12 @@ GIC_HD int gic_sq_poll_once(gic_sq *sq, int order)
 		return rc;
 	if (info.qpn != sq->qpn)
 		return EPROTO;
-	retired = gic_ld_relaxed_u64(&sq->retired);
-	gic_st_release_gpu_u64(&sq->retired, gic_sq_retired_after(sq, retired, info.wqe_counter));
+	retired = gic_sq_retired_after(sq, sq->retired, info.wqe_counter);
+	gic_state_st64(&sq->retired, retired, shared);
 	if (info.cqe_opcode == GIC_CQE_REQ_ERR) {
-		if (!gic_ld_relaxed_u32(&sq->err)) {
+		if (!sq->err) {
 			sq->err_info = info;
-			gic_st_release_gpu_u32(&sq->err, 1);
+			gic_state_st32(&sq->err, 1, shared);
 		}
 		return EIO;
 	}
@@ -332,7 +384,7 @@ GIC_HD int gic_sq_poll_locked(gic_sq *sq, int order)
 
 	if (gic_atomic_cas_acquire_u32(&sq->poll_lock, 0, 1) != 0)
 		return EAGAIN;
-	rc = gic_sq_poll_once(sq, order);
+	rc = gic_sq_poll_once(sq, order, 1);
 	/* Releases the CQ state (ci, retired) to the next lock holder. */
 	gic_st_release_gpu_u32(&sq->poll_lock, 0);
 	return rc;
@@ -345,11 +397,11 @@ GIC_HD int gic_sq_wait_retired(gic_sq *sq, uint64_t target, int shared, int orde
 	for (;;) {
 		int rc;
 
-		if (gic_ld_acquire_gpu_u64(&sq->retired) >= target)
+		if (gic_state_ld64(&sq->retired, shared) >= target)
 			return 0;
-		if (gic_ld_acquire_gpu_u32(&sq->err))
+		if (gic_state_ld32(&sq->err, shared))
 			return EIO;
-		rc = shared ? gic_sq_poll_locked(sq, order) : gic_sq_poll_once(sq, order);
+		rc = shared ? gic_sq_poll_locked(sq, order) : gic_sq_poll_once(sq, order, 0);
 		if (rc == EIO || rc == EPROTO)
 			return rc;
 		if (rc == EAGAIN) {
@@ -370,9 +422,9 @@ GIC_HD int gic_sq_wait_space(gic_sq *sq, uint64_t pos, uint32_t nbb, int shared,
 {
 	uint64_t need = pos + nbb - sq->bb_cnt;
 
-	if (pos + nbb <= gic_ld_acquire_gpu_u64(&sq->retired) + sq->bb_cnt)
+	if (pos + nbb <= gic_state_ld64(&sq->retired, shared) + sq->bb_cnt)
 		return 0;
-	if (!shared && gic_ld_relaxed_u64(&sq->signaled) < need)
+	if (!shared && sq->signaled < need)
 		return ENOBUFS;
 	return gic_sq_wait_retired(sq, need, shared, order, deadline_ns);
 }
@@ -401,9 +453,14 @@ GIC_HD int gic_sq_reserve_shared(gic_sq *sq, uint32_t nbb, uint64_t *pos, int or
 }
 
 /* Records that the WQE ending at end is signaled, so a CQE will retire up
- * to it. Shared queues: a max over concurrent writers. */
-GIC_HD void gic_sq_note_signaled(gic_sq *sq, uint64_t end)
+ * to it. Shared queues: an atomic max over concurrent writers. */
+GIC_HD void gic_sq_note_signaled(gic_sq *sq, uint64_t end, int shared)
 {
+	if (!shared) {
+		if (sq->signaled < end)
+			sq->signaled = end;
+		return;
+	}
 #if GIC_ON_DEVICE
 	atomicMax((unsigned long long *)&sq->signaled, (unsigned long long)end);
 #else
@@ -443,14 +500,14 @@ GIC_HD int gic_sq_publish_inorder(gic_sq *sq, uint64_t pos, uint32_t nbb, int or
  * CQE covers it. */
 GIC_HD int gic_sq_quiet(gic_sq *sq, int order, uint64_t deadline_ns)
 {
-	if (sq->ready > gic_ld_relaxed_u64(&sq->signaled)) {
+	if (sq->ready > sq->signaled) {
 		uint64_t pos;
 		int rc = gic_sq_reserve_excl(sq, 1, &pos, order, deadline_ns);
 
 		if (rc)
 			return rc;
 		gic_wqe_nop(sq, pos, GIC_CTRL_CQ_UPDATE);
-		gic_sq_note_signaled(sq, pos + 1);
+		gic_sq_note_signaled(sq, pos + 1, 0);
 		gic_sq_publish_excl(sq, order);
 	}
 	return gic_sq_wait_retired(sq, sq->ready, 0, order, deadline_ns);

@@ -83,11 +83,23 @@ enum softnic_vsynd {
 	SOFTNIC_VSYND_STRICT_WQE_INDEX = 0x23,  /* strict: ctrl index != slot */
 };
 
+/* Allocator for queue memory: send queues, doorbell records, doorbell
+ * words and CQ rings. It must return zeroed memory aligned to `align` that
+ * both the submitters and the engine reach at the same address (for GPU
+ * submitters with the CPU engine: pinned host memory mapped into the GPU).
+ * NULL: ordinary host memory. */
+typedef struct softnic_allocator {
+	void *(*alloc)(size_t size, size_t align, void *ctx);
+	void (*free)(void *p, void *ctx);
+	void *ctx;
+} softnic_allocator;
+
 typedef struct softnic_attr {
 	int engine_threads; /* CPU engine threads; 0: none, drive with softnic_progress() */
 	int strict;         /* 1: report protocol mistakes as errors */
 	int pin_engines;    /* 1: pin engine thread i to CPU (first_cpu + i) */
 	int first_cpu;
+	const softnic_allocator *queue_mem; /* NULL: host memory */
 } softnic_attr;
 
 /* Opens a softnic. attr may be NULL (one engine thread, not strict). The

@@ -77,7 +77,8 @@ __global__ void k_sq_publish_inorder(gic_sq *sq, const uint64_t *pos, uint32_t n
 
 __global__ void k_sq_note_signaled(gic_sq *sq, const uint64_t *end)
 {
-	gic_sq_note_signaled(sq, end[threadIdx.x]);
+	gic_sq_note_signaled(sq, end[threadIdx.x], 1);
+	gic_sq_note_signaled(sq, end[threadIdx.x], 0);
 }
 
 __global__ void k_sq_quiet(gic_sq *sq, int order, uint64_t deadline_ns, int *rc)

@@ -121,7 +121,7 @@ static int post_batch(tk_pair *p, uint64_t first, uint32_t n, uint64_t tag)
 				     softnic_mr_rkey(p->dst_mr), &v, 8,
 				     last ? GIC_CTRL_CQ_UPDATE : 0);
 		if (last)
-			gic_sq_note_signaled(sq, pos + 1);
+			gic_sq_note_signaled(sq, pos + 1, 0);
 	}
 	gic_sq_publish_excl(sq, GIC_ORDER_RELEASE_SYS);
 	return 0;
@@ -276,7 +276,7 @@ CASE(many_qps_one_nic)
 			gic_wqe_write_inline(&sq[q], pos, (uint64_t)(uintptr_t)&dst[q * PER + i],
 					     softnic_mr_rkey(mr), &v, 8, (uint8_t)sig);
 			if (sig)
-				gic_sq_note_signaled(&sq[q], pos + 1);
+				gic_sq_note_signaled(&sq[q], pos + 1, 0);
 			if (i % 4 == 3)
 				gic_sq_publish_excl(&sq[q], GIC_ORDER_RELEASE_SYS);
 		}
@@ -306,7 +306,7 @@ static void *shared_writer(void *arg)
 		gic_wqe_write_inline(j->sq, pos, (uint64_t)(uintptr_t)(j->dst + 8 * (j->id * j->count + i)),
 				     j->rkey, &v, 8, sig ? GIC_CTRL_CQ_UPDATE : 0);
 		if (sig)
-			gic_sq_note_signaled(j->sq, pos + 1);
+			gic_sq_note_signaled(j->sq, pos + 1, 1);
 		j->rc = gic_sq_publish_inorder(j->sq, pos, 1, GIC_ORDER_RELEASE_SYS, tk_deadline());
 		if (!j->rc && sig)
 			j->rc = gic_sq_wait_retired(j->sq, pos + 1, 1, GIC_ORDER_RELEASE_SYS,
@@ -420,7 +420,7 @@ static void *fa_worker(void *arg)
 		gic_wqe_atomic_fa(sq, pos, (uint64_t)(uintptr_t)j->p->dst, softnic_mr_rkey(j->p->dst_mr),
 				  1, (uint64_t)(uintptr_t)&j->res[i], softnic_mr_lkey(j->res_mr),
 				  GIC_CTRL_CQ_UPDATE);
-		gic_sq_note_signaled(sq, pos + 1);
+		gic_sq_note_signaled(sq, pos + 1, 0);
 		gic_sq_publish_excl(sq, GIC_ORDER_RELEASE_SYS);
 		if (i % 8 == 7)
 			j->rc = gic_sq_quiet(sq, GIC_ORDER_RELEASE_SYS, tk_deadline());
@@ -502,7 +502,7 @@ CASE(write_imm)
 		gic_wqe_write(sq, pos, GIC_OPCODE_RDMA_WRITE_IMM, (uint64_t)(uintptr_t)p->dst,
 			      softnic_mr_rkey(p->dst_mr), (uint64_t)(uintptr_t)p->src,
 			      softnic_mr_lkey(p->src_mr), len, GIC_CTRL_CQ_UPDATE, imm);
-		gic_sq_note_signaled(sq, pos + 1);
+		gic_sq_note_signaled(sq, pos + 1, 0);
 		gic_sq_publish_excl(sq, GIC_ORDER_RELEASE_SYS);
 		REQUIRE(tk_poll_cqe(p, &p->pe[1].rcqv, &c) == 0, "receive CQE %u", i);
 		CHECK(c.cqe_opcode == GIC_CQE_RESP_WR_IMM, "opcode %u", c.cqe_opcode);
@@ -681,7 +681,7 @@ CASE(stale_rkey)
 
 		REQUIRE(gic_sq_reserve_excl(sq, 1, &pos, GIC_ORDER_RELEASE_SYS, tk_deadline()) == 0, "reserve");
 		gic_wqe_write_inline(sq, pos, (uint64_t)(uintptr_t)p->dst, old, &v, 8, GIC_CTRL_CQ_UPDATE);
-		gic_sq_note_signaled(sq, pos + 1);
+		gic_sq_note_signaled(sq, pos + 1, 0);
 		gic_sq_publish_excl(sq, GIC_ORDER_RELEASE_SYS);
 	}
 	expect_cqe(p, GIC_CQE_REQ_ERR, GIC_SYND_REMOTE_ACCESS_ERR, SOFTNIC_VSYND_BAD_RKEY, "stale");
@@ -760,7 +760,7 @@ static uint64_t build_only(tk_pair *p, uint64_t v)
 
 	gic_wqe_write_inline(sq, pos, (uint64_t)(uintptr_t)p->dst, softnic_mr_rkey(p->dst_mr), &v, 8,
 			     GIC_CTRL_CQ_UPDATE);
-	gic_sq_note_signaled(sq, pos + 1);
+	gic_sq_note_signaled(sq, pos + 1, 0);
 	return pos;
 }
 

@@ -160,7 +160,7 @@ int tk_post_inline(tk_pair *p, uint64_t off, const void *data, uint32_t len, int
 			     softnic_mr_rkey(p->dst_mr), data, len,
 			     signaled ? GIC_CTRL_CQ_UPDATE : 0);
 	if (signaled)
-		gic_sq_note_signaled(sq, pos + nbb);
+		gic_sq_note_signaled(sq, pos + nbb, 0);
 	gic_sq_publish_excl(sq, GIC_ORDER_RELEASE_SYS);
 	return 0;
 }
@@ -177,7 +177,7 @@ int tk_post_pointer(tk_pair *p, uint64_t soff, uint64_t doff, uint32_t len, int 
 		      softnic_mr_rkey(p->dst_mr), (uint64_t)(uintptr_t)(p->src + soff),
 		      softnic_mr_lkey(p->src_mr), len, signaled ? GIC_CTRL_CQ_UPDATE : 0, 0);
 	if (signaled)
-		gic_sq_note_signaled(sq, pos + 1);
+		gic_sq_note_signaled(sq, pos + 1, 0);
 	gic_sq_publish_excl(sq, GIC_ORDER_RELEASE_SYS);
 	return 0;
 }

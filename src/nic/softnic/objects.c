@@ -73,6 +73,26 @@ static void *zalloc_aligned(size_t align, size_t size)
 	return p;
 }
 
+/* Queue memory through the user's allocator, or zeroed host memory. */
+static void *queue_alloc(softnic *nic, size_t size, size_t align)
+{
+	const softnic_allocator *a = nic->attr.queue_mem;
+
+	return a ? a->alloc(size, align, a->ctx) : zalloc_aligned(align, size);
+}
+
+static void queue_free(softnic *nic, void *p)
+{
+	const softnic_allocator *a = nic->attr.queue_mem;
+
+	if (!p)
+		return;
+	if (a)
+		a->free(p, a->ctx);
+	else
+		free(p);
+}
+
 softnic *softnic_open(const softnic_attr *attr)
 {
 	softnic_attr def = { .engine_threads = 1 };
@@ -291,11 +311,11 @@ softnic_cq *softnic_cq_create(softnic *nic, int log_cqe_cnt)
 		return NULL;
 	cq->nic = nic;
 	cq->cqe_cnt = 1u << log_cqe_cnt;
-	cq->cqes = zalloc_aligned(4096, (size_t)cq->cqe_cnt * sizeof(gic_cqe64));
-	cq->dbrec = zalloc_aligned(SOFTNIC_CACHELINE, SOFTNIC_CACHELINE);
+	cq->cqes = queue_alloc(nic, (size_t)cq->cqe_cnt * sizeof(gic_cqe64), 4096);
+	cq->dbrec = queue_alloc(nic, SOFTNIC_CACHELINE, SOFTNIC_CACHELINE);
 	if (!cq->cqes || !cq->dbrec) {
-		free(cq->cqes);
-		free(cq->dbrec);
+		queue_free(nic, cq->cqes);
+		queue_free(nic, cq->dbrec);
 		free(cq);
 		errno = ENOMEM;
 		return NULL;
@@ -320,8 +340,8 @@ int softnic_cq_destroy(softnic_cq *cq)
 		return EBUSY;
 	}
 	unlink_obj(cq->nic, &cq->link);
-	free(cq->cqes);
-	free(cq->dbrec);
+	queue_free(cq->nic, cq->cqes);
+	queue_free(cq->nic, cq->dbrec);
 	free(cq);
 	return 0;
 }
@@ -343,9 +363,9 @@ int softnic_cq_view(softnic_cq *cq, gic_cq *view)
 
 static void qp_free_memory(softnic_qp *qp)
 {
-	free(qp->sq_buf);
-	free(qp->dbrec);
-	free(qp->db);
+	queue_free(qp->nic, qp->sq_buf);
+	queue_free(qp->nic, qp->dbrec);
+	queue_free(qp->nic, qp->db);
 	free(qp);
 }
 
@@ -368,9 +388,9 @@ softnic_qp *softnic_qp_create(softnic_pd *pd, const softnic_qp_attr *attr)
 	qp->nic = nic;
 	qp->pd = pd;
 	qp->bb_cnt = 1u << attr->log_sq_bb;
-	qp->sq_buf = zalloc_aligned(4096, (size_t)qp->bb_cnt * GIC_SEND_WQE_BB);
-	qp->dbrec = zalloc_aligned(SOFTNIC_CACHELINE, SOFTNIC_CACHELINE);
-	qp->db = zalloc_aligned(SOFTNIC_CACHELINE, SOFTNIC_CACHELINE);
+	qp->sq_buf = queue_alloc(nic, (size_t)qp->bb_cnt * GIC_SEND_WQE_BB, 4096);
+	qp->dbrec = queue_alloc(nic, SOFTNIC_CACHELINE, SOFTNIC_CACHELINE);
+	qp->db = queue_alloc(nic, SOFTNIC_CACHELINE, SOFTNIC_CACHELINE);
 	if (!qp->sq_buf || !qp->dbrec || !qp->db) {
 		qp_free_memory(qp);
 		errno = ENOMEM;
