@@ -265,6 +265,44 @@ GIC_HD uint32_t gic_atomic_cas_acquire_u32(uint32_t *p, uint32_t expect, uint32_
 #endif
 }
 
+/* Exchange with acquire; returns the old value (spin-lock acquisition). */
+GIC_HD uint32_t gic_atomic_exch_acquire_u32(uint32_t *p, uint32_t v)
+{
+#if GIC_ON_DEVICE
+	uint32_t old;
+	asm volatile("atom.acquire.sys.global.exch.b32 %0, [%1], %2;"
+		     : "=r"(old) : "l"(p), "r"(v) : "memory");
+	return old;
+#else
+	return __atomic_exchange_n(p, v, __ATOMIC_ACQUIRE);
+#endif
+}
+
+/* Fetch-and-add at system scope, sequentially consistent (the target of an
+ * RDMA atomic may be watched by any agent). */
+GIC_HD uint64_t gic_atomic_add_sc_sys_u64(uint64_t *p, uint64_t v)
+{
+#if GIC_ON_DEVICE
+	uint64_t old;
+	asm volatile("fence.sc.sys;\n\tatom.acq_rel.sys.global.add.u64 %0, [%1], %2;"
+		     : "=l"(old) : "l"(p), "l"(v) : "memory");
+	return old;
+#else
+	return __atomic_fetch_add(p, v, __ATOMIC_SEQ_CST);
+#endif
+}
+
+/* Orders this thread's earlier loads before its later loads and stores
+ * (an acquire fence). */
+GIC_HD void gic_fence_acquire_sys(void)
+{
+#if GIC_ON_DEVICE
+	asm volatile("fence.acq_rel.sys;" ::: "memory");
+#else
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+#endif
+}
+
 /* ------------------------------------------------------------------ */
 /* Time and spinning. */
 

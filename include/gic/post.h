@@ -75,6 +75,7 @@ typedef struct gic_sq {
 	uint64_t retired;    /* BBs the NIC has completed (from CQEs) */
 	uint64_t signaled;   /* end of the last signaled WQE reserved */
 	uint32_t poll_lock;  /* shared queues: one poller at a time */
+	uint32_t post_lock;  /* shared queues posting under one lock per WQE */
 	uint32_t err;        /* sticky: 1 once an error CQE was seen */
 	gic_cqe_info err_info; /* the first error CQE */
 } gic_sq;
@@ -512,6 +513,76 @@ GIC_HD int gic_sq_quiet(gic_sq *sq, int order, uint64_t deadline_ns)
 	}
 	return gic_sq_wait_retired(sq, sq->ready, 0, order, deadline_ns);
 }
+
+/* Completion of every queue in sqs[0..n) (exclusive owner of each): the
+ * PE-wide quiet whose cost grows with the number of queues, used or not. */
+GIC_HD int gic_quiet_all(gic_sq *sqs, int n, int order, uint64_t deadline_ns)
+{
+	for (int i = 0; i < n; i++) {
+		int rc = gic_sq_quiet(&sqs[i], order, deadline_ns);
+
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* A shared queue posted under one lock per WQE (the paper's slowest
+ * sharing): between gic_sq_post_lock() and gic_sq_post_unlock() the
+ * holder uses the exclusive calls (reserve_excl, build, publish_excl). */
+
+GIC_HD int gic_sq_post_lock(gic_sq *sq, uint64_t deadline_ns)
+{
+	while (gic_atomic_cas_acquire_u32(&sq->post_lock, 0, 1) != 0) {
+		if (gic_now_ns() > deadline_ns)
+			return ETIMEDOUT;
+		gic_cpu_relax();
+	}
+	return 0;
+}
+
+/* Releases the queue state the holder changed to the next holder. */
+GIC_HD void gic_sq_post_unlock(gic_sq *sq)
+{
+	gic_st_release_gpu_u32(&sq->post_lock, 0);
+}
+
+#if defined(__CUDACC__)
+/* ------------------------------------------------------------------ */
+/* Warp-cooperative posting (device only): the 32 lanes of a full warp
+ * each post one inline write; lane 0 reserves the warp's slots with one
+ * atomic add, every lane builds its WQE, and lane 0 publishes the group
+ * with one doorbell after the earlier reservations (shared queue). The last
+ * lane's WQE is signaled when signal_last is set. Every lane gets the same
+ * return code. */
+GIC_DEV int gic_sq_warp_write_inline(gic_sq *sq, uint64_t raddr, uint32_t rkey,
+				     const void *src, uint32_t len, int signal_last,
+				     int order, uint64_t deadline_ns)
+{
+	const unsigned full = 0xffffffffu;
+	uint32_t lane = threadIdx.x & 31;
+	uint32_t nbb = gic_bb_for_ds(gic_ds_inline_write(len)); /* same len in every lane */
+	uint64_t base = 0;
+	int rc = 0;
+
+	if (lane == 0)
+		rc = gic_sq_reserve_shared(sq, 32 * nbb, &base, order, deadline_ns);
+	rc = __shfl_sync(full, rc, 0);
+	base = __shfl_sync(full, base, 0);
+	if (rc)
+		return rc;
+	gic_wqe_write_inline(sq, base + lane * nbb, raddr, rkey, src, len,
+			     (signal_last && lane == 31) ? GIC_CTRL_CQ_UPDATE : 0);
+	if (signal_last && lane == 31)
+		gic_sq_note_signaled(sq, base + 32 * nbb, 1);
+	/* Orders every lane's WQE stores before lane 0's doorbell sequence. */
+	__syncwarp(full);
+	if (lane == 0)
+		rc = gic_sq_publish_inorder(sq, base, 32 * nbb, order, deadline_ns);
+	return __shfl_sync(full, rc, 0);
+}
+#endif
 
 /* Human-readable name of an mlx5 CQE syndrome. */
 GIC_HD const char *gic_syndrome_name(uint8_t syndrome)

@@ -109,7 +109,8 @@ softnic *softnic_open(const softnic_attr *attr);
 /* Stops the engine threads and frees everything still allocated. */
 void softnic_close(softnic *nic);
 
-/* Latest error text of this softnic (object calls and engine errors). */
+/* Latest error text of this softnic's object calls (engine errors are per
+ * QP: softnic_qp_error()). Read it from the thread that made the call. */
 const char *softnic_last_error(const softnic *nic);
 
 /* Runs one engine pass over every QP on the calling thread; returns the
@@ -132,7 +133,9 @@ softnic_cq *softnic_cq_create(softnic *nic, int log_cqe_cnt);
 int softnic_cq_destroy(softnic_cq *cq); /* EBUSY while a QP uses it */
 
 typedef struct softnic_qp_attr {
-	int log_sq_bb;    /* send queue of 2^log_sq_bb basic blocks (1..15) */
+	int log_sq_bb;    /* send queue of 2^log_sq_bb basic blocks (1..14: a larger
+			   * ring could move a full 2^16 between two doorbell reads,
+			   * so that the 16-bit doorbell repeats unseen) */
 	softnic_cq *send_cq;
 	softnic_cq *recv_cq; /* receives WRITE_IMM completions; may be NULL */
 } softnic_qp_attr;
@@ -152,8 +155,12 @@ uint32_t softnic_qp_num(const softnic_qp *qp);
 /* 1 once the QP is in the error state. */
 int softnic_qp_in_error(const softnic_qp *qp);
 
-/* Text of the QP's first error ("" if none): what failed and where. */
+/* Text of the QP's first error ("" if none): what failed and where. The
+ * text lives in the QP; call from one thread at a time. */
 const char *softnic_qp_error(const softnic_qp *qp);
+
+/* What a SOFTNIC_VSYND_* vendor syndrome means. */
+const char *softnic_vsynd_text(uint8_t vendor_syndrome);
 
 /* Fills a submitter's view of the QP's send queue and its send CQ. The
  * view points into softnic's queue memory; *cq must outlive *sq. */

@@ -16,7 +16,7 @@ static int engine_pass(engine *e)
 
 	pthread_mutex_lock(&e->lock);
 	for (int i = 0; i < e->nqps; i++)
-		done += softnic_qp_progress(e->qps[i]);
+		done += softnic_qp_progress_cpu(e->qps[i], &e->stats);
 	pthread_mutex_unlock(&e->lock);
 	return done;
 }
@@ -36,7 +36,7 @@ static void *engine_main(void *arg)
 					  nic->attr.first_cpu + e->index);
 	}
 	/* A service loop, not a wait: it ends when softnic_close() sets stop. */
-	while (!__atomic_load_n(&nic->stop, __ATOMIC_ACQUIRE)) {
+	while (!__atomic_load_n(&nic->shared->stop, __ATOMIC_ACQUIRE)) {
 		if (__atomic_load_n(&e->mgmt_waiting, __ATOMIC_RELAXED))
 			sched_yield();
 		else if (!engine_pass(e))
@@ -76,7 +76,7 @@ int softnic_engines_start(softnic *nic)
 
 void softnic_engines_stop(softnic *nic)
 {
-	__atomic_store_n(&nic->stop, 1, __ATOMIC_RELEASE);
+	__atomic_store_n(&nic->shared->stop, 1, __ATOMIC_RELEASE);
 	for (int i = 0; i < nic->nengines; i++) {
 		if (nic->engines[i].running) {
 			pthread_join(nic->engines[i].thread, NULL);
@@ -89,6 +89,8 @@ int softnic_progress(softnic *nic)
 {
 	int done = 0;
 
+	if (nic->backend.state_alloc) /* another engine (the GPU's) owns the QPs */
+		return 0;
 	for (int i = 0; i < nic->nengines; i++)
 		done += engine_pass(&nic->engines[i]);
 	return done;

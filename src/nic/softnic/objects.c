@@ -45,13 +45,6 @@ static void list_del(obj_link *o)
 	o->next->prev = o->prev;
 }
 
-static void link_obj(softnic *nic, obj_link *head, obj_link *o)
-{
-	pthread_mutex_lock(&nic->lock);
-	list_add(head, o);
-	pthread_mutex_unlock(&nic->lock);
-}
-
 static void unlink_obj(softnic *nic, obj_link *o)
 {
 	pthread_mutex_lock(&nic->lock);
@@ -71,6 +64,24 @@ static void *zalloc_aligned(size_t align, size_t size)
 	}
 	memset(p, 0, size);
 	return p;
+}
+
+/* Engine state through the backend's allocator, or zeroed host memory. */
+static void *state_alloc(softnic *nic, size_t size)
+{
+	if (nic->backend.state_alloc)
+		return nic->backend.state_alloc(size, nic->backend.ctx);
+	return zalloc_aligned(SOFTNIC_CACHELINE, size);
+}
+
+static void state_free(softnic *nic, void *p)
+{
+	if (!p)
+		return;
+	if (nic->backend.state_free)
+		nic->backend.state_free(p, nic->backend.ctx);
+	else
+		free(p);
 }
 
 /* Queue memory through the user's allocator, or zeroed host memory. */
@@ -93,14 +104,15 @@ static void queue_free(softnic *nic, void *p)
 		free(p);
 }
 
-softnic *softnic_open(const softnic_attr *attr)
+softnic *softnic_open_backend(const softnic_attr *attr, const softnic_backend *backend)
 {
 	softnic_attr def = { .engine_threads = 1 };
 	softnic *nic;
 
 	if (!attr)
 		attr = &def;
-	if (attr->engine_threads < 0 || attr->engine_threads > 64) {
+	if (attr->engine_threads < 0 || attr->engine_threads > 64 ||
+	    (backend && attr->engine_threads)) {
 		errno = EINVAL;
 		return NULL;
 	}
@@ -108,18 +120,26 @@ softnic *softnic_open(const softnic_attr *attr)
 	if (!nic)
 		return NULL;
 	nic->attr = *attr;
+	if (backend)
+		nic->backend = *backend;
 	nic->next_qpn = 0x100;
 	nic->next_cqn = 0x80;
+	nic->next_pd = 1;
 	nic->nengines = attr->engine_threads ? attr->engine_threads : 1;
 	pthread_mutex_init(&nic->lock, NULL);
 	list_init(&nic->pds);
 	list_init(&nic->mrs_list);
 	list_init(&nic->cqs);
 	nic->engines = zalloc_aligned(SOFTNIC_CACHELINE, sizeof(engine) * nic->nengines);
-	if (!nic->engines) {
+	nic->shared = state_alloc(nic, sizeof(snx_shared));
+	if (!nic->engines || !nic->shared) {
+		free(nic->engines);
+		state_free(nic, nic->shared);
 		free(nic);
+		errno = ENOMEM;
 		return NULL;
 	}
+	nic->shared->strict = (uint32_t)attr->strict;
 	for (int i = 0; i < nic->nengines; i++) {
 		nic->engines[i].nic = nic;
 		nic->engines[i].index = i;
@@ -129,6 +149,7 @@ softnic *softnic_open(const softnic_attr *attr)
 		int saved = errno;
 
 		free(nic->engines);
+		state_free(nic, nic->shared);
 		free(nic);
 		errno = saved;
 		return NULL;
@@ -136,11 +157,18 @@ softnic *softnic_open(const softnic_attr *attr)
 	return nic;
 }
 
+softnic *softnic_open(const softnic_attr *attr)
+{
+	return softnic_open_backend(attr, NULL);
+}
+
 void softnic_close(softnic *nic)
 {
 	if (!nic)
 		return;
 	softnic_engines_stop(nic);
+	if (nic->backend.stop)
+		nic->backend.stop(nic, nic->backend.ctx);
 	for (int e = 0; e < nic->nengines; e++) {
 		while (nic->engines[e].nqps)
 			softnic_qp_destroy(nic->engines[e].qps[0]);
@@ -152,18 +180,30 @@ void softnic_close(softnic *nic)
 		softnic_cq_destroy((softnic_cq *)nic->cqs.next);
 	while (nic->pds.next != &nic->pds)
 		softnic_pd_free((softnic_pd *)nic->pds.next);
+	state_free(nic, nic->shared);
 	pthread_mutex_destroy(&nic->lock);
 	free(nic->engines);
+	if (nic->backend.release)
+		nic->backend.release(nic->backend.ctx);
 	free(nic);
+}
+
+static void stats_add(softnic_stats *sum, const softnic_stats *st)
+{
+	sum->wqes_executed += __atomic_load_n(&st->wqes_executed, __ATOMIC_RELAXED);
+	sum->cqes_written += __atomic_load_n(&st->cqes_written, __ATOMIC_RELAXED);
+	sum->error_cqes += __atomic_load_n(&st->error_cqes, __ATOMIC_RELAXED);
+	sum->strict_violations += __atomic_load_n(&st->strict_violations, __ATOMIC_RELAXED);
+	sum->cq_full_stalls += __atomic_load_n(&st->cq_full_stalls, __ATOMIC_RELAXED);
 }
 
 void softnic_get_stats(const softnic *nic, softnic_stats *out)
 {
-	out->wqes_executed = __atomic_load_n(&nic->stats.wqes_executed, __ATOMIC_RELAXED);
-	out->cqes_written = __atomic_load_n(&nic->stats.cqes_written, __ATOMIC_RELAXED);
-	out->error_cqes = __atomic_load_n(&nic->stats.error_cqes, __ATOMIC_RELAXED);
-	out->strict_violations = __atomic_load_n(&nic->stats.strict_violations, __ATOMIC_RELAXED);
-	out->cq_full_stalls = __atomic_load_n(&nic->stats.cq_full_stalls, __ATOMIC_RELAXED);
+	memset(out, 0, sizeof(*out));
+	for (int e = 0; e < nic->nengines; e++)
+		stats_add(out, &nic->engines[e].stats);
+	if (nic->backend.add_stats)
+		nic->backend.add_stats(nic, out, nic->backend.ctx);
 }
 
 /* ------------------------------------------------------------------ */
@@ -181,7 +221,10 @@ softnic_pd *softnic_pd_alloc(softnic *nic)
 	if (!pd)
 		return NULL;
 	pd->nic = nic;
-	link_obj(nic, &nic->pds, &pd->link);
+	pthread_mutex_lock(&nic->lock);
+	pd->id = nic->next_pd++;
+	list_add(&nic->pds, &pd->link);
+	pthread_mutex_unlock(&nic->lock);
 	return pd;
 }
 
@@ -215,16 +258,16 @@ softnic_mr *softnic_reg_mr(softnic_pd *pd, void *addr, size_t len, int access)
 	if (!mr)
 		return NULL;
 	pthread_mutex_lock(&nic->lock);
-	for (uint32_t s = 1; s < SOFTNIC_MAX_MR; s++) {
-		mr_slot *slot = &nic->mrs[s];
+	for (uint32_t s = 1; s < SNX_MAX_MR; s++) {
+		snx_mr *slot = &nic->shared->mrs[s];
 
 		if (__atomic_load_n(&slot->key, __ATOMIC_RELAXED))
 			continue;
-		slot->generation = (uint8_t)(slot->generation + 1);
+		slot->generation = (slot->generation + 1) & 0xff;
 		__atomic_store_n(&slot->access, (uint32_t)access, __ATOMIC_RELAXED);
 		__atomic_store_n(&slot->addr, (uint64_t)(uintptr_t)addr, __ATOMIC_RELAXED);
 		__atomic_store_n(&slot->len, (uint64_t)len, __ATOMIC_RELAXED);
-		__atomic_store_n(&slot->pd, pd, __ATOMIC_RELAXED);
+		__atomic_store_n(&slot->pd, pd->id, __ATOMIC_RELAXED);
 		mr->nic = nic;
 		mr->slot = s;
 		mr->key = (s << 8) | slot->generation;
@@ -237,7 +280,7 @@ softnic_mr *softnic_reg_mr(softnic_pd *pd, void *addr, size_t len, int access)
 	}
 	pthread_mutex_unlock(&nic->lock);
 	free(mr);
-	softnic_set_error(nic, "reg_mr: all %d memory-region slots in use", SOFTNIC_MAX_MR - 1);
+	softnic_set_error(nic, "reg_mr: all %d memory-region slots in use", SNX_MAX_MR - 1);
 	errno = ENOSPC;
 	return NULL;
 }
@@ -245,14 +288,16 @@ softnic_mr *softnic_reg_mr(softnic_pd *pd, void *addr, size_t len, int access)
 int softnic_dereg_mr(softnic_mr *mr)
 {
 	softnic *nic;
-	mr_slot *slot;
+	snx_mr *slot;
 
 	if (!mr)
 		return EINVAL;
 	nic = mr->nic;
-	slot = &nic->mrs[mr->slot];
+	slot = &nic->shared->mrs[mr->slot];
 	pthread_mutex_lock(&nic->lock);
-	__atomic_load_n(&slot->pd, __ATOMIC_RELAXED)->users--;
+	for (obj_link *l = nic->pds.next; l != &nic->pds; l = l->next)
+		if (((softnic_pd *)l)->id == slot->pd)
+			((softnic_pd *)l)->users--;
 	__atomic_store_n(&slot->key, 0, __ATOMIC_RELEASE);
 	list_del(&mr->link);
 	pthread_mutex_unlock(&nic->lock);
@@ -263,42 +308,25 @@ int softnic_dereg_mr(softnic_mr *mr)
 uint32_t softnic_mr_lkey(const softnic_mr *mr) { return mr->key; }
 uint32_t softnic_mr_rkey(const softnic_mr *mr) { return mr->key; }
 
-int softnic_mr_resolve(softnic *nic, softnic_pd *pd, uint32_t key, uint64_t addr,
-		       uint64_t len, uint32_t need, uint8_t **ptr)
-{
-	uint32_t s = key >> 8;
-	const mr_slot *slot;
-	uint64_t base, size;
-	uint32_t access;
-	softnic_pd *owner;
-
-	if (s == 0 || s >= SOFTNIC_MAX_MR)
-		return SOFTNIC_VSYND_BAD_LKEY;
-	slot = &nic->mrs[s];
-	if (__atomic_load_n(&slot->key, __ATOMIC_ACQUIRE) != key)
-		return SOFTNIC_VSYND_BAD_LKEY;
-	base = __atomic_load_n(&slot->addr, __ATOMIC_RELAXED);
-	size = __atomic_load_n(&slot->len, __ATOMIC_RELAXED);
-	access = __atomic_load_n(&slot->access, __ATOMIC_RELAXED);
-	owner = __atomic_load_n(&slot->pd, __ATOMIC_RELAXED);
-	/* Orders the field reads above before the key re-check below. */
-	__atomic_thread_fence(__ATOMIC_ACQUIRE);
-	if (__atomic_load_n(&slot->key, __ATOMIC_RELAXED) != key || owner != pd)
-		return SOFTNIC_VSYND_BAD_LKEY;
-	if (addr < base || len > size || addr - base > size - len)
-		return SOFTNIC_VSYND_LOCAL_BOUNDS;
-	if ((access & need) != need)
-		return SOFTNIC_VSYND_LOCAL_ACCESS;
-	*ptr = (uint8_t *)(uintptr_t)addr;
-	return 0;
-}
-
 /* ------------------------------------------------------------------ */
 /* Completion queues. */
+
+static void cq_free(softnic_cq *cq)
+{
+	softnic *nic = cq->nic;
+
+	if (cq->s) {
+		queue_free(nic, cq->s->cqes);
+		queue_free(nic, cq->s->dbrec);
+	}
+	state_free(nic, cq->s);
+	free(cq);
+}
 
 softnic_cq *softnic_cq_create(softnic *nic, int log_cqe_cnt)
 {
 	softnic_cq *cq;
+	snx_cq *s;
 
 	if (!nic || log_cqe_cnt < 1 || log_cqe_cnt > 16) {
 		if (nic)
@@ -310,21 +338,22 @@ softnic_cq *softnic_cq_create(softnic *nic, int log_cqe_cnt)
 	if (!cq)
 		return NULL;
 	cq->nic = nic;
-	cq->cqe_cnt = 1u << log_cqe_cnt;
-	cq->cqes = queue_alloc(nic, (size_t)cq->cqe_cnt * sizeof(gic_cqe64), 4096);
-	cq->dbrec = queue_alloc(nic, SOFTNIC_CACHELINE, SOFTNIC_CACHELINE);
-	if (!cq->cqes || !cq->dbrec) {
-		queue_free(nic, cq->cqes);
-		queue_free(nic, cq->dbrec);
-		free(cq);
+	cq->s = s = state_alloc(nic, sizeof(snx_cq));
+	if (s) {
+		s->cqe_cnt = 1u << log_cqe_cnt;
+		s->cqes = queue_alloc(nic, (size_t)s->cqe_cnt * sizeof(gic_cqe64), 4096);
+		s->dbrec = queue_alloc(nic, SOFTNIC_CACHELINE, SOFTNIC_CACHELINE);
+	}
+	if (!s || !s->cqes || !s->dbrec) {
+		cq_free(cq);
 		errno = ENOMEM;
 		return NULL;
 	}
 	/* Hardware-owned and invalid until the first pass writes them. */
-	for (uint32_t i = 0; i < cq->cqe_cnt; i++)
-		cq->cqes[i].op_own = GIC_CQE_INVALID << 4;
+	for (uint32_t i = 0; i < s->cqe_cnt; i++)
+		s->cqes[i].op_own = GIC_CQE_INVALID << 4;
 	pthread_mutex_lock(&nic->lock);
-	cq->cqn = nic->next_cqn++;
+	s->cqn = nic->next_cqn++;
 	list_add(&nic->cqs, &cq->link);
 	pthread_mutex_unlock(&nic->lock);
 	return cq;
@@ -335,14 +364,12 @@ int softnic_cq_destroy(softnic_cq *cq)
 	if (!cq)
 		return EINVAL;
 	if (cq->users) {
-		softnic_set_error(cq->nic, "cq_destroy: CQ 0x%x still used by %d QPs", cq->cqn,
+		softnic_set_error(cq->nic, "cq_destroy: CQ 0x%x still used by %d QPs", cq->s->cqn,
 				  cq->users);
 		return EBUSY;
 	}
 	unlink_obj(cq->nic, &cq->link);
-	queue_free(cq->nic, cq->cqes);
-	queue_free(cq->nic, cq->dbrec);
-	free(cq);
+	cq_free(cq);
 	return 0;
 }
 
@@ -351,33 +378,115 @@ int softnic_cq_view(softnic_cq *cq, gic_cq *view)
 	if (!cq || !view)
 		return EINVAL;
 	memset(view, 0, sizeof(*view));
-	view->cqes = cq->cqes;
-	view->dbrec = cq->dbrec;
-	view->cqe_cnt = cq->cqe_cnt;
-	view->cqn = cq->cqn;
+	view->cqes = cq->s->cqes;
+	view->dbrec = cq->s->dbrec;
+	view->cqe_cnt = cq->s->cqe_cnt;
+	view->cqn = cq->s->cqn;
 	return 0;
 }
 
 /* ------------------------------------------------------------------ */
 /* Queue pairs. */
 
-static void qp_free_memory(softnic_qp *qp)
+static void qp_free(softnic_qp *qp)
 {
-	queue_free(qp->nic, qp->sq_buf);
-	queue_free(qp->nic, qp->dbrec);
-	queue_free(qp->nic, qp->db);
+	softnic *nic = qp->nic;
+
+	if (qp->s) {
+		queue_free(nic, qp->s->sq_buf);
+		queue_free(nic, qp->s->dbrec);
+		queue_free(nic, qp->s->db);
+	}
+	state_free(nic, qp->s);
 	free(qp);
+}
+
+/* Puts qp in the engine-visible QP table; ENOSPC when it is full. */
+static int table_add(softnic *nic, snx_qp *qp)
+{
+	snx_shared *sh = nic->shared;
+
+	for (uint32_t i = 0; i < SNX_MAX_QP; i++) {
+		if (sh->qps[i])
+			continue;
+		/* Publishes the initialised QP to engines scanning the table. */
+		__atomic_store_n(&sh->qps[i], qp, __ATOMIC_RELEASE);
+		if (i >= sh->nqp_slots)
+			__atomic_store_n(&sh->nqp_slots, i + 1, __ATOMIC_RELEASE);
+		return 0;
+	}
+	return ENOSPC;
+}
+
+static void table_remove(softnic *nic, snx_qp *qp)
+{
+	for (uint32_t i = 0; i < nic->shared->nqp_slots; i++)
+		if (nic->shared->qps[i] == qp)
+			__atomic_store_n(&nic->shared->qps[i], NULL, __ATOMIC_RELEASE);
+}
+
+/* Allocates the QP's engine state and queues. */
+static int qp_alloc_state(softnic_qp *qp, const softnic_qp_attr *attr)
+{
+	softnic *nic = qp->nic;
+	snx_qp *s = state_alloc(nic, sizeof(snx_qp));
+
+	qp->s = s;
+	if (!s)
+		return ENOMEM;
+	s->bb_cnt = 1u << attr->log_sq_bb;
+	s->sq_buf = queue_alloc(nic, (size_t)s->bb_cnt * GIC_SEND_WQE_BB, 4096);
+	s->dbrec = queue_alloc(nic, SOFTNIC_CACHELINE, SOFTNIC_CACHELINE);
+	s->db = queue_alloc(nic, SOFTNIC_CACHELINE, SOFTNIC_CACHELINE);
+	if (!s->sq_buf || !s->dbrec || !s->db)
+		return ENOMEM;
+	s->pd = qp->pd->id;
+	s->send_cq = attr->send_cq->s;
+	s->recv_cq = attr->recv_cq ? attr->recv_cq->s : NULL;
+	/* The doorbell word starts at 0, a value no doorbell of this QP
+	 * carries (its QP number is not 0), so the engine sees only real
+	 * doorbells. */
+	s->last_db = 0;
+	return 0;
+}
+
+/* Adds qp to its engine's list and the engine-visible table. */
+static int qp_attach(softnic_qp *qp)
+{
+	softnic *nic = qp->nic;
+	engine *e = &nic->engines[qp->engine];
+	int rc = 0;
+
+	engine_lock_mgmt(e);
+	if (e->nqps == SOFTNIC_MAX_QP_PER_ENGINE)
+		rc = ENOSPC;
+	else
+		e->qps[e->nqps++] = qp;
+	engine_unlock_mgmt(e);
+	if (!rc) {
+		pthread_mutex_lock(&nic->lock);
+		rc = table_add(nic, qp->s);
+		pthread_mutex_unlock(&nic->lock);
+		if (rc) {
+			engine_lock_mgmt(e);
+			e->qps[--e->nqps] = NULL;
+			engine_unlock_mgmt(e);
+		}
+	}
+	if (rc)
+		softnic_set_error(nic, "qp_create: engine %d or the QP table is full", qp->engine);
+	return rc;
 }
 
 softnic_qp *softnic_qp_create(softnic_pd *pd, const softnic_qp_attr *attr)
 {
 	softnic *nic;
 	softnic_qp *qp;
-	engine *e;
+	int rc;
 
-	if (!pd || !attr || !attr->send_cq || attr->log_sq_bb < 1 || attr->log_sq_bb > 15) {
+	if (!pd || !attr || !attr->send_cq || attr->log_sq_bb < 1 || attr->log_sq_bb > 14) {
 		if (pd)
-			softnic_set_error(pd->nic, "qp_create: need a send CQ and log_sq_bb in 1..15");
+			softnic_set_error(pd->nic, "qp_create: need a send CQ and log_sq_bb in 1..14");
 		errno = EINVAL;
 		return NULL;
 	}
@@ -387,37 +496,22 @@ softnic_qp *softnic_qp_create(softnic_pd *pd, const softnic_qp_attr *attr)
 		return NULL;
 	qp->nic = nic;
 	qp->pd = pd;
-	qp->bb_cnt = 1u << attr->log_sq_bb;
-	qp->sq_buf = queue_alloc(nic, (size_t)qp->bb_cnt * GIC_SEND_WQE_BB, 4096);
-	qp->dbrec = queue_alloc(nic, SOFTNIC_CACHELINE, SOFTNIC_CACHELINE);
-	qp->db = queue_alloc(nic, SOFTNIC_CACHELINE, SOFTNIC_CACHELINE);
-	if (!qp->sq_buf || !qp->dbrec || !qp->db) {
-		qp_free_memory(qp);
-		errno = ENOMEM;
-		return NULL;
-	}
 	qp->send_cq = attr->send_cq;
 	qp->recv_cq = attr->recv_cq;
-	pthread_mutex_lock(&nic->lock);
-	qp->qpn = nic->next_qpn++;
-	qp->engine = nic->next_engine;
-	nic->next_engine = (nic->next_engine + 1) % nic->nengines;
-	pthread_mutex_unlock(&nic->lock);
-	/* The doorbell word starts as the value no doorbell can carry for
-	 * this QP at position 0, so the engine sees only real doorbells. */
-	qp->last_db = 0;
-	e = &nic->engines[qp->engine];
-	engine_lock_mgmt(e);
-	if (e->nqps == SOFTNIC_MAX_QP_PER_ENGINE) {
-		engine_unlock_mgmt(e);
-		softnic_set_error(nic, "qp_create: engine %d already runs %d QPs", qp->engine,
-				  SOFTNIC_MAX_QP_PER_ENGINE);
-		qp_free_memory(qp);
-		errno = ENOSPC;
+	rc = qp_alloc_state(qp, attr);
+	if (!rc) {
+		pthread_mutex_lock(&nic->lock);
+		qp->s->qpn = nic->next_qpn++;
+		qp->engine = nic->next_engine;
+		nic->next_engine = (nic->next_engine + 1) % nic->nengines;
+		pthread_mutex_unlock(&nic->lock);
+		rc = qp_attach(qp);
+	}
+	if (rc) {
+		qp_free(qp);
+		errno = rc;
 		return NULL;
 	}
-	e->qps[e->nqps++] = qp;
-	engine_unlock_mgmt(e);
 	pd->users++;
 	qp->send_cq->users++;
 	if (qp->recv_cq)
@@ -448,21 +542,26 @@ int softnic_qp_destroy(softnic_qp *qp)
 	engine_lock_mgmt(e);
 	engine_remove_qp(e, qp);
 	engine_unlock_mgmt(e);
+	pthread_mutex_lock(&nic->lock);
+	table_remove(nic, qp->s);
+	pthread_mutex_unlock(&nic->lock);
 	if (qp->peer) {
 		softnic_qp *peer = qp->peer;
 		engine *pe = &nic->engines[peer->engine];
 
-		/* The peer's engine reads peer->peer only under its lock. */
+		/* A CPU engine reads the peer's link only under its lock; a GPU
+		 * engine sees the release store (state is freed only at close). */
 		engine_lock_mgmt(pe);
+		__atomic_store_n(&peer->s->link, SNX_QP_PEER_GONE, __ATOMIC_RELEASE);
+		peer->s->peer = NULL;
 		peer->peer = NULL;
-		peer->peer_gone = 1;
 		engine_unlock_mgmt(pe);
 	}
 	qp->pd->users--;
 	qp->send_cq->users--;
 	if (qp->recv_cq)
 		qp->recv_cq->users--;
-	qp_free_memory(qp);
+	qp_free(qp);
 	return 0;
 }
 
@@ -487,29 +586,46 @@ int softnic_qp_connect(softnic_qp *a, softnic_qp *b)
 {
 	if (!a || !b || a == b || a->nic != b->nic)
 		return EINVAL;
-	if (a->connected || b->connected) {
+	if (a->peer || b->peer || a->s->link || b->s->link) {
 		softnic_set_error(a->nic, "qp_connect: QP 0x%x or 0x%x is already connected",
-				  a->qpn, b->qpn);
+				  a->s->qpn, b->s->qpn);
 		return EISCONN;
 	}
 	lock_pair(a->nic, a->engine, b->engine);
 	a->peer = b;
 	b->peer = a;
-	a->connected = b->connected = 1;
+	a->s->peer = b->s;
+	b->s->peer = a->s;
+	/* Publishes the peer pointers before the link state engines check. */
+	__atomic_store_n(&a->s->link, SNX_QP_CONNECTED, __ATOMIC_RELEASE);
+	__atomic_store_n(&b->s->link, SNX_QP_CONNECTED, __ATOMIC_RELEASE);
 	unlock_pair(a->nic, a->engine, b->engine);
 	return 0;
 }
 
-uint32_t softnic_qp_num(const softnic_qp *qp) { return qp->qpn; }
+uint32_t softnic_qp_num(const softnic_qp *qp) { return qp->s->qpn; }
 
 int softnic_qp_in_error(const softnic_qp *qp)
 {
-	return __atomic_load_n(&qp->in_error, __ATOMIC_ACQUIRE);
+	return (int)__atomic_load_n(&qp->s->in_error, __ATOMIC_ACQUIRE);
 }
 
 const char *softnic_qp_error(const softnic_qp *qp)
 {
-	return softnic_qp_in_error(qp) ? qp->error : "";
+	softnic_qp *q = (softnic_qp *)qp;
+	const snx_error *e = &qp->s->err;
+	int n;
+
+	if (!softnic_qp_in_error(qp))
+		return "";
+	n = snprintf(q->error, sizeof(q->error), "qp 0x%x wqe %u (opcode 0x%02x): %s [%s]",
+		     qp->s->qpn, e->wqe_index, e->opcode, softnic_vsynd_text(e->vendor_syndrome),
+		     gic_syndrome_name(e->syndrome));
+	if (e->has_doorbell && n > 0 && (size_t)n < sizeof(q->error))
+		snprintf(q->error + n, sizeof(q->error) - (size_t)n,
+			 ": doorbell index %u, doorbell record %u, executed %u", e->db_index,
+			 e->dbrec, e->executed);
+	return q->error;
 }
 
 int softnic_qp_view(softnic_qp *qp, gic_sq *sq, gic_cq *cq)
@@ -518,11 +634,11 @@ int softnic_qp_view(softnic_qp *qp, gic_sq *sq, gic_cq *cq)
 		return EINVAL;
 	softnic_cq_view(qp->send_cq, cq);
 	memset(sq, 0, sizeof(*sq));
-	sq->wqes = qp->sq_buf;
-	sq->dbrec = qp->dbrec;
-	sq->db = qp->db;
-	sq->bb_cnt = qp->bb_cnt;
-	sq->qpn = qp->qpn;
+	sq->wqes = qp->s->sq_buf;
+	sq->dbrec = qp->s->dbrec;
+	sq->db = qp->s->db;
+	sq->bb_cnt = qp->s->bb_cnt;
+	sq->qpn = qp->s->qpn;
 	sq->max_inline = GIC_WQE_MAX_DS * GIC_SEG_SIZE - 2 * GIC_SEG_SIZE - 4;
 	sq->cq = cq;
 	return 0;

@@ -8,26 +8,13 @@
 #include <pthread.h>
 #include <stdarg.h>
 
-#include "gic/softnic.h"
+#include "engine_state.h"
 
 enum {
-	SOFTNIC_MAX_MR = 4096,     /* MR slots; key = slot << 8 | generation */
 	SOFTNIC_MAX_QP_PER_ENGINE = 1024,
 	SOFTNIC_ERR_LEN = 256,
 	SOFTNIC_CACHELINE = 64,
 };
-
-/* One MR slot. Engines read it without a lock: register writes the fields
- * and then releases key; deregister clears key; a lookup re-reads key after
- * the fields so that a concurrent change is never half-seen. */
-typedef struct mr_slot {
-	uint32_t key;      /* 0: free */
-	uint32_t access;
-	uint64_t addr;
-	uint64_t len;
-	softnic_pd *pd;
-	uint8_t generation;
-} mr_slot;
 
 /* Every PD, MR and CQ is on its softnic's list, so softnic_close() can
  * free what the user left. */
@@ -45,43 +32,25 @@ struct softnic_mr {
 struct softnic_pd {
 	obj_link link;     /* first member */
 	softnic *nic;
+	uint32_t id;
 	int users;         /* MRs and QPs */
 };
 
 struct softnic_cq {
 	obj_link link;     /* first member */
 	softnic *nic;
-	uint32_t cqn;
-	gic_cqe64 *cqes;
-	uint32_t cqe_cnt;
-	uint32_t *dbrec;   /* consumer index, written by the consumer */
-	uint64_t pi;       /* producer index, under lock */
-	uint32_t lock;     /* CQE writers: the QP's engine and a peer's (imm) */
+	snx_cq *s;         /* engine state */
 	int users;
 };
 
 struct softnic_qp {
 	softnic *nic;
 	softnic_pd *pd;
-	uint32_t qpn;
-	uint8_t *sq_buf;   /* bb_cnt basic blocks */
-	uint32_t bb_cnt;
-	uint32_t *dbrec;   /* own cache line */
-	uint64_t *db;      /* own cache line */
+	snx_qp *s;         /* engine state */
 	softnic_cq *send_cq;
 	softnic_cq *recv_cq;
-	softnic_qp *peer;  /* under the engine locks of both QPs */
-	int connected;
-	int peer_gone;
+	softnic_qp *peer;
 	int engine;        /* index of the engine that executes this QP */
-
-	/* Engine-private progress. */
-	uint64_t last_db;  /* doorbell value seen last */
-	uint64_t cons;     /* BBs executed */
-	uint64_t target;   /* BBs announced by doorbell + doorbell record */
-	int in_error;      /* read by softnic_qp_in_error() */
-	uint8_t pending_synd; /* doorbell error the next WQE completes with */
-	uint8_t pending_vs;
 	char error[SOFTNIC_ERR_LEN];
 };
 
@@ -92,49 +61,65 @@ typedef struct engine {
 	int running;
 	pthread_mutex_t lock;  /* held for a pass over qps; taken to add/remove */
 	int mgmt_waiting;      /* object calls waiting for lock: engine yields */
+	softnic_stats stats;   /* this engine's own counters (no sharing) */
 	softnic_qp *qps[SOFTNIC_MAX_QP_PER_ENGINE];
 	int nqps;
-} engine;
+} __attribute__((aligned(SOFTNIC_CACHELINE))) engine;
+
+/* How an engine other than the CPU threads plugs in (the GPU engine):
+ * where engine state lives, and what to do at close and for stats. */
+typedef struct softnic_backend {
+	void *(*state_alloc)(size_t size, void *ctx); /* zeroed */
+	void (*state_free)(void *p, void *ctx);
+	void (*stop)(softnic *nic, void *ctx);       /* before anything is freed */
+	void (*add_stats)(const softnic *nic, softnic_stats *sum, void *ctx);
+	void (*release)(void *ctx);                  /* after everything is freed */
+	void *ctx;
+} softnic_backend;
 
 struct softnic {
 	softnic_attr attr;
-	int stop;               /* engines exit when set */
+	softnic_backend backend; /* state_alloc NULL: host memory, CPU engine */
 	int nengines;           /* >= 1: with 0 threads, one engine slot is driven by progress() */
 	engine *engines;
+	snx_shared *shared;     /* MR table, mode, stop flag (engine state) */
 	pthread_mutex_t lock;   /* object creation/destruction, last_error */
-	mr_slot mrs[SOFTNIC_MAX_MR];
 	obj_link pds, mrs_list, cqs; /* list heads, under lock */
 	uint32_t next_qpn;
 	uint32_t next_cqn;
+	uint32_t next_pd;
 	int next_engine;
 	char last_error[SOFTNIC_ERR_LEN];
-	softnic_stats stats;    /* updated with relaxed atomics */
 };
+
+#ifdef __cplusplus
+extern "C" {
+#endif
 
 /* Records a formatted error as the softnic's last error. */
 void softnic_set_error(softnic *nic, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
-/* Executes what the QP's doorbell announced; returns WQEs executed. The
- * caller holds the QP's engine lock. */
-int softnic_qp_progress(softnic_qp *qp);
 
-/* Resolves key in pd for [addr, addr + len) with the access bits need.
- * Returns 0 and the host pointer, or a SOFTNIC_VSYND_* code. */
-int softnic_mr_resolve(softnic *nic, softnic_pd *pd, uint32_t key, uint64_t addr,
-		       uint64_t len, uint32_t need, uint8_t **ptr);
+/* Executes what the QP's doorbell announced on the calling CPU thread;
+ * returns WQEs executed. The caller holds the QP's engine lock. */
+int softnic_qp_progress_cpu(softnic_qp *qp, softnic_stats *st);
 
 /* Object calls take an engine's lock through these, so that a busy engine
  * thread lets them in instead of re-taking the lock at once. */
 void engine_lock_mgmt(engine *e);
 void engine_unlock_mgmt(engine *e);
 
+/* Opens a softnic whose engine state and engine come from backend (its
+ * attr->engine_threads must be 0). */
+softnic *softnic_open_backend(const softnic_attr *attr, const softnic_backend *backend);
+
 int softnic_engines_start(softnic *nic);
 void softnic_engines_stop(softnic *nic);
 
-static inline void stat_add(uint64_t *counter, uint64_t v)
-{
-	__atomic_fetch_add(counter, v, __ATOMIC_RELAXED);
+
+#ifdef __cplusplus
 }
+#endif
 
 #endif /* SOFTNIC_INTERNAL_H */

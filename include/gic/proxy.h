@@ -1,0 +1,178 @@
+/*
+ * gic/proxy.h - mini-proxy: CPU workers that turn ring descriptors into
+ * RDMA writes (paper §4.1 "Reducing the proxy enqueue cost", §4.2).
+ *
+ * Producers (GPU threads; host threads in the tests) enqueue 16-byte
+ * descriptors (gic/proxy_desc.h) into rings (gic/proxy_ring.h). T workers,
+ * each a thread pinned to a core and owning one RC QP of the softnic
+ * (connected to a peer QP in the target PE), poll their rings round-robin
+ * (ring r belongs to worker r % T), chain up to B descriptors into one post
+ * (B WQEs, one doorbell, the last WQE signaled), wait for the CQE, then bump
+ * each request's completion counter and publish their progress on the
+ * rings (which frees the slots).
+ *
+ * Completion counters are 64-bit words the producers wait on
+ * (gic_proxy_wait_counter). Two kinds:
+ *  - GIC_PROXY_COUNTER_HOST: host memory; the worker adds to it with a
+ *    release read-modify-write after the CQE.
+ *  - GIC_PROXY_COUNTER_GPU: memory registered by the producer side (in
+ *    local_pd, with REMOTE_ATOMIC), where the producer polls without
+ *    reading host memory: the worker posts an ATOMIC_FA through the NIC,
+ *    on a second QP of its own looped back into local_pd, after the CQE.
+ *    In CI the region is host memory; on a GPU it is device memory.
+ *
+ * A worker that sees an error CQE (or a descriptor it cannot serve) counts
+ * the requests completed before it, records which request failed (ring,
+ * position, descriptor fields) and the syndrome, marks its rings failed
+ * (producers waiting on them get EIO) and stops; other workers go on.
+ *
+ * Lifetime: create (rings and QPs exist, producers may enqueue), start
+ * (workers run), stop (workers finish the chain they posted and exit),
+ * destroy. The softnic must have engine threads, and must outlive the
+ * proxy.
+ *
+ * Errors: functions return 0 or a positive errno; constructors return NULL
+ * and set errno. Not thread-safe: call create/start/stop/destroy from one
+ * thread; the readers (error, stats, frequency) from any thread.
+ */
+#ifndef GIC_PROXY_H
+#define GIC_PROXY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gic/proxy_ring.h"
+#include "gic/softnic.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct gic_proxy gic_proxy;
+
+enum {
+	GIC_PROXY_MAX_WORKERS = 16,
+	GIC_PROXY_MAX_RINGS = 32,
+	GIC_PROXY_MAX_BATCH = 16,
+	GIC_PROXY_ERR_LEN = 512,
+};
+
+enum gic_proxy_counter_kind {
+	GIC_PROXY_COUNTER_HOST = 0, /* host word, release add by the worker */
+	GIC_PROXY_COUNTER_GPU = 1,  /* producer-registered word, NIC ATOMIC_FA */
+};
+
+typedef struct gic_proxy_attr {
+	softnic *nic;          /* with engine threads */
+	softnic_pd *local_pd;  /* the producers' PE: worker QPs, source, counters */
+	softnic_pd *target_pd; /* the target PE: peer QPs, destination */
+	int workers;           /* T: 1..16 */
+	int rings;             /* R: T..32; ring r is served by worker r % T */
+	int batch;             /* B: 1..16 descriptors chained into one post */
+	int protocol;          /* GIC_PROXY_BASELINE or GIC_PROXY_TUNED */
+	int counter_kind;      /* GIC_PROXY_COUNTER_* */
+	int log_ring_slots;    /* ring of 2^n slots, 1..16; 0: 256 slots */
+	int first_cpu;         /* worker w pinned to core first_cpu + w; -1: unpinned */
+	int warmup_ms;         /* start(): spin each worker's core this long; 0: none */
+	int timeout_ms;        /* a worker's limit for any wait (CQE, queue space); 0: 2000 */
+
+	/* Destination: a region of the target PE registered in target_pd with
+	 * REMOTE_WRITE; a descriptor's dst_offset is relative to dst_addr. */
+	uint64_t dst_addr;
+	uint32_t dst_rkey;
+	/* Source of pointer requests: registered in local_pd; a descriptor's
+	 * source offset is relative to src_addr. Unused by inline requests. */
+	uint64_t src_addr;
+	uint32_t src_lkey;
+
+	/* Completion counters: counter_cnt (1..256) 64-bit words, zeroed by
+	 * the caller. COUNTER_GPU: registered in local_pd with REMOTE_ATOMIC;
+	 * counter_rkey is that registration's rkey. */
+	uint64_t *counters;
+	uint32_t counter_cnt;
+	uint32_t counter_rkey;
+
+	/* Allocator of the ring slots and control lines (pinned host memory
+	 * mapped into the GPU, for GPU producers); NULL: host memory. */
+	const softnic_allocator *ring_mem;
+} gic_proxy_attr;
+
+/* Creates the rings (zeroed: every slot invalid) and, per worker, its QP
+ * connected to a peer QP in target_pd (and, for COUNTER_GPU, a loopback QP
+ * pair in local_pd and an 8-byte fetch buffer). The workers do not run yet;
+ * producers may already enqueue. NULL with errno EINVAL for an attribute
+ * out of range, ENOMEM, or the softnic's error. */
+gic_proxy *gic_proxy_create(const gic_proxy_attr *attr);
+
+/* Starts the workers: each pins itself (when first_cpu >= 0), spins for
+ * warmup_ms, samples its core, and starts polling. Returns once every
+ * worker polls: 0; EINVAL when a worker could not be pinned (every worker
+ * is stopped again; gic_proxy_error() says which); EALREADY when started
+ * before; ETIMEDOUT when the workers did not report within the warm-up
+ * plus timeout_ms. */
+int gic_proxy_start(gic_proxy *p);
+
+/* Stops the workers: each finishes the chain it has posted (its CQE, its
+ * counter updates, its ring progress), leaves later descriptors in the
+ * rings, and exits; stop joins them. Every wait in it has the timeout_ms
+ * limit. Returns 0 (also when not running), or ETIMEDOUT when a worker's
+ * counter QP did not drain (recorded as the proxy's error). */
+int gic_proxy_stop(gic_proxy *p);
+
+/* Stops (if running) and frees the proxy, its QPs, CQs and rings. NULL is
+ * a no-op. The counters and the registered regions stay the caller's. */
+void gic_proxy_destroy(gic_proxy *p);
+
+/* Fills a fresh producer view of ring `ring` (head 0). Use one view per
+ * ring, created before any enqueue; copy it where the producers run.
+ * EINVAL for a bad ring number. */
+int gic_proxy_ring_view(const gic_proxy *p, int ring, gic_proxy_ring *out);
+
+/* The first error of any worker ("" if none): the worker, the request
+ * (ring, position, slot, descriptor fields) and the syndrome text. */
+const char *gic_proxy_error(const gic_proxy *p);
+
+/* The first error, as fields. */
+typedef struct gic_proxy_failure {
+	int err;              /* EIO (error CQE), EINVAL (descriptor refused),
+			       * ETIMEDOUT (no CQE in time), or the pinning errno */
+	int worker;
+	int ring;             /* -1 when no request is involved */
+	uint64_t position;    /* the request's ring position */
+	gic_proxy_desc desc;  /* the request's descriptor, phase included */
+	uint8_t syndrome;     /* GIC_SYND_* of the error CQE; 0 otherwise */
+	uint8_t vendor_syndrome;
+} gic_proxy_failure;
+
+/* Copies the first error into *out: 0, or ENOENT when there was none. */
+int gic_proxy_error_info(const gic_proxy *p, gic_proxy_failure *out);
+
+/* Counters since create, summed over workers (worker < 0) or of one. */
+typedef struct gic_proxy_stats {
+	uint64_t requests;        /* descriptors completed and counted */
+	uint64_t chains;          /* posts: one doorbell and one CQE each */
+	uint64_t chain_len[GIC_PROXY_MAX_BATCH + 1]; /* chains by length */
+	uint64_t counter_updates; /* counter adds (host RMWs or NIC atomics) */
+} gic_proxy_stats;
+
+/* Fills *out: EINVAL for a bad worker number. */
+int gic_proxy_get_stats(const gic_proxy *p, int worker, gic_proxy_stats *out);
+
+/* The core worker `worker` was pinned to, or where it ran when it started
+ * polling when unpinned; -1 before start or for a bad number. */
+int gic_proxy_worker_cpu(const gic_proxy *p, int worker);
+
+/* The current clock of the worker's core in MHz, read from
+ * /sys/devices/system/cpu/cpuN/cpufreq/scaling_cur_freq; -1 when unknown
+ * (no such file, or no core known yet). */
+long gic_proxy_worker_mhz(const gic_proxy *p, int worker);
+
+/* Writes "<MHz> MHz" or "unknown" for the worker's core into buf; returns
+ * buf. */
+const char *gic_proxy_worker_mhz_text(const gic_proxy *p, int worker, char *buf, size_t len);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* GIC_PROXY_H */

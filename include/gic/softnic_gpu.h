@@ -1,0 +1,57 @@
+/*
+ * gic/softnic_gpu.h - softnic with its GPU engine: a persistent CUDA kernel
+ * that executes the same WQEs with the same semantics and error CQEs as the
+ * CPU engine (one execution core, src/nic/softnic/engine_core.h).
+ *
+ * Placement: the engine's own state (QP and CQ records, the MR table) is
+ * CUDA managed memory, so that the host-side object calls of gic/softnic.h
+ * work unchanged and the engine reads it from GPU memory in steady state.
+ * Queues (send queues, doorbell records and words, CQ rings) are managed
+ * memory that prefers the GPU (the paper's default placement) or, with
+ * queues_on_host, pinned host memory mapped into the GPU. Regions may be
+ * device memory of this GPU or a peer GPU with peer access, or mapped host
+ * memory.
+ *
+ * Rules for programs that use it:
+ *  - Load every kernel before the engine starts (set CUDA_MODULE_LOADING=
+ *    EAGER, or call cudaFuncGetAttributes on each kernel): under lazy
+ *    loading a kernel launched while the engine spins can never load.
+ *  - Launch work on non-blocking streams and wait with a time limit (the
+ *    engine runs on a non-blocking stream of its own; cudaDeviceSynchronize
+ *    would wait for it forever).
+ *  - Do not call cudaFree while the engine runs; softnic defers its own
+ *    frees to softnic_close().
+ *  - softnic_progress() does nothing on a GPU-engine softnic.
+ */
+#ifndef GIC_SOFTNIC_GPU_H
+#define GIC_SOFTNIC_GPU_H
+
+#include "gic/softnic.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct softnic_gpu_attr {
+	int device;          /* CUDA device that runs the engine */
+	int blocks;          /* blocks of the persistent kernel (SMs it takes), >= 1 */
+	int warps_per_block; /* 1..32; warp w serves QP table slots w, w + W, ... */
+	int queues_on_host;  /* 1: queues in mapped pinned host memory */
+} softnic_gpu_attr;
+
+/* Opens a softnic whose engine is a persistent kernel on gattr->device,
+ * started at once. attr->engine_threads must be 0. NULL with errno set
+ * (ENODEV: no CUDA device; ENOTSUP: no concurrent managed access) and the
+ * reason in stderr when it cannot start. */
+softnic *softnic_open_gpu(const softnic_attr *attr, const softnic_gpu_attr *gattr);
+
+/* 1 when the engine kernel is still running (0 after a fault: then
+ * softnic_gpu_engine_error() says what the CUDA runtime reported). */
+int softnic_gpu_engine_alive(const softnic *nic);
+const char *softnic_gpu_engine_error(const softnic *nic);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* GIC_SOFTNIC_GPU_H */

@@ -1,0 +1,92 @@
+/*
+ * softnic engine state: the plain structures an engine reads and writes.
+ *
+ * Both engines (CPU threads, GPU persistent kernel) execute WQEs on these
+ * and nothing else, so that one execution core (engine_core.h) serves both.
+ * Pointers in them must be valid where the engine runs: for the CPU engine
+ * host memory; for the GPU engine memory the GPU reaches (softnic then
+ * allocates this state with the GPU engine's state allocator).
+ */
+#ifndef SOFTNIC_ENGINE_STATE_H
+#define SOFTNIC_ENGINE_STATE_H
+
+#include "gic/softnic.h"
+
+enum {
+	SNX_MAX_MR = 4096, /* MR slots; key = slot << 8 | generation */
+	SNX_MAX_QP = 4096, /* QP table slots (the GPU engine scans it) */
+};
+
+/* One MR slot. Engines read it without a lock: registration writes the
+ * fields and then releases key; deregistration clears key; a lookup
+ * re-reads key after the fields so a concurrent change is never half-seen. */
+typedef struct snx_mr {
+	uint32_t key;      /* 0: free */
+	uint32_t access;
+	uint64_t addr;
+	uint64_t len;
+	uint32_t pd;       /* protection domain id */
+	uint32_t generation;
+} snx_mr;
+
+typedef struct snx_cq {
+	gic_cqe64 *cqes;
+	uint32_t *dbrec;   /* consumer index, written by the consumer */
+	uint32_t cqe_cnt;
+	uint32_t cqn;
+	uint64_t pi;       /* producer index, under lock */
+	uint32_t lock;     /* CQE writers: the QP's engine and a peer's (imm) */
+	uint32_t pad;
+} snx_cq;
+
+/* The first error of a QP, recorded by the engine, formatted by the host. */
+typedef struct snx_error {
+	uint8_t syndrome;
+	uint8_t vendor_syndrome;
+	uint8_t opcode;
+	uint8_t has_doorbell;  /* doorbell fields below are meaningful */
+	uint16_t wqe_index;
+	uint16_t db_index;
+	uint32_t dbrec;
+	uint32_t executed;
+} snx_error;
+
+enum snx_qp_link {
+	SNX_QP_UNCONNECTED = 0,
+	SNX_QP_CONNECTED = 1,
+	SNX_QP_PEER_GONE = 2,
+};
+
+typedef struct snx_qp {
+	uint8_t *sq_buf;   /* bb_cnt basic blocks */
+	uint32_t *dbrec;
+	uint64_t *db;
+	uint32_t bb_cnt;
+	uint32_t qpn;
+	uint32_t pd;
+	uint32_t link;     /* enum snx_qp_link; peer valid when CONNECTED */
+	snx_cq *send_cq;
+	snx_cq *recv_cq;
+	struct snx_qp *peer;
+
+	/* Engine-private progress. */
+	uint64_t last_db;  /* doorbell value seen last */
+	uint64_t cons;     /* BBs executed */
+	uint64_t target;   /* BBs announced by doorbell + doorbell record */
+	uint32_t in_error; /* released once err is complete */
+	uint8_t pending_synd; /* doorbell error the next WQE completes with */
+	uint8_t pending_vs;
+	uint16_t pad;
+	snx_error err;
+} snx_qp;
+
+/* What every engine shares: the MR table, the mode, the counters. */
+typedef struct snx_shared {
+	snx_mr mrs[SNX_MAX_MR];
+	snx_qp *qps[SNX_MAX_QP]; /* every live QP; NULL: free slot */
+	uint32_t nqp_slots;      /* slots in use are below this */
+	uint32_t strict;
+	uint32_t stop;     /* engines exit when set */
+} snx_shared;
+
+#endif /* SOFTNIC_ENGINE_STATE_H */

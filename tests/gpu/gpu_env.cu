@@ -1,0 +1,183 @@
+/* gpu_env: see gpu_env.h. */
+#include "gpu_env.h"
+
+void *gpu_mapped_alloc(size_t size, size_t align, void *ctx)
+{
+	void *p = NULL;
+
+	(void)align; /* cudaHostAlloc returns page-aligned memory */
+	(void)ctx;
+	if (cudaHostAlloc(&p, size, cudaHostAllocMapped | cudaHostAllocPortable) != cudaSuccess)
+		return NULL;
+	memset(p, 0, size);
+	return p;
+}
+
+void gpu_mapped_free(void *p, void *ctx)
+{
+	(void)ctx;
+	cudaFreeHost(p);
+}
+
+static void fail(gpu_env *e, const char *what)
+{
+	fprintf(stderr, "gpu_env: %s: %s\n", what, e->nic ? softnic_last_error(e->nic) : "");
+	exit(1);
+}
+
+static uint8_t *region_alloc(gpu_env *e, size_t n)
+{
+	void *p = NULL;
+
+	if (e->cfg.gpu_engine)
+		CUDA_OK(cudaMalloc(&p, n));
+	else
+		CUDA_OK(cudaHostAlloc(&p, n, cudaHostAllocMapped));
+	CUDA_OK(cudaMemsetAsync(p, 0, n, e->stream));
+	CUDA_OK(cudaStreamSynchronize(e->stream));
+	return (uint8_t *)p;
+}
+
+static void open_nic(gpu_env *e)
+{
+	softnic_attr na = { 0 };
+
+	na.strict = e->cfg.strict;
+	if (e->cfg.gpu_engine) {
+		softnic_gpu_attr ga = { 0, 4, 4, 0 };
+
+		e->nic = softnic_open_gpu(&na, &ga);
+	} else {
+		e->host_alloc.alloc = gpu_mapped_alloc;
+		e->host_alloc.free = gpu_mapped_free;
+		na.engine_threads = 1;
+		na.queue_mem = &e->host_alloc;
+		e->nic = softnic_open(&na);
+	}
+	if (!e->nic)
+		fail(e, "softnic_open");
+}
+
+/* Creates and connects the QP pairs and uploads their views. */
+static void open_qps(gpu_env *e)
+{
+	gic_sq sq[ENV_MAX_QPS];
+	gic_cq cq[ENV_MAX_QPS], rcq;
+
+	e->rcq = softnic_cq_create(e->nic, 12);
+	for (int i = 0; i < e->cfg.nqps; i++) {
+		/* QP 1 has a 16-BB ring, for wraparound cases. */
+		softnic_qp_attr qa = { i == 1 ? 4 : e->cfg.log_sq_bb, softnic_cq_create(e->nic, 12),
+				       NULL };
+
+		e->qp[i] = softnic_qp_create(e->pd[0], &qa);
+		qa.send_cq = softnic_cq_create(e->nic, 4);
+		qa.recv_cq = e->rcq;
+		e->peer[i] = softnic_qp_create(e->pd[1], &qa);
+		if (!e->qp[i] || !e->peer[i] || softnic_qp_connect(e->qp[i], e->peer[i]))
+			fail(e, "qp");
+		softnic_qp_view(e->qp[i], &sq[i], &cq[i]);
+		sq[i].cq = &e->d_cq[i]; /* the device copy of the CQ view */
+	}
+	softnic_cq_view(e->rcq, &rcq);
+	CUDA_OK(cudaMemcpy(e->d_sq, sq, sizeof(gic_sq) * e->cfg.nqps, cudaMemcpyHostToDevice));
+	CUDA_OK(cudaMemcpy(e->d_cq, cq, sizeof(gic_cq) * e->cfg.nqps, cudaMemcpyHostToDevice));
+	CUDA_OK(cudaMemcpy(e->d_rcq, &rcq, sizeof(gic_cq), cudaMemcpyHostToDevice));
+}
+
+void gpu_env_open(gpu_env *e, const gpu_env_cfg *cfg)
+{
+	memset(e, 0, sizeof(*e));
+	e->cfg = *cfg;
+	if (cfg->nqps < 1 || cfg->nqps > ENV_MAX_QPS)
+		fail(e, "nqps");
+	CUDA_OK(cudaStreamCreateWithFlags(&e->stream, cudaStreamNonBlocking));
+	CUDA_OK(cudaMalloc(&e->d_sq, sizeof(gic_sq) * cfg->nqps));
+	CUDA_OK(cudaMalloc(&e->d_cq, sizeof(gic_cq) * cfg->nqps));
+	CUDA_OK(cudaMalloc(&e->d_rcq, sizeof(gic_cq)));
+	e->dst = region_alloc(e, cfg->region);
+	e->src = region_alloc(e, cfg->region);
+	e->res = region_alloc(e, cfg->region);
+	open_nic(e);
+	e->pd[0] = softnic_pd_alloc(e->nic);
+	e->pd[1] = softnic_pd_alloc(e->nic);
+	e->dst_mr = softnic_reg_mr(e->pd[1], e->dst, cfg->region,
+				   SOFTNIC_ACCESS_REMOTE_WRITE | SOFTNIC_ACCESS_REMOTE_ATOMIC);
+	e->src_mr = softnic_reg_mr(e->pd[0], e->src, cfg->region, 0);
+	e->res_mr = softnic_reg_mr(e->pd[0], e->res, cfg->region, SOFTNIC_ACCESS_LOCAL_WRITE);
+	if (!e->dst_mr || !e->src_mr || !e->res_mr)
+		fail(e, "reg_mr");
+	open_qps(e);
+}
+
+void gpu_env_close(gpu_env *e)
+{
+	softnic_close(e->nic);
+	cudaStreamSynchronize(e->stream);
+	if (e->cfg.gpu_engine) {
+		cudaFree(e->dst);
+		cudaFree(e->src);
+		cudaFree(e->res);
+	} else {
+		cudaFreeHost(e->dst);
+		cudaFreeHost(e->src);
+		cudaFreeHost(e->res);
+	}
+	cudaFree(e->d_sq);
+	cudaFree(e->d_cq);
+	cudaFree(e->d_rcq);
+	cudaStreamDestroy(e->stream);
+}
+
+int gpu_env_wait(gpu_env *e, const char *what, double seconds)
+{
+	uint64_t deadline = gic_now_ns() + (uint64_t)(seconds * 1e9);
+	cudaError_t rc;
+
+	while ((rc = cudaStreamQuery(e->stream)) == cudaErrorNotReady) {
+		if (gic_now_ns() > deadline) {
+			fprintf(stderr, "%s: GPU work did not finish within %.0f s\n", what, seconds);
+			return ETIMEDOUT;
+		}
+		gic_cpu_relax();
+	}
+	if (rc != cudaSuccess) {
+		fprintf(stderr, "%s: %s\n", what, cudaGetErrorString(rc));
+		return EIO;
+	}
+	return 0;
+}
+
+int gpu_env_read(gpu_env *e, void *host, const void *region, size_t n)
+{
+	CUDA_OK(cudaMemcpyAsync(host, region, n, cudaMemcpyDefault, e->stream));
+	return gpu_env_wait(e, "read back", 10);
+}
+
+int gpu_env_write(gpu_env *e, void *region, const void *host, size_t n)
+{
+	CUDA_OK(cudaMemcpyAsync(region, host, n, cudaMemcpyDefault, e->stream));
+	return gpu_env_wait(e, "write", 10);
+}
+
+static __global__ void sm_clock_kernel(double *mhz)
+{
+	unsigned long long t0 = gic_now_ns();
+	long long c0 = clock64();
+
+	while (gic_now_ns() - t0 < 20000000ull)
+		;
+	*mhz = (double)(clock64() - c0) / (double)(gic_now_ns() - t0) * 1e3;
+}
+
+double gpu_sm_clock_mhz(cudaStream_t stream)
+{
+	double *d, mhz = 0;
+
+	CUDA_OK(cudaMalloc(&d, sizeof(double)));
+	sm_clock_kernel<<<1, 1, 0, stream>>>(d);
+	CUDA_OK(cudaMemcpyAsync(&mhz, d, sizeof(double), cudaMemcpyDeviceToHost, stream));
+	CUDA_OK(cudaStreamSynchronize(stream));
+	cudaFree(d);
+	return mhz;
+}

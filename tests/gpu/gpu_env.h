@@ -1,0 +1,84 @@
+/*
+ * gpu_env: a two-PE softnic fixture for GPU programs, on either engine.
+ *
+ * PE0 and PE1 each have a protection domain; nqps RC QPs of PE0 are each
+ * connected to a QP of PE1 (PE1's QPs share one receive CQ). PE1 exposes a
+ * destination region, PE0 a source region and a result region (for fetched
+ * atomic values). With the CPU engine, queues and regions are pinned host
+ * memory mapped into the GPU; with the GPU engine, queues are managed
+ * memory on the GPU and regions are device memory.
+ *
+ * QP 1 has a 16-basic-block ring (wraparound cases); the others
+ * 2^log_sq_bb. The device sees the queues through d_sq[i] / d_cq[i] (device copies of
+ * the views) and PE1's receive CQ through d_rcq.
+ */
+#ifndef GIC_GPU_ENV_H
+#define GIC_GPU_ENV_H
+
+#include <cuda_runtime.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gic/softnic_gpu.h"
+
+#define CUDA_OK(call)                                                               \
+	do {                                                                        \
+		cudaError_t e_ = (call);                                            \
+		if (e_ != cudaSuccess) {                                            \
+			fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, \
+				cudaGetErrorString(e_));                            \
+			exit(1);                                                    \
+		}                                                                   \
+	} while (0)
+
+enum { ENV_MAX_QPS = 128, ENV_DEADLINE_NS = 2000000000ull };
+
+typedef struct gpu_env_cfg {
+	int gpu_engine;      /* 0: CPU engine (1 thread), 1: GPU engine */
+	int nqps;            /* 1..ENV_MAX_QPS */
+	int log_sq_bb;       /* per QP */
+	size_t region;       /* bytes of each region */
+	int strict;
+} gpu_env_cfg;
+
+typedef struct gpu_env {
+	gpu_env_cfg cfg;
+	softnic *nic;
+	softnic_allocator host_alloc;
+	softnic_pd *pd[2];
+	softnic_qp *qp[ENV_MAX_QPS], *peer[ENV_MAX_QPS];
+	softnic_cq *rcq;
+	uint8_t *dst, *src, *res;   /* regions (device-visible addresses) */
+	softnic_mr *dst_mr, *src_mr, *res_mr;
+	gic_sq *d_sq;               /* nqps device copies of the views */
+	gic_cq *d_cq;
+	gic_cq *d_rcq;
+	cudaStream_t stream;        /* non-blocking: never waits for the engine */
+} gpu_env;
+
+/* Builds the fixture; exits with a message on failure. */
+void gpu_env_open(gpu_env *e, const gpu_env_cfg *cfg);
+
+/* Closes the softnic (stopping its engine), then frees the regions. */
+void gpu_env_close(gpu_env *e);
+
+/* Waits for the env's stream with a time limit; 0, or ETIMEDOUT/EIO with a
+ * message naming what. */
+int gpu_env_wait(gpu_env *e, const char *what, double seconds);
+
+/* Copies n bytes from a region address to host memory (stream + wait). */
+int gpu_env_read(gpu_env *e, void *host, const void *region, size_t n);
+
+/* Copies n bytes from host memory to a region address. */
+int gpu_env_write(gpu_env *e, void *region, const void *host, size_t n);
+
+/* Pinned host memory mapped into the GPU, zeroed: softnic's queue
+ * allocator for the CPU engine with GPU submitters. */
+void *gpu_mapped_alloc(size_t size, size_t align, void *ctx);
+void gpu_mapped_free(void *p, void *ctx);
+
+/* SM clock in MHz, measured by a kernel (clock64 against globaltimer). */
+double gpu_sm_clock_mhz(cudaStream_t stream);
+
+#endif /* GIC_GPU_ENV_H */
