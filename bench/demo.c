@@ -1,0 +1,657 @@
+/*
+ * gic-demo - the main job, end to end on softnic.
+ *
+ * Two PEs in one process, each a protection domain with a CQ and an RC QP,
+ * the QPs connected to each other. PE1 registers a destination buffer
+ * (REMOTE_WRITE), PE0 a source buffer. A host thread, the submitter, owns
+ * PE0's send queue and posts RDMA writes through gic/post.h (order
+ * GIC_ORDER_RELEASE_SYS); softnic's CPU engine threads execute them.
+ *
+ *  (a) latency: one signaled write at a time; each sample is post plus
+ *      completion, timed with gic_now_ns(). Every write carries a pattern
+ *      derived from its iteration and lands in a slot chosen by iteration;
+ *      the slot is checked byte by byte after the completion.
+ *  (b) rate: iters writes, --batch WQEs per doorbell, the last of each
+ *      batch signaled, several batches in flight (the ring holds at least
+ *      four); then every destination slot is checked.
+ *
+ * Exit status: 0 when every check passed, 1 on a failed check, a timeout or
+ * a setup error, 2 for bad flags.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE 1
+#endif
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gic/softnic.h"
+#include "stats.h"
+
+#define DEMO_ORDER GIC_ORDER_RELEASE_SYS
+#define DEMO_DEADLINE_NS 5000000000ull      /* every wait gives up after 5 s */
+#define DEMO_MAX_REGION ((size_t)64 << 20)  /* bytes of destination slots */
+#define DEMO_MAX_INLINE (GIC_WQE_MAX_DS * GIC_SEG_SIZE - 2 * GIC_SEG_SIZE - 4)
+#define DEMO_MAX_POINTER 65536u
+#define DEMO_MIN_RING_BB 1024u
+
+enum { PHASE_LATENCY = 1, PHASE_RATE = 2 };
+
+typedef struct demo_opts {
+	int engine_threads;
+	uint64_t iters;
+	uint64_t warmup;
+	uint32_t size;       /* payload bytes */
+	uint32_t batch;      /* WQEs per doorbell in the rate run */
+	int pointer;         /* 0: inline payload, 1: payload read from the source MR */
+	int strict;
+	const char *json;    /* NULL: no JSON file */
+} demo_opts;
+
+typedef struct demo_pe {
+	softnic_pd *pd;
+	softnic_cq *cq;
+	softnic_qp *qp;
+} demo_pe;
+
+typedef struct demo {
+	demo_opts o;
+	softnic *nic;
+	demo_pe pe[2];
+	uint8_t *src;          /* PE0's source slots (pointer mode) */
+	uint8_t *dst;          /* PE1's destination slots */
+	softnic_mr *src_mr;
+	softnic_mr *dst_mr;
+	size_t nslots;         /* slots of o.size bytes in src and dst */
+	uint32_t wqe_bb;       /* basic blocks of one write WQE */
+	int log_sq_bb;
+	uint8_t *expect;       /* o.size bytes: the pattern being checked */
+	uint8_t *scratch;      /* o.size bytes: inline payloads */
+	gic_sq sq;             /* PE0's send queue; the submitter owns it */
+	gic_cq cqv;            /* its CQ (sq.cq points here) */
+	gic_samples lat;       /* latency samples in microseconds */
+	uint64_t rate_ns;      /* duration of the rate run */
+	uint64_t checked;      /* payloads that passed their check */
+	int failed;
+} demo;
+
+/* ------------------------------------------------------------------ */
+/* Flags. */
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: gic-demo [flags]\n"
+		"  --engine-threads N  softnic CPU engine threads (1..64, default 1)\n"
+		"  --iters N           measured writes per run (default 100000)\n"
+		"  --warmup N          latency writes left out of the statistics (default 1000)\n"
+		"  --size B            payload bytes (default 8; inline up to %d, pointer up to %u)\n"
+		"  --batch N           WQEs per doorbell in the rate run (1..256, default 1)\n"
+		"  --mode M            inline | pointer (default inline)\n"
+		"  --strict            softnic strict mode (protocol mistakes become errors)\n"
+		"  --json FILE         also write the results as JSON to FILE\n"
+		"  --help              this text\n",
+		DEMO_MAX_INLINE, DEMO_MAX_POINTER);
+}
+
+/* Parses val as an integer in [lo, hi] for flag; 0, or 2 after a message. */
+static int parse_u64(const char *flag, const char *val, uint64_t lo, uint64_t hi, uint64_t *out)
+{
+	char *end;
+	unsigned long long v;
+
+	errno = 0;
+	v = strtoull(val, &end, 10);
+	if (val[0] == '-' || end == val || *end || errno || v < lo || v > hi) {
+		fprintf(stderr, "gic-demo: %s: expected an integer in %" PRIu64 "..%" PRIu64
+			", got '%s'\n", flag, lo, hi, val);
+		return 2;
+	}
+	*out = v;
+	return 0;
+}
+
+/* Applies the flag `flag` with value val; 0, or 2 after a message. */
+static int apply_flag(demo_opts *o, const char *flag, const char *val)
+{
+	uint64_t v = 0;
+	int rc = 0;
+
+	if (!strcmp(flag, "--engine-threads") && !(rc = parse_u64(flag, val, 1, 64, &v)))
+		o->engine_threads = (int)v;
+	else if (!strcmp(flag, "--iters") && !(rc = parse_u64(flag, val, 1, 100000000, &v)))
+		o->iters = v;
+	else if (!strcmp(flag, "--warmup") && !(rc = parse_u64(flag, val, 0, 10000000, &v)))
+		o->warmup = v;
+	else if (!strcmp(flag, "--size") && !(rc = parse_u64(flag, val, 1, DEMO_MAX_POINTER, &v)))
+		o->size = (uint32_t)v;
+	else if (!strcmp(flag, "--batch") && !(rc = parse_u64(flag, val, 1, 256, &v)))
+		o->batch = (uint32_t)v;
+	else if (!strcmp(flag, "--json"))
+		o->json = val;
+	else if (!strcmp(flag, "--mode")) {
+		o->pointer = !strcmp(val, "pointer");
+		if (!o->pointer && strcmp(val, "inline")) {
+			fprintf(stderr, "gic-demo: --mode: expected inline or pointer, got '%s'\n",
+				val);
+			rc = 2;
+		}
+	}
+	return rc;
+}
+
+/* 1 when flag takes a value. */
+static int flag_takes_value(const char *flag)
+{
+	static const char *const with_value[] = { "--engine-threads", "--iters", "--warmup",
+						  "--size", "--batch", "--mode", "--json", NULL };
+
+	for (int i = 0; with_value[i]; i++)
+		if (!strcmp(flag, with_value[i]))
+			return 1;
+	return 0;
+}
+
+/* Parses one argument (and its value) at argv[*i]; 0, 1 for --help, or 2. */
+static int parse_arg(demo_opts *o, int argc, char **argv, int *i)
+{
+	char flag[32];
+	const char *arg = argv[*i], *eq = strchr(arg, '='), *val;
+	size_t flen = eq ? (size_t)(eq - arg) : strlen(arg);
+
+	snprintf(flag, sizeof(flag), "%.*s", (int)flen, arg);
+	if (!strcmp(flag, "--help") || !strcmp(flag, "-h"))
+		return 1;
+	if (!strcmp(flag, "--strict") && !eq) {
+		o->strict = 1;
+		return 0;
+	}
+	if (!flag_takes_value(flag)) {
+		fprintf(stderr, "gic-demo: unknown flag '%s' (see --help)\n", arg);
+		return 2;
+	}
+	if (!eq && *i + 1 >= argc) {
+		fprintf(stderr, "gic-demo: %s needs a value (see --help)\n", flag);
+		return 2;
+	}
+	val = eq ? eq + 1 : argv[++*i];
+	return apply_flag(o, flag, val);
+}
+
+/* Fills o from the command line; 0, 1 for --help, or 2 for a bad flag. */
+static int parse_opts(demo_opts *o, int argc, char **argv)
+{
+	*o = (demo_opts){ .engine_threads = 1, .iters = 100000, .warmup = 1000, .size = 8,
+			  .batch = 1 };
+	for (int i = 1; i < argc; i++) {
+		int rc = parse_arg(o, argc, argv, &i);
+
+		if (rc)
+			return rc;
+	}
+	if (!o->pointer && o->size > DEMO_MAX_INLINE) {
+		fprintf(stderr, "gic-demo: --size: %u bytes do not fit inline (at most %d; "
+			"use --mode pointer)\n", o->size, DEMO_MAX_INLINE);
+		return 2;
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Payload patterns. */
+
+static uint64_t splitmix64(uint64_t *state)
+{
+	uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+/* The payload of write `iter` of `phase`: distinct for every (phase, iter)
+ * (its first 8 bytes are a bijection of them). */
+static void pattern_fill(uint8_t *buf, uint32_t len, int phase, uint64_t iter)
+{
+	uint64_t state = ((uint64_t)phase << 56) ^ iter;
+
+	for (uint32_t off = 0; off < len; off += 8) {
+		uint64_t w = splitmix64(&state);
+
+		memcpy(buf + off, &w, len - off < 8 ? len - off : 8);
+	}
+}
+
+/* Stores the complement of pat, so a write that never lands cannot pass. */
+static void poison(uint8_t *dst, const uint8_t *pat, uint32_t len)
+{
+	for (uint32_t i = 0; i < len; i++)
+		dst[i] = (uint8_t)~pat[i];
+}
+
+/* Compares destination slot `slot` with d->expect; 0, or 1 after a message
+ * naming the phase, write, slot and first differing byte. */
+static int check_slot(demo *d, const char *phase, uint64_t iter, size_t slot)
+{
+	const uint8_t *got = d->dst + slot * d->o.size;
+	uint32_t i;
+
+	if (!memcmp(got, d->expect, d->o.size)) {
+		d->checked++;
+		return 0;
+	}
+	for (i = 0; i + 1 < d->o.size && got[i] == d->expect[i]; i++)
+		;
+	fprintf(stderr, "gic-demo: %s: validation failed for write %" PRIu64 ": destination slot "
+		"%zu (offset %zu), byte %u is 0x%02x, expected 0x%02x\n", phase, iter, slot,
+		slot * d->o.size + i, i, got[i], d->expect[i]);
+	return 1;
+}
+
+/* ------------------------------------------------------------------ */
+/* Setup and teardown. */
+
+static uint32_t next_pow2(uint32_t v)
+{
+	uint32_t p = 1;
+
+	while (p < v)
+		p <<= 1;
+	return p;
+}
+
+/* Ring and slot geometry: the ring holds >= 4 batches; with more writes
+ * than slots, slots >= ring BBs, so a source slot is reused only after the
+ * WQE that read it has retired (its reservation waits for that). */
+static void plan_geometry(demo *d)
+{
+	uint32_t bb;
+	size_t cap;
+
+	d->wqe_bb = d->o.pointer ? 1 : gic_bb_for_ds(gic_ds_inline_write(d->o.size));
+	bb = next_pow2(4 * d->o.batch * d->wqe_bb);
+	if (bb < DEMO_MIN_RING_BB)
+		bb = DEMO_MIN_RING_BB;
+	d->log_sq_bb = __builtin_ctz(bb);
+	cap = DEMO_MAX_REGION / d->o.size;
+	if (cap < bb)
+		cap = bb;
+	d->nslots = d->o.warmup + d->o.iters < cap ? d->o.warmup + d->o.iters : cap;
+}
+
+/* Opens PE i: a PD, a CQ and an RC QP. 0 or errno (message printed). */
+static int pe_open(demo *d, int i)
+{
+	demo_pe *pe = &d->pe[i];
+	softnic_qp_attr qa = { .log_sq_bb = i ? 6 : d->log_sq_bb };
+
+	pe->pd = softnic_pd_alloc(d->nic);
+	pe->cq = pe->pd ? softnic_cq_create(d->nic, i ? 6 : d->log_sq_bb) : NULL;
+	qa.send_cq = pe->cq;
+	pe->qp = pe->cq ? softnic_qp_create(pe->pd, &qa) : NULL;
+	if (!pe->qp) {
+		int rc = errno;
+
+		fprintf(stderr, "gic-demo: PE%d setup: %s (%s)\n", i, strerror(rc),
+			softnic_last_error(d->nic));
+		return rc;
+	}
+	return 0;
+}
+
+/* Allocates and registers the source (PE0) and destination (PE1) slots. */
+static int regions_open(demo *d)
+{
+	size_t bytes = d->nslots * d->o.size;
+
+	d->src = calloc(1, bytes);
+	d->dst = calloc(1, bytes);
+	d->expect = calloc(1, d->o.size);
+	d->scratch = calloc(1, d->o.size);
+	if (!d->src || !d->dst || !d->expect || !d->scratch) {
+		fprintf(stderr, "gic-demo: out of memory for %zu-byte regions\n", bytes);
+		return ENOMEM;
+	}
+	d->src_mr = softnic_reg_mr(d->pe[0].pd, d->src, bytes, SOFTNIC_ACCESS_LOCAL_WRITE);
+	d->dst_mr = softnic_reg_mr(d->pe[1].pd, d->dst, bytes, SOFTNIC_ACCESS_REMOTE_WRITE);
+	if (!d->src_mr || !d->dst_mr) {
+		int rc = errno;
+
+		fprintf(stderr, "gic-demo: reg_mr: %s (%s)\n", strerror(rc),
+			softnic_last_error(d->nic));
+		return rc;
+	}
+	return 0;
+}
+
+/* Opens the softnic, both PEs, their regions, and connects the QPs. */
+static int demo_open(demo *d)
+{
+	softnic_attr na = { .engine_threads = d->o.engine_threads, .strict = d->o.strict };
+	int rc;
+
+	plan_geometry(d);
+	d->nic = softnic_open(&na);
+	if (!d->nic) {
+		fprintf(stderr, "gic-demo: softnic_open: %s\n", strerror(errno));
+		return errno;
+	}
+	if ((rc = pe_open(d, 0)) || (rc = pe_open(d, 1)) || (rc = regions_open(d)))
+		return rc;
+	rc = softnic_qp_connect(d->pe[0].qp, d->pe[1].qp);
+	if (!rc)
+		rc = softnic_qp_view(d->pe[0].qp, &d->sq, &d->cqv);
+	if (rc)
+		fprintf(stderr, "gic-demo: connect: %s (%s)\n", strerror(rc),
+			softnic_last_error(d->nic));
+	return rc;
+}
+
+/* Frees what demo_open() created, in dependency order. */
+static void demo_close(demo *d)
+{
+	for (int i = 0; i < 2; i++)
+		if (d->pe[i].qp)
+			softnic_qp_destroy(d->pe[i].qp);
+	if (d->src_mr)
+		softnic_dereg_mr(d->src_mr);
+	if (d->dst_mr)
+		softnic_dereg_mr(d->dst_mr);
+	for (int i = 0; i < 2; i++) {
+		if (d->pe[i].cq)
+			softnic_cq_destroy(d->pe[i].cq);
+		if (d->pe[i].pd)
+			softnic_pd_free(d->pe[i].pd);
+	}
+	softnic_close(d->nic);
+	free(d->src);
+	free(d->dst);
+	free(d->expect);
+	free(d->scratch);
+	gic_samples_free(&d->lat);
+}
+
+/* ------------------------------------------------------------------ */
+/* Posting. */
+
+/* Says why a wait or a reservation failed, with softnic's own account. */
+static void report_failure(demo *d, const char *phase, uint64_t iter, int rc)
+{
+	const char *qp_err = softnic_qp_error(d->pe[0].qp);
+
+	fprintf(stderr, "gic-demo: %s: write %" PRIu64 ": %s\n", phase, iter,
+		rc == ETIMEDOUT ? "no completion within 5 s" :
+		rc == EIO ? "completed with an error" : strerror(rc));
+	if (rc == EIO)
+		fprintf(stderr, "  error CQE: %s (syndrome 0x%02x, vendor syndrome 0x%02x, "
+			"wqe %u)\n", gic_syndrome_name(d->sq.err_info.syndrome),
+			d->sq.err_info.syndrome, d->sq.err_info.vendor_syndrome,
+			d->sq.err_info.wqe_counter);
+	fprintf(stderr, "  qp error: %s\n  softnic: %s\n", qp_err[0] ? qp_err : "(none)",
+		softnic_last_error(d->nic));
+}
+
+/* Builds the write of `payload` to destination slot `slot` at BB position
+ * pos; fm_ce_se GIC_CTRL_CQ_UPDATE makes it signaled. In pointer mode the
+ * payload must be the slot's source bytes. */
+static void build_write(demo *d, uint64_t pos, size_t slot, const uint8_t *payload,
+			uint8_t fm_ce_se)
+{
+	uint64_t raddr = (uint64_t)(uintptr_t)(d->dst + slot * d->o.size);
+	uint32_t rkey = softnic_mr_rkey(d->dst_mr);
+
+	if (d->o.pointer)
+		gic_wqe_write(&d->sq, pos, GIC_OPCODE_RDMA_WRITE, raddr, rkey,
+			      (uint64_t)(uintptr_t)payload, softnic_mr_lkey(d->src_mr), d->o.size,
+			      fm_ce_se, 0);
+	else
+		gic_wqe_write_inline(&d->sq, pos, raddr, rkey, payload, d->o.size, fm_ce_se);
+	if (fm_ce_se & GIC_CTRL_CQ_UPDATE)
+		gic_sq_note_signaled(&d->sq, pos + d->wqe_bb, 0);
+}
+
+/* The buffer the write to `slot` takes its payload from: the source slot in
+ * pointer mode, the scratch buffer inline. */
+static uint8_t *payload_of(demo *d, size_t slot)
+{
+	return d->o.pointer ? d->src + slot * d->o.size : d->scratch;
+}
+
+/* Posts one signaled write and waits for its completion; returns 0 or the
+ * errno of the failed step, with the elapsed nanoseconds in *ns. */
+static int write_and_wait(demo *d, size_t slot, const uint8_t *payload, uint64_t *ns)
+{
+	uint64_t t0 = gic_now_ns(), deadline = t0 + DEMO_DEADLINE_NS, pos;
+	int rc = gic_sq_reserve_excl(&d->sq, d->wqe_bb, &pos, DEMO_ORDER, deadline);
+
+	if (rc)
+		return rc;
+	build_write(d, pos, slot, payload, GIC_CTRL_CQ_UPDATE);
+	gic_sq_publish_excl(&d->sq, DEMO_ORDER);
+	rc = gic_sq_wait_retired(&d->sq, pos + d->wqe_bb, 0, DEMO_ORDER, deadline);
+	*ns = gic_now_ns() - t0;
+	return rc;
+}
+
+/* (a) latency: warmup + iters writes, one at a time, each checked. */
+static int run_latency(demo *d)
+{
+	uint64_t total = d->o.warmup + d->o.iters;
+
+	for (uint64_t i = 0; i < total; i++) {
+		size_t slot = (size_t)(i % d->nslots);
+		uint8_t *payload = payload_of(d, slot);
+		uint64_t ns = 0;
+		int rc;
+
+		pattern_fill(d->expect, d->o.size, PHASE_LATENCY, i);
+		memcpy(payload, d->expect, d->o.size);
+		poison(d->dst + slot * d->o.size, d->expect, d->o.size);
+		rc = write_and_wait(d, slot, payload, &ns);
+		if (rc) {
+			report_failure(d, "latency", i, rc);
+			return rc;
+		}
+		if (check_slot(d, "latency", i, slot))
+			return EIO;
+		if (gic_samples_add(&d->lat, (double)ns / 1000.0))
+			return ENOMEM;
+	}
+	return 0;
+}
+
+/* The last write of the rate run that lands in slot s (s < iters). */
+static uint64_t last_write_of_slot(const demo *d, size_t s)
+{
+	return s + (d->o.iters - 1 - s) / d->nslots * d->nslots;
+}
+
+/* Posts writes [first, first + n) of the rate run with one doorbell; the
+ * last is signaled. Each reservation waits for ring space. */
+static int post_batch(demo *d, uint64_t first, uint32_t n)
+{
+	uint64_t deadline = gic_now_ns() + DEMO_DEADLINE_NS;
+
+	for (uint32_t j = 0; j < n; j++) {
+		uint64_t pos, iter = first + j;
+		size_t slot = (size_t)(iter % d->nslots);
+		uint8_t *payload;
+		int rc = gic_sq_reserve_excl(&d->sq, d->wqe_bb, &pos, DEMO_ORDER, deadline);
+
+		if (rc) {
+			report_failure(d, "rate", iter, rc);
+			return rc;
+		}
+		/* The slot's previous write retired before this reservation. */
+		payload = payload_of(d, slot);
+		pattern_fill(payload, d->o.size, PHASE_RATE, iter);
+		build_write(d, pos, slot, payload, j + 1 == n ? GIC_CTRL_CQ_UPDATE : 0);
+	}
+	gic_sq_publish_excl(&d->sq, DEMO_ORDER);
+	return 0;
+}
+
+/* (b) rate: iters writes in batches, then every written slot is checked. */
+static int run_rate(demo *d)
+{
+	size_t used = d->o.iters < d->nslots ? (size_t)d->o.iters : d->nslots;
+	uint64_t t0;
+	int rc = 0;
+
+	for (size_t s = 0; s < used; s++) {
+		pattern_fill(d->expect, d->o.size, PHASE_RATE, last_write_of_slot(d, s));
+		poison(d->dst + s * d->o.size, d->expect, d->o.size);
+	}
+	t0 = gic_now_ns();
+	for (uint64_t i = 0; i < d->o.iters && !rc; i += d->o.batch) {
+		uint64_t left = d->o.iters - i;
+
+		rc = post_batch(d, i, left < d->o.batch ? (uint32_t)left : d->o.batch);
+	}
+	if (!rc && (rc = gic_sq_quiet(&d->sq, DEMO_ORDER, gic_now_ns() + DEMO_DEADLINE_NS)))
+		report_failure(d, "rate (final wait)", d->o.iters - 1, rc);
+	d->rate_ns = gic_now_ns() - t0;
+	for (size_t s = 0; s < used && !rc; s++) {
+		uint64_t iter = last_write_of_slot(d, s);
+
+		pattern_fill(d->expect, d->o.size, PHASE_RATE, iter);
+		if (check_slot(d, "rate", iter, s))
+			rc = EIO;
+	}
+	return rc;
+}
+
+/* The submitter thread: PE0's only poster. */
+static void *submitter_main(void *arg)
+{
+	demo *d = arg;
+
+	if (run_latency(d) || run_rate(d))
+		d->failed = 1;
+	return NULL;
+}
+
+/* ------------------------------------------------------------------ */
+/* Reporting. */
+
+static void print_header(const demo *d)
+{
+	char cpu[512];
+
+	printf("gic-demo: softnic CPU engine, %d engine thread%s, strict %s; PE0 QP 0x%x -> "
+	       "PE1 QP 0x%x (RC)\n", d->o.engine_threads, d->o.engine_threads == 1 ? "" : "s",
+	       d->o.strict ? "on" : "off", softnic_qp_num(d->pe[0].qp),
+	       softnic_qp_num(d->pe[1].qp));
+	printf("  RDMA write %u B %s, order RELEASE_SYS, ring %u BB, %zu slots, iters %" PRIu64
+	       ", warmup %" PRIu64 ", batch %u\n", d->o.size, d->o.pointer ? "pointer" : "inline",
+	       1u << d->log_sq_bb, d->nslots, d->o.iters, d->o.warmup, d->o.batch);
+	gic_cpu_state_line(cpu, sizeof(cpu));
+	printf("%s\n", cpu);
+	fflush(stdout);
+}
+
+static double rate_mmsg(const demo *d)
+{
+	return d->rate_ns ? (double)d->o.iters * 1e3 / (double)d->rate_ns : 0.0;
+}
+
+static void print_results(const demo *d, const gic_summary *lat)
+{
+	softnic_stats st;
+
+	gic_summary_print(stdout, "latency", lat, "us");
+	printf("rate: %" PRIu64 " writes of %u B in %.3f ms = %.3f M msg/s (%.1f MB/s), batch %u\n",
+	       d->o.iters, d->o.size, (double)d->rate_ns / 1e6, rate_mmsg(d),
+	       rate_mmsg(d) * d->o.size, d->o.batch);
+	softnic_get_stats(d->nic, &st);
+	printf("softnic: %" PRIu64 " WQEs executed, %" PRIu64 " CQEs, %" PRIu64 " error CQEs, %"
+	       PRIu64 " CQ-full stalls\n", st.wqes_executed, st.cqes_written, st.error_cqes,
+	       st.cq_full_stalls);
+	printf("validation: %s (%" PRIu64 " payloads checked)\n", d->failed ? "FAILED" : "passed",
+	       d->checked);
+}
+
+/* Writes the configuration and results to f (opened by main); 0 or EIO. */
+static int write_json(const demo *d, const gic_summary *lat, FILE *f)
+{
+	char cpu[512];
+
+	gic_cpu_state_line(cpu, sizeof(cpu));
+	fprintf(f, "{\"program\": \"gic-demo\", \"config\": {\"engine_threads\": %d, \"strict\": %d, "
+		"\"mode\": \"%s\", \"size\": %u, \"batch\": %u, \"iters\": %" PRIu64 ", \"warmup\": %"
+		PRIu64 ", \"order\": \"RELEASE_SYS\", \"ring_bb\": %u, \"slots\": %zu},\n \"cpu\": ",
+		d->o.engine_threads, d->o.strict, d->o.pointer ? "pointer" : "inline", d->o.size,
+		d->o.batch, d->o.iters, d->o.warmup, 1u << d->log_sq_bb, d->nslots);
+	gic_json_string(f, cpu);
+	fputs(",\n \"latency\": ", f);
+	gic_summary_write_json(f, "latency", lat, "us");
+	fprintf(f, ",\n \"rate\": {\"writes\": %" PRIu64 ", \"seconds\": %.6f, \"mmsg_per_s\": %.3f},"
+		"\n \"checked\": %" PRIu64 ", \"validation\": \"%s\"}\n", d->o.iters,
+		(double)d->rate_ns / 1e9, rate_mmsg(d), d->checked, d->failed ? "failed" : "passed");
+	fflush(f);
+	return ferror(f) ? EIO : 0;
+}
+
+/* Runs the submitter thread to the end and reports (JSON too when json
+ * is not NULL); 0 when every check passed and the report was written. */
+static int run(demo *d, FILE *json)
+{
+	pthread_t t;
+	gic_summary lat;
+	int rc = pthread_create(&t, NULL, submitter_main, d);
+
+	if (rc) {
+		fprintf(stderr, "gic-demo: pthread_create: %s\n", strerror(rc));
+		return 1;
+	}
+	pthread_join(t, NULL);
+	if (d->failed) {
+		printf("validation: FAILED\n");
+		return 1;
+	}
+	gic_summarize(&d->lat, d->o.warmup, &lat);
+	print_results(d, &lat);
+	if (json && (rc = write_json(d, &lat, json))) {
+		fprintf(stderr, "gic-demo: --json %s: %s\n", d->o.json, strerror(rc));
+		return 1;
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	demo d = { 0 };
+	FILE *json = NULL;
+	int rc = parse_opts(&d.o, argc, argv);
+
+	if (rc == 1) {
+		usage(stdout);
+		return 0;
+	}
+	if (rc)
+		return 2;
+	if (d.o.json && !(json = fopen(d.o.json, "w"))) {
+		fprintf(stderr, "gic-demo: --json: cannot write '%s': %s\n", d.o.json,
+			strerror(errno));
+		return 2;
+	}
+	if (gic_samples_init(&d.lat, d.o.warmup + d.o.iters)) {
+		fprintf(stderr, "gic-demo: out of memory for %" PRIu64 " samples\n",
+			d.o.warmup + d.o.iters);
+		rc = 1;
+	} else if (demo_open(&d)) {
+		rc = 1;
+	} else {
+		print_header(&d);
+		rc = run(&d, json);
+	}
+	demo_close(&d);
+	if (json && fclose(json) && !rc) {
+		fprintf(stderr, "gic-demo: --json %s: %s\n", d.o.json, strerror(errno));
+		rc = 1;
+	}
+	return rc;
+}
