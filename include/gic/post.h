@@ -187,6 +187,23 @@ GIC_HD uint32_t gic_wqe_write_inline(gic_sq *sq, uint64_t pos, uint64_t raddr, u
 	return gic_bb_for_ds(ds);
 }
 
+/* RDMA write of one 8-byte value carried inline (what NVSHMEM, GDAKI and
+ * DeepEP inline): the same bytes as gic_wqe_write_inline(.., &value, 8, ..),
+ * built in registers and stored as three 16-byte segments. */
+GIC_HD uint32_t gic_wqe_write_inline_u64(gic_sq *sq, uint64_t pos, uint64_t raddr, uint32_t rkey,
+					 uint64_t value, uint8_t fm_ce_se)
+{
+	gic_ctrl_seg c = gic_make_ctrl_seg((uint16_t)pos, GIC_OPCODE_RDMA_WRITE, 0, sq->qpn,
+					   fm_ce_se, 3, 0);
+	gic_raddr_seg r = gic_make_raddr_seg(raddr, rkey);
+	uint32_t chunk[4] = { gic_inline_hdr_be(8), (uint32_t)value, (uint32_t)(value >> 32), 0 };
+
+	gic_st_seg16(gic_sq_seg(sq, pos, 0), &c);
+	gic_st_seg16(gic_sq_seg(sq, pos, 1), &r);
+	gic_st_seg16(gic_sq_seg(sq, pos, 2), chunk);
+	return 1;
+}
+
 /* RDMA write (opcode GIC_OPCODE_RDMA_WRITE or _WRITE_IMM) with the payload
  * read by the NIC from registered memory (laddr, lkey). */
 GIC_HD uint32_t gic_wqe_write(gic_sq *sq, uint64_t pos, uint8_t opcode, uint64_t raddr,

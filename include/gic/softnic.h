@@ -91,6 +91,9 @@ enum softnic_vsynd {
 typedef struct softnic_allocator {
 	void *(*alloc)(size_t size, size_t align, void *ctx);
 	void (*free)(void *p, void *ctx);
+	/* Optional: called once softnic has initialised the memory (e.g. to
+	 * move managed memory to the GPU before the first post touches it). */
+	void (*prepared)(void *p, size_t size, void *ctx);
 	void *ctx;
 } softnic_allocator;
 

@@ -22,6 +22,12 @@
  *  - Do not call cudaFree while the engine runs; softnic defers its own
  *    frees to softnic_close().
  *  - softnic_progress() does nothing on a GPU-engine softnic.
+ *
+ * Engine state and queues are carved from arenas allocated at open, before
+ * the engine kernel starts: no CUDA allocation or free happens while it
+ * runs, and tools that track allocations per launch (compute-sanitizer)
+ * see every address the engine touches. Memory is returned at close; an
+ * exhausted arena fails the object call with ENOMEM.
  */
 #ifndef GIC_SOFTNIC_GPU_H
 #define GIC_SOFTNIC_GPU_H
@@ -37,6 +43,9 @@ typedef struct softnic_gpu_attr {
 	int blocks;          /* blocks of the persistent kernel (SMs it takes), >= 1 */
 	int warps_per_block; /* 1..32; warp w serves QP table slots w, w + W, ... */
 	int queues_on_host;  /* 1: queues in mapped pinned host memory */
+	size_t arena_bytes;  /* engine state and queues come from two arenas of
+			      * this size, allocated before the engine starts
+			      * (0: 256 MiB each); see below */
 } softnic_gpu_attr;
 
 /* Opens a softnic whose engine is a persistent kernel on gattr->device,

@@ -25,6 +25,28 @@ static void fail(gpu_env *e, const char *what)
 	exit(1);
 }
 
+/* PE1 on GPU 1: its region lives there and GPU 0 (submitters, engine)
+ * reaches it through peer access, as a NIC reaches a peer's memory. */
+static uint8_t *peer_region_alloc(gpu_env *e, size_t n)
+{
+	void *p = NULL;
+	int count = 0, can = 0;
+
+	CUDA_OK(cudaGetDeviceCount(&count));
+	if (count < 2 || cudaDeviceCanAccessPeer(&can, 0, 1) != cudaSuccess || !can) {
+		fprintf(stderr, "gpu_env: peer_gpu needs two GPUs with peer access\n");
+		exit(1);
+	}
+	CUDA_OK(cudaSetDevice(1));
+	CUDA_OK(cudaMalloc(&p, n));
+	CUDA_OK(cudaMemset(p, 0, n));
+	CUDA_OK(cudaDeviceSynchronize());
+	CUDA_OK(cudaSetDevice(0));
+	if (cudaDeviceEnablePeerAccess(1, 0) == cudaErrorPeerAccessAlreadyEnabled)
+		cudaGetLastError(); /* enabled by an earlier env: fine */
+	return (uint8_t *)p;
+}
+
 static uint8_t *region_alloc(gpu_env *e, size_t n)
 {
 	void *p = NULL;
@@ -44,7 +66,9 @@ static void open_nic(gpu_env *e)
 
 	na.strict = e->cfg.strict;
 	if (e->cfg.gpu_engine) {
-		softnic_gpu_attr ga = { 0, 4, 4, 0 };
+		softnic_gpu_attr ga = { 0, e->cfg.engine_blocks ? e->cfg.engine_blocks : 4,
+					e->cfg.engine_warps ? e->cfg.engine_warps : 4, 0,
+					e->cfg.arena_bytes };
 
 		e->nic = softnic_open_gpu(&na, &ga);
 	} else {
@@ -58,30 +82,36 @@ static void open_nic(gpu_env *e)
 		fail(e, "softnic_open");
 }
 
-/* Creates and connects the QP pairs and uploads their views. */
+/* Creates and connects the QP pairs and uploads their views. PE0's QPs
+ * are created first, so they fill the first slots of the engine's QP
+ * table (a GPU engine's warp w serves slots w, w + W, ...). */
 static void open_qps(gpu_env *e)
 {
 	gic_sq sq[ENV_MAX_QPS];
 	gic_cq cq[ENV_MAX_QPS], rcq;
+	int n = e->cfg.nqps;
 
 	e->rcq = softnic_cq_create(e->nic, 12);
-	for (int i = 0; i < e->cfg.nqps; i++) {
-		/* QP 1 has a 16-BB ring, for wraparound cases. */
-		softnic_qp_attr qa = { i == 1 ? 4 : e->cfg.log_sq_bb, softnic_cq_create(e->nic, 12),
-				       NULL };
+	for (int i = 0; i < n; i++) {
+		int log_bb = e->cfg.small_ring_qp1 && i == 1 ? 4 : e->cfg.log_sq_bb;
+		softnic_qp_attr qa = { log_bb, softnic_cq_create(e->nic, 12), NULL };
 
 		e->qp[i] = softnic_qp_create(e->pd[0], &qa);
-		qa.send_cq = softnic_cq_create(e->nic, 4);
-		qa.recv_cq = e->rcq;
-		e->peer[i] = softnic_qp_create(e->pd[1], &qa);
-		if (!e->qp[i] || !e->peer[i] || softnic_qp_connect(e->qp[i], e->peer[i]))
+		if (!e->qp[i])
 			fail(e, "qp");
+	}
+	for (int i = 0; i < n; i++) {
+		softnic_qp_attr qa = { 4, softnic_cq_create(e->nic, 4), e->rcq };
+
+		e->peer[i] = softnic_qp_create(e->pd[1], &qa);
+		if (!e->peer[i] || softnic_qp_connect(e->qp[i], e->peer[i]))
+			fail(e, "peer qp");
 		softnic_qp_view(e->qp[i], &sq[i], &cq[i]);
 		sq[i].cq = &e->d_cq[i]; /* the device copy of the CQ view */
 	}
 	softnic_cq_view(e->rcq, &rcq);
-	CUDA_OK(cudaMemcpy(e->d_sq, sq, sizeof(gic_sq) * e->cfg.nqps, cudaMemcpyHostToDevice));
-	CUDA_OK(cudaMemcpy(e->d_cq, cq, sizeof(gic_cq) * e->cfg.nqps, cudaMemcpyHostToDevice));
+	CUDA_OK(cudaMemcpy(e->d_sq, sq, sizeof(gic_sq) * n, cudaMemcpyHostToDevice));
+	CUDA_OK(cudaMemcpy(e->d_cq, cq, sizeof(gic_cq) * n, cudaMemcpyHostToDevice));
 	CUDA_OK(cudaMemcpy(e->d_rcq, &rcq, sizeof(gic_cq), cudaMemcpyHostToDevice));
 }
 
@@ -95,7 +125,7 @@ void gpu_env_open(gpu_env *e, const gpu_env_cfg *cfg)
 	CUDA_OK(cudaMalloc(&e->d_sq, sizeof(gic_sq) * cfg->nqps));
 	CUDA_OK(cudaMalloc(&e->d_cq, sizeof(gic_cq) * cfg->nqps));
 	CUDA_OK(cudaMalloc(&e->d_rcq, sizeof(gic_cq)));
-	e->dst = region_alloc(e, cfg->region);
+	e->dst = cfg->peer_gpu ? peer_region_alloc(e, cfg->region) : region_alloc(e, cfg->region);
 	e->src = region_alloc(e, cfg->region);
 	e->res = region_alloc(e, cfg->region);
 	open_nic(e);

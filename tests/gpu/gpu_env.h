@@ -8,8 +8,8 @@
  * memory mapped into the GPU; with the GPU engine, queues are managed
  * memory on the GPU and regions are device memory.
  *
- * QP 1 has a 16-basic-block ring (wraparound cases); the others
- * 2^log_sq_bb. The device sees the queues through d_sq[i] / d_cq[i] (device copies of
+ * QPs have 2^log_sq_bb-BB rings (QP 1 16 BBs with small_ring_qp1). The
+ * device sees the queues through d_sq[i] / d_cq[i] (device copies of
  * the views) and PE1's receive CQ through d_rcq.
  */
 #ifndef GIC_GPU_ENV_H
@@ -32,7 +32,7 @@
 		}                                                                   \
 	} while (0)
 
-enum { ENV_MAX_QPS = 128, ENV_DEADLINE_NS = 2000000000ull };
+enum { ENV_MAX_QPS = 512, ENV_DEADLINE_NS = 2000000000ull };
 
 typedef struct gpu_env_cfg {
 	int gpu_engine;      /* 0: CPU engine (1 thread), 1: GPU engine */
@@ -40,6 +40,11 @@ typedef struct gpu_env_cfg {
 	int log_sq_bb;       /* per QP */
 	size_t region;       /* bytes of each region */
 	int strict;
+	int engine_blocks;   /* GPU engine: blocks (0: 4) */
+	int engine_warps;    /* GPU engine: warps per block (0: 4) */
+	int small_ring_qp1;  /* 1: QP 1 gets a 16-BB ring (wraparound cases) */
+	size_t arena_bytes;  /* GPU engine arenas (0: the engine's default) */
+	int peer_gpu;        /* 1: PE1's destination region on GPU 1 (peer access) */
 } gpu_env_cfg;
 
 typedef struct gpu_env {

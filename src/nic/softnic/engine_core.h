@@ -36,25 +36,48 @@ GIC_HD int snx_fail(uint8_t *vs, uint8_t vsynd, int syndrome)
 	return syndrome;
 }
 
-GIC_HD void snx_stat_add(uint64_t *counter, uint64_t v)
-{
-	gic_atomic_add_relaxed_u64(counter, v);
-}
 
-/* Copies len bytes; 16 bytes at a time where both ends allow it. */
+/* Copies len bytes in the widest units both ends' alignment allows. */
 GIC_HD void snx_copy(uint8_t *dst, const uint8_t *src, uint64_t len)
 {
 #if GIC_ON_DEVICE
+	uintptr_t align = (uintptr_t)dst | (uintptr_t)src;
 	uint64_t i = 0;
 
-	if ((((uintptr_t)dst | (uintptr_t)src) & 15) == 0)
+	if ((align & 15) == 0)
 		for (; i + 16 <= len; i += 16)
 			*(uint4 *)(dst + i) = *(const uint4 *)(src + i);
+	if ((align & 7) == 0)
+		for (; i + 8 <= len; i += 8)
+			*(uint64_t *)(dst + i) = *(const uint64_t *)(src + i);
+	if ((align & 3) == 0)
+		for (; i + 4 <= len; i += 4)
+			*(uint32_t *)(dst + i) = *(const uint32_t *)(src + i);
 	for (; i < len; i++)
 		dst[i] = src[i];
 #else
 	memcpy(dst, src, len);
 #endif
+}
+
+/* Acquire loads and release stores on queue memory, at the scope the
+ * softnic's submitters and consumers need (snx_shared.gpu_scope). */
+GIC_HD uint64_t snx_ld_acquire_u64(const snx_shared *sh, const uint64_t *p)
+{
+	return sh->gpu_scope ? gic_ld_acquire_gpu_u64(p) : gic_ld_acquire_sys_u64(p);
+}
+
+GIC_HD uint32_t snx_ld_acquire_u32(const snx_shared *sh, const uint32_t *p)
+{
+	return sh->gpu_scope ? gic_ld_acquire_gpu_u32(p) : gic_ld_acquire_sys_u32(p);
+}
+
+GIC_HD void snx_st_release_u64(const snx_shared *sh, uint64_t *p, uint64_t v)
+{
+	if (sh->gpu_scope)
+		gic_st_release_gpu_u64(p, v);
+	else
+		gic_st_release_sys_u64(p, v);
 }
 
 /* ------------------------------------------------------------------ */
@@ -140,61 +163,135 @@ GIC_HD int snx_decode_wqe(const uint8_t *b, size_t avail, softnic_wqe *w, uint8_
 }
 
 /* ------------------------------------------------------------------ */
+/* One pass over a QP: what the engine reads once and counts locally. */
+
+/* A resolved memory region, cached for the rest of the pass. */
+typedef struct snx_mr_hit {
+	uint32_t key;   /* 0: empty */
+	uint32_t pd;
+	uint32_t access;
+	uint64_t base, len;
+} snx_mr_hit;
+
+typedef struct snx_pass {
+	snx_shared *sh;
+	softnic_stats st;       /* this pass's counts, added to the engine's at its end */
+	uint32_t link;          /* the QP's link state, read once per pass */
+	/* MR caches: they outlive a pass when the engine keeps its snx_pass,
+	 * and are dropped whenever a deregistration bumped the epoch. */
+	uint32_t mr_epoch;
+	snx_mr_hit remote, local;
+} snx_pass;
+
+/* Prepares a pass record that an engine thread keeps for its lifetime. */
+GIC_HD void snx_pass_init(snx_pass *p, snx_shared *sh)
+{
+	memset(p, 0, sizeof(*p));
+	p->sh = sh;
+	p->mr_epoch = ~0u;
+}
+
+/* ------------------------------------------------------------------ */
 /* Memory regions. */
 
-/* Resolves key in protection domain pd for [addr, addr + len) with the
- * access bits need. Returns 0 and the pointer, or SOFTNIC_VSYND_BAD_LKEY,
- * _LOCAL_BOUNDS or _LOCAL_ACCESS (the caller maps them for remote keys). */
-GIC_HD int snx_mr_resolve(snx_shared *sh, uint32_t pd, uint32_t key, uint64_t addr,
-			  uint64_t len, uint32_t need, uint8_t **ptr)
+/* Looks key up in the MR table (a seqlock-style read; see snx_mr). Returns
+ * 0 with *hit filled, or SOFTNIC_VSYND_BAD_LKEY. */
+GIC_HD int snx_mr_lookup(snx_shared *sh, uint32_t pd, uint32_t key, snx_mr_hit *hit)
 {
 	uint32_t s = key >> 8;
 	snx_mr *m;
-	uint64_t base, size;
-	uint32_t access, owner;
 
 	if (s == 0 || s >= SNX_MAX_MR)
 		return SOFTNIC_VSYND_BAD_LKEY;
 	m = &sh->mrs[s];
 	if (gic_ld_acquire_sys_u32(&m->key) != key)
 		return SOFTNIC_VSYND_BAD_LKEY;
-	base = gic_ld_relaxed_u64(&m->addr);
-	size = gic_ld_relaxed_u64(&m->len);
-	access = gic_ld_relaxed_u32(&m->access);
-	owner = gic_ld_relaxed_u32(&m->pd);
+	hit->base = gic_ld_relaxed_u64(&m->addr);
+	hit->len = gic_ld_relaxed_u64(&m->len);
+	hit->access = gic_ld_relaxed_u32(&m->access);
+	hit->pd = gic_ld_relaxed_u32(&m->pd);
 	/* Orders the field loads above before the key re-check below. */
 	gic_fence_acquire_sys();
-	if (gic_ld_relaxed_u32(&m->key) != key || owner != pd)
+	if (gic_ld_relaxed_u32(&m->key) != key || hit->pd != pd)
 		return SOFTNIC_VSYND_BAD_LKEY;
-	if (addr < base || len > size || addr - base > size - len)
+	hit->key = key;
+	return 0;
+}
+
+/* Resolves key in protection domain pd for [addr, addr + len) with the
+ * access bits need, through a one-entry cache of the pass. Returns 0 and
+ * the pointer, or SOFTNIC_VSYND_BAD_LKEY, _LOCAL_BOUNDS or _LOCAL_ACCESS
+ * (the caller maps them for remote keys). A key deregistered before the
+ * doorbell that announced a WQE fails; one deregistered during a pass may
+ * still serve it, as an mkey a NIC has cached serves the WQEs in flight. */
+GIC_HD int snx_mr_resolve(snx_pass *p, snx_mr_hit *cache, uint32_t pd, uint32_t key,
+			  uint64_t addr, uint64_t len, uint32_t need, uint8_t **ptr)
+{
+	if (cache->key != key || cache->pd != pd) {
+		int r = snx_mr_lookup(p->sh, pd, key, cache);
+
+		if (r) {
+			cache->key = 0;
+			return r;
+		}
+	}
+	if (addr < cache->base || len > cache->len || addr - cache->base > cache->len - len)
 		return SOFTNIC_VSYND_LOCAL_BOUNDS;
-	if ((access & need) != need)
+	if ((cache->access & need) != need)
 		return SOFTNIC_VSYND_LOCAL_ACCESS;
 	*ptr = (uint8_t *)(uintptr_t)addr;
 	return 0;
 }
 
 /* ------------------------------------------------------------------ */
-/* Completions. */
+/* Completions. A CQE slot is claimed before the WQE that needs it runs,
+ * so that a full CQ stalls the QP without undoing anything and several
+ * writers (QPs sharing a CQ, a peer's WRITE_IMM) never overfill it. */
 
+/* Engine threads of one engine kind take this lock: GPU scope suffices on
+ * the device (all writers are the engine's warps). */
 GIC_HD void snx_cq_lock(snx_cq *cq)
 {
-	while (gic_atomic_exch_acquire_u32(&cq->lock, 1))
+	while (gic_atomic_cas_acquire_u32(&cq->lock, 0, 1) != 0)
 		gic_cpu_relax();
 }
 
 GIC_HD void snx_cq_unlock(snx_cq *cq)
 {
-	gic_st_release_sys_u32(&cq->lock, 0);
+	gic_st_release_gpu_u32(&cq->lock, 0);
 }
 
-/* Free CQE slots as the consumer-index record reports them. */
-GIC_HD uint32_t snx_cq_space(snx_cq *cq)
+/* Claims n CQE slots with the CQ's lock held; 0 when the CQ lacks them
+ * (the consumer-index record is re-read only then). */
+GIC_HD int snx_cq_claim_locked(const snx_shared *sh, snx_cq *cq, uint32_t n)
 {
-	uint32_t ci = gic_be32toh(gic_ld_acquire_sys_u32(cq->dbrec)) & 0xffffffu;
-	uint32_t used = ((uint32_t)gic_ld_relaxed_u64(&cq->pi) - ci) & 0xffffffu;
+	if (cq->claimed + n - cq->ci_seen > cq->cqe_cnt) {
+		uint32_t ci = gic_be32toh(snx_ld_acquire_u32(sh, cq->dbrec)) & 0xffffffu;
 
-	return used >= cq->cqe_cnt ? 0 : cq->cqe_cnt - used;
+		cq->ci_seen += (ci - (uint32_t)cq->ci_seen) & 0xffffffu;
+	}
+	if (cq->claimed + n - cq->ci_seen > cq->cqe_cnt)
+		return 0;
+	cq->claimed += n;
+	return 1;
+}
+
+GIC_HD int snx_cq_claim(const snx_shared *sh, snx_cq *cq, uint32_t n)
+{
+	int ok;
+
+	snx_cq_lock(cq);
+	ok = snx_cq_claim_locked(sh, cq, n);
+	snx_cq_unlock(cq);
+	return ok;
+}
+
+/* Gives back a claimed slot that no CQE will use. */
+GIC_HD void snx_cq_unclaim(snx_cq *cq)
+{
+	snx_cq_lock(cq);
+	cq->claimed--;
+	snx_cq_unlock(cq);
 }
 
 typedef struct snx_cqe_fields {
@@ -208,32 +305,50 @@ typedef struct snx_cqe_fields {
 	uint32_t imm;
 } snx_cqe_fields;
 
-/* Writes one CQE; the caller made sure a slot is free. Every data write of
- * this WQE and the earlier ones happened before the system-scope release
- * store of the CQE's tail, so a poller that sees the CQE sees the data. */
-GIC_HD void snx_cq_write(snx_cq *cq, const snx_cqe_fields *f, softnic_stats *st)
+/* Fills the first 56 bytes of a CQE (device: four wide stores). */
+GIC_HD void snx_cqe_fill_body(gic_cqe64 *cqe, const snx_cqe_fields *f)
 {
-	gic_cqe64 *cqe;
-	uint32_t sop = gic_htobe32(((uint32_t)f->wqe_opcode << 24) | (f->qpn & 0xffffffu));
-	uint64_t pi, tail;
+	int err = f->cqe_opcode == GIC_CQE_REQ_ERR;
+	uint64_t w48 = err ? ((uint64_t)f->vendor_syndrome << 48) | ((uint64_t)f->syndrome << 56) : 0;
+#if GIC_ON_DEVICE
+	uint4 zero = make_uint4(0, 0, 0, 0);
 
-	snx_cq_lock(cq);
-	pi = cq->pi;
-	cqe = &cq->cqes[pi & (cq->cqe_cnt - 1)];
-	memset(cqe, 0, GIC_CQE_TAIL_OFFSET);
-	cqe->byte_cnt_be = gic_htobe32(f->byte_cnt);
+	((uint4 *)cqe)[0] = zero;
+	((uint4 *)cqe)[1] = zero;
+	((uint4 *)cqe)[2] = make_uint4(0, f->imm, 0, gic_htobe32(f->byte_cnt));
+	*(uint64_t *)((uint8_t *)cqe + 48) = w48;
+#else
+	memset(cqe, 0, 48);
 	cqe->imm_inval_pkey = f->imm;
-	if (f->cqe_opcode == GIC_CQE_REQ_ERR) {
-		((gic_err_cqe *)cqe)->syndrome = f->syndrome;
-		((gic_err_cqe *)cqe)->vendor_err_synd = f->vendor_syndrome;
-	}
+	cqe->byte_cnt_be = gic_htobe32(f->byte_cnt);
+	memcpy((uint8_t *)cqe + 48, &w48, 8); /* err: vendor syndrome, syndrome */
+#endif
+}
+
+/* Writes one CQE into a claimed slot, with the CQ's lock held. Every data
+ * write of this WQE and the earlier ones happened before the release store
+ * of the CQE's tail, so a poller that sees the CQE sees the data. */
+GIC_HD void snx_cq_write_locked(const snx_shared *sh, snx_cq *cq, const snx_cqe_fields *f,
+				softnic_stats *st)
+{
+	uint32_t sop = gic_htobe32(((uint32_t)f->wqe_opcode << 24) | (f->qpn & 0xffffffu));
+	uint64_t pi = cq->pi++, tail;
+	gic_cqe64 *cqe = &cq->cqes[pi & (cq->cqe_cnt - 1)];
+
+	snx_cqe_fill_body(cqe, f);
 	/* Tail bytes 56..63: sop_drop_qpn, wqe_counter, signature, op_own. */
 	tail = (uint64_t)sop | ((uint64_t)gic_htobe16(f->wqe_counter) << 32) |
 	       ((uint64_t)gic_make_op_own(f->cqe_opcode, (uint32_t)pi, cq->cqe_cnt) << 56);
-	gic_st_release_sys_u64((uint64_t *)((uint8_t *)cqe + GIC_CQE_TAIL_OFFSET), tail);
-	gic_st_relaxed_u64(&cq->pi, pi + 1);
+	snx_st_release_u64(sh, (uint64_t *)((uint8_t *)cqe + GIC_CQE_TAIL_OFFSET), tail);
+	st->cqes_written++;
+}
+
+GIC_HD void snx_cq_write(const snx_shared *sh, snx_cq *cq, const snx_cqe_fields *f,
+			 softnic_stats *st)
+{
+	snx_cq_lock(cq);
+	snx_cq_write_locked(sh, cq, f, st);
 	snx_cq_unlock(cq);
-	snx_stat_add(&st->cqes_written, 1);
 }
 
 /* ------------------------------------------------------------------ */
@@ -251,11 +366,12 @@ GIC_HD void snx_qp_set_error(snx_qp *qp, uint16_t wqe_index, uint8_t opcode, int
 	/* Publishes err (complete) to softnic_qp_error() readers. */
 	gic_st_release_sys_u32(&qp->in_error, 1);
 	if (vs >= SOFTNIC_VSYND_STRICT_DB_AHEAD)
-		snx_stat_add(&st->strict_violations, 1);
+		st->strict_violations++;
 }
 
-GIC_HD void snx_complete_error(snx_qp *qp, uint16_t wqe_index, uint8_t opcode, int syndrome,
-			       uint8_t vs, softnic_stats *st)
+/* Writes an error CQE into a claimed slot of the QP's send CQ. */
+GIC_HD void snx_complete_error(const snx_shared *sh, snx_qp *qp, uint16_t wqe_index,
+			       uint8_t opcode, int syndrome, uint8_t vs, softnic_stats *st)
 {
 	snx_cqe_fields f;
 
@@ -266,30 +382,28 @@ GIC_HD void snx_complete_error(snx_qp *qp, uint16_t wqe_index, uint8_t opcode, i
 	f.wqe_opcode = opcode;
 	f.wqe_counter = wqe_index;
 	f.qpn = qp->qpn;
-	snx_cq_write(qp->send_cq, &f, st);
-	snx_stat_add(&st->error_cqes, 1);
+	snx_cq_write(sh, qp->send_cq, &f, st);
+	st->error_cqes++;
 }
 
 /* ------------------------------------------------------------------ */
 /* Execution. */
 
 /* The QP must be connected to a live peer. Returns 0 or a syndrome. */
-GIC_HD int snx_check_peer(const snx_qp *qp, uint8_t *vs)
+GIC_HD int snx_check_peer(const snx_pass *p, const snx_qp *qp, uint8_t *vs)
 {
-	uint32_t link = gic_ld_acquire_sys_u32(&qp->link);
-
-	if (link == SNX_QP_UNCONNECTED)
+	if (p->link == SNX_QP_UNCONNECTED)
 		return snx_fail(vs, SOFTNIC_VSYND_NOT_CONNECTED, GIC_SYND_LOCAL_QP_OP_ERR);
-	if (link != SNX_QP_CONNECTED || !qp->peer)
+	if (p->link != SNX_QP_CONNECTED || !qp->peer)
 		return snx_fail(vs, SOFTNIC_VSYND_PEER_GONE, GIC_SYND_TRANSPORT_RETRY_EXC_ERR);
 	return 0;
 }
 
 /* Resolves a remote range in the (live) peer's PD. Returns 0 or a syndrome. */
-GIC_HD int snx_resolve_remote(snx_shared *sh, snx_qp *qp, const softnic_wqe *w, uint64_t len,
+GIC_HD int snx_resolve_remote(snx_pass *p, snx_qp *qp, const softnic_wqe *w, uint64_t len,
 			      uint32_t need, uint8_t **dst, uint8_t *vs)
 {
-	int r = snx_mr_resolve(sh, qp->peer->pd, w->rkey, w->raddr, len, need, dst);
+	int r = snx_mr_resolve(p, &p->remote, qp->peer->pd, w->rkey, w->raddr, len, need, dst);
 
 	if (r == SOFTNIC_VSYND_BAD_LKEY)
 		return snx_fail(vs, SOFTNIC_VSYND_BAD_RKEY, GIC_SYND_REMOTE_ACCESS_ERR);
@@ -301,39 +415,66 @@ GIC_HD int snx_resolve_remote(snx_shared *sh, snx_qp *qp, const softnic_wqe *w, 
 }
 
 /* Resolves every pointer segment (local read or, with need, write). */
-GIC_HD int snx_resolve_local(snx_shared *sh, snx_qp *qp, const softnic_wqe *w, uint32_t need,
+GIC_HD int snx_resolve_local(snx_pass *p, snx_qp *qp, const softnic_wqe *w, uint32_t need,
 			     uint8_t *src[SOFTNIC_MAX_SGE], uint8_t *vs)
 {
 	for (uint32_t i = 0; i < w->num_sge; i++) {
-		int r = snx_mr_resolve(sh, qp->pd, w->sge[i].lkey, w->sge[i].addr, w->sge[i].len,
-				       need, &src[i]);
+		int r = snx_mr_resolve(p, &p->local, qp->pd, w->sge[i].lkey, w->sge[i].addr,
+				       w->sge[i].len, need, &src[i]);
 		if (r)
 			return snx_fail(vs, (uint8_t)r, GIC_SYND_LOCAL_PROT_ERR);
 	}
 	return 0;
 }
 
-GIC_HD int snx_exec_write(snx_shared *sh, snx_qp *qp, const softnic_wqe *w, uint8_t *vs,
-			  softnic_stats *st)
+/* Checks a write (peer, receiver, keys) and resolves its addresses without
+ * moving data. Returns 0 or a syndrome. */
+GIC_HD int snx_prepare_write(snx_pass *p, snx_qp *qp, const softnic_wqe *w,
+			     uint8_t *src[SOFTNIC_MAX_SGE], uint8_t **dst, uint8_t *vs)
 {
-	uint8_t *src[SOFTNIC_MAX_SGE];
-	uint8_t *dst = NULL;
-	int r = snx_check_peer(qp, vs);
+	int r = snx_check_peer(p, qp, vs);
 
+	*dst = NULL;
 	if (!r && w->opcode == GIC_OPCODE_RDMA_WRITE_IMM && !qp->peer->recv_cq)
 		r = snx_fail(vs, SOFTNIC_VSYND_NO_RECV_CQ, GIC_SYND_RNR_RETRY_EXC_ERR);
 	if (!r)
-		r = snx_resolve_local(sh, qp, w, 0, src, vs);
+		r = snx_resolve_local(p, qp, w, 0, src, vs);
 	if (!r && w->total_len) /* a zero-length write needs no rkey */
-		r = snx_resolve_remote(sh, qp, w, w->total_len, SOFTNIC_ACCESS_REMOTE_WRITE, &dst, vs);
-	if (r)
-		return r;
+		r = snx_resolve_remote(p, qp, w, w->total_len, SOFTNIC_ACCESS_REMOTE_WRITE, dst, vs);
+	return r;
+}
+
+/* Moves a prepared write's data. */
+GIC_HD void snx_move_write(const softnic_wqe *w, uint8_t *const src[SOFTNIC_MAX_SGE], uint8_t *dst)
+{
 	if (w->inline_len)
 		snx_copy(dst, w->inline_data, w->inline_len);
 	for (uint32_t i = 0; i < w->num_sge; i++) {
 		snx_copy(dst, src[i], w->sge[i].len);
 		dst += w->sge[i].len;
 	}
+}
+
+/* A WRITE_IMM's receive completion needs a slot of the peer's receive
+ * CQ, claimed before the write runs. Returns 1 when it has one (or needs
+ * none), 0 when that CQ is full. */
+GIC_HD int snx_claim_recv(const snx_pass *p, const snx_qp *qp, const softnic_wqe *w)
+{
+	if (w->opcode != GIC_OPCODE_RDMA_WRITE_IMM || p->link != SNX_QP_CONNECTED || !qp->peer ||
+	    !qp->peer->recv_cq)
+		return 1;
+	return snx_cq_claim(p->sh, qp->peer->recv_cq, 1);
+}
+
+GIC_HD int snx_exec_write(snx_pass *p, snx_qp *qp, const softnic_wqe *w, uint8_t *vs)
+{
+	uint8_t *src[SOFTNIC_MAX_SGE];
+	uint8_t *dst;
+	int r = snx_prepare_write(p, qp, w, src, &dst, vs);
+
+	if (r)
+		return r;
+	snx_move_write(w, src, dst);
 	if (w->opcode == GIC_OPCODE_RDMA_WRITE_IMM) {
 		snx_cqe_fields f;
 
@@ -342,28 +483,28 @@ GIC_HD int snx_exec_write(snx_shared *sh, snx_qp *qp, const softnic_wqe *w, uint
 		f.qpn = qp->peer->qpn;
 		f.byte_cnt = (uint32_t)w->total_len;
 		f.imm = w->imm;
-		/* snx_step() saw a free slot; the receiver learns of the write
-		 * only after its data. */
-		snx_cq_write(qp->peer->recv_cq, &f, st);
+		/* Into the slot snx_claim_recv() claimed; the receiver learns
+		 * of the write only after its data. */
+		snx_cq_write(p->sh, qp->peer->recv_cq, &f, &p->st);
 	}
 	return 0;
 }
 
-GIC_HD int snx_exec_atomic_fa(snx_shared *sh, snx_qp *qp, const softnic_wqe *w, uint8_t *vs)
+GIC_HD int snx_exec_atomic_fa(snx_pass *p, snx_qp *qp, const softnic_wqe *w, uint8_t *vs)
 {
 	uint8_t *res[SOFTNIC_MAX_SGE];
 	uint8_t *dst = NULL;
 	uint64_t old;
-	int r = snx_check_peer(qp, vs);
+	int r = snx_check_peer(p, qp, vs);
 
 	if (!r && w->sge[0].len != 8)
 		r = snx_fail(vs, SOFTNIC_VSYND_BAD_LENGTH, GIC_SYND_LOCAL_LENGTH_ERR);
 	if (!r)
-		r = snx_resolve_local(sh, qp, w, SOFTNIC_ACCESS_LOCAL_WRITE, res, vs);
+		r = snx_resolve_local(p, qp, w, SOFTNIC_ACCESS_LOCAL_WRITE, res, vs);
 	if (!r && (w->raddr & 7))
 		r = snx_fail(vs, SOFTNIC_VSYND_ATOMIC_ALIGN, GIC_SYND_REMOTE_INVAL_REQ_ERR);
 	if (!r)
-		r = snx_resolve_remote(sh, qp, w, 8, SOFTNIC_ACCESS_REMOTE_ATOMIC, &dst, vs);
+		r = snx_resolve_remote(p, qp, w, 8, SOFTNIC_ACCESS_REMOTE_ATOMIC, &dst, vs);
 	if (r)
 		return r;
 	old = gic_atomic_add_sc_sys_u64((uint64_t *)(void *)dst, w->atomic_add);
@@ -381,33 +522,29 @@ GIC_HD void snx_copy_wqe(const snx_qp *qp, uint64_t pos, uint32_t nbb, uint8_t *
 }
 
 /* Executes one decoded WQE; returns 0 or a syndrome (with *vs). */
-GIC_HD int snx_execute(snx_shared *sh, snx_qp *qp, const softnic_wqe *w, uint16_t slot_index,
-		       uint8_t *vs, softnic_stats *st)
+GIC_HD int snx_execute(snx_pass *p, snx_qp *qp, const softnic_wqe *w, uint16_t slot_index,
+		       uint8_t *vs)
 {
-	if (sh->strict && w->wqe_index != slot_index)
+	if (p->sh->strict && w->wqe_index != slot_index)
 		return snx_fail(vs, SOFTNIC_VSYND_STRICT_WQE_INDEX, GIC_SYND_LOCAL_QP_OP_ERR);
 	switch (w->opcode) {
 	case GIC_OPCODE_NOP:
 		return 0;
 	case GIC_OPCODE_ATOMIC_FA:
-		return snx_exec_atomic_fa(sh, qp, w, vs);
+		return snx_exec_atomic_fa(p, qp, w, vs);
 	default:
-		return snx_exec_write(sh, qp, w, vs, st);
+		return snx_exec_write(p, qp, w, vs);
 	}
 }
 
-/* 1 when executing w would need a receive-CQ slot that is not free. */
-GIC_HD int snx_recv_cq_full(const snx_qp *qp, const softnic_wqe *w)
-{
-	return w->opcode == GIC_OPCODE_RDMA_WRITE_IMM &&
-	       gic_ld_acquire_sys_u32(&qp->link) == SNX_QP_CONNECTED && qp->peer &&
-	       qp->peer->recv_cq && !snx_cq_space(qp->peer->recv_cq);
-}
+/* The outcome of running the WQE at qp->cons. */
+enum { SNX_RUN_OK = 0, SNX_RUN_STALL = -1 };
 
-/* Decodes and executes the WQE of nbb BBs at qp->cons into *w. Returns 0,
- * a syndrome (with *vs), or -1 when the QP must wait for CQ space. */
-GIC_HD int snx_run_wqe(snx_shared *sh, snx_qp *qp, uint32_t nbb, softnic_wqe *w, uint8_t *vs,
-		       softnic_stats *st)
+/* Decodes and runs the WQE of nbb BBs at qp->cons into *w, with a send-CQ
+ * slot claimed when *claimed says so. Returns SNX_RUN_OK, a syndrome (with
+ * *vs), or SNX_RUN_STALL when a CQ is full (nothing was done). */
+GIC_HD int snx_run_wqe(snx_pass *p, snx_qp *qp, uint32_t nbb, softnic_wqe *w, uint8_t *vs,
+		       int *claimed)
 {
 	uint8_t buf[GIC_WQE_MAX_BB * GIC_SEND_WQE_BB];
 	int synd;
@@ -415,35 +552,67 @@ GIC_HD int snx_run_wqe(snx_shared *sh, snx_qp *qp, uint32_t nbb, softnic_wqe *w,
 	snx_copy_wqe(qp, qp->cons, nbb, buf);
 	synd = snx_decode_wqe(buf, (size_t)nbb * GIC_SEND_WQE_BB, w, vs);
 	if (qp->in_error && qp->pending_synd) {
-		/* The first WQE after a doorbell error carries that error. */
+		/* The first WQE after a doorbell error carries that error
+		 * (snx_step clears it once its CQE is written). */
 		synd = snx_fail(vs, qp->pending_vs, qp->pending_synd);
-		qp->pending_synd = 0;
 	} else if (qp->in_error) {
 		synd = snx_fail(vs, SOFTNIC_VSYND_NONE, GIC_SYND_WR_FLUSH_ERR);
 	} else if (!synd) {
-		if (snx_recv_cq_full(qp, w))
-			return -1;
-		synd = snx_execute(sh, qp, w, (uint16_t)qp->cons, vs, st);
+		if ((w->fm_ce_se & GIC_CTRL_CQ_UPDATE) && !*claimed) {
+			if (!snx_cq_claim(p->sh, qp->send_cq, 1))
+				return SNX_RUN_STALL;
+			*claimed = 1;
+		}
+		if (!snx_claim_recv(p, qp, w))
+			return SNX_RUN_STALL;
+		synd = snx_execute(p, qp, w, (uint16_t)qp->cons, vs);
+		if (synd && w->opcode == GIC_OPCODE_RDMA_WRITE_IMM && p->link == SNX_QP_CONNECTED &&
+		    qp->peer && qp->peer->recv_cq)
+			snx_cq_unclaim(qp->peer->recv_cq); /* the write never ran */
 	}
 	return synd;
 }
 
+/* Completes the WQE at qp->cons as run_wqe's outcome says: an error CQE
+ * (which needs a slot: 0 when none is free), or a CQE when signaled. */
+GIC_HD int snx_complete(snx_pass *p, snx_qp *qp, const softnic_wqe *w, int synd, uint8_t vs,
+			int claimed)
+{
+	uint16_t slot_index = (uint16_t)qp->cons;
+
+	if (synd) {
+		if (!claimed && !snx_cq_claim(p->sh, qp->send_cq, 1))
+			return 0;
+		if (synd != GIC_SYND_WR_FLUSH_ERR)
+			snx_qp_set_error(qp, slot_index, w->opcode, synd, vs, &p->st);
+		snx_complete_error(p->sh, qp, slot_index, w->opcode, synd, vs, &p->st);
+	} else if (w->fm_ce_se & GIC_CTRL_CQ_UPDATE) {
+		snx_cqe_fields f;
+
+		memset(&f, 0, sizeof(f));
+		f.cqe_opcode = GIC_CQE_REQ;
+		f.wqe_opcode = w->opcode;
+		f.wqe_counter = slot_index;
+		f.qpn = qp->qpn;
+		f.byte_cnt = (uint32_t)w->total_len;
+		snx_cq_write(p->sh, qp->send_cq, &f, &p->st);
+	} else if (claimed) {
+		snx_cq_unclaim(qp->send_cq);
+	}
+	return 1;
+}
+
 /* Runs the WQE at qp->cons. Returns 1 when it was consumed, 0 when the QP
  * must wait (a CQ is full). */
-GIC_HD int snx_step(snx_shared *sh, snx_qp *qp, softnic_stats *st)
+GIC_HD int snx_step(snx_pass *p, snx_qp *qp)
 {
 	const gic_ctrl_seg *c = (const gic_ctrl_seg *)(qp->sq_buf +
 		(qp->cons & (qp->bb_cnt - 1)) * GIC_SEND_WQE_BB);
 	uint32_t nbb = gic_wqe_bb_count(c->qpn_ds_be);
-	uint16_t slot_index = (uint16_t)qp->cons;
 	softnic_wqe w;
 	uint8_t vs = 0;
-	int synd;
+	int synd, claimed = 0;
 
-	if (!snx_cq_space(qp->send_cq)) {
-		snx_stat_add(&st->cq_full_stalls, 1);
-		return 0;
-	}
 	if (qp->cons + nbb > qp->target) {
 		/* The doorbell record covers only part of this WQE. */
 		nbb = (uint32_t)(qp->target - qp->cons);
@@ -451,38 +620,27 @@ GIC_HD int snx_step(snx_shared *sh, snx_qp *qp, softnic_stats *st)
 		w.opcode = (uint8_t)gic_be32toh(c->opmod_idx_opcode_be);
 		synd = snx_fail(&vs, SOFTNIC_VSYND_WQE_PAST_DBREC, GIC_SYND_LOCAL_QP_OP_ERR);
 	} else {
-		synd = snx_run_wqe(sh, qp, nbb, &w, &vs, st);
-		if (synd < 0) {
-			snx_stat_add(&st->cq_full_stalls, 1);
-			return 0;
-		}
+		synd = snx_run_wqe(p, qp, nbb, &w, &vs, &claimed);
 	}
-	if (synd) {
-		if (synd != GIC_SYND_WR_FLUSH_ERR)
-			snx_qp_set_error(qp, slot_index, w.opcode, synd, vs, st);
-		snx_complete_error(qp, slot_index, w.opcode, synd, vs, st);
-	} else if (w.fm_ce_se & GIC_CTRL_CQ_UPDATE) {
-		snx_cqe_fields f;
-
-		memset(&f, 0, sizeof(f));
-		f.cqe_opcode = GIC_CQE_REQ;
-		f.wqe_opcode = w.opcode;
-		f.wqe_counter = slot_index;
-		f.qpn = qp->qpn;
-		f.byte_cnt = (uint32_t)w.total_len;
-		snx_cq_write(qp->send_cq, &f, st);
+	if (synd == SNX_RUN_STALL || !snx_complete(p, qp, &w, synd, vs, claimed)) {
+		if (synd == SNX_RUN_STALL && claimed)
+			snx_cq_unclaim(qp->send_cq);
+		p->st.cq_full_stalls++;
+		return 0;
 	}
+	if (qp->pending_synd && synd == qp->pending_synd && vs == qp->pending_vs)
+		qp->pending_synd = 0;
 	qp->cons += nbb;
-	snx_stat_add(&st->wqes_executed, 1);
+	p->st.wqes_executed++;
 	return 1;
 }
 
 /* Checks a new doorbell against the doorbell record and moves qp->target.
  * A protocol mistake moves the QP to error; the first WQE it announced
  * then completes with that error. */
-GIC_HD void snx_take_doorbell(snx_shared *sh, snx_qp *qp, uint64_t db, softnic_stats *st)
+GIC_HD void snx_take_doorbell(snx_pass *p, snx_qp *qp, uint64_t db)
 {
-	uint32_t rec = gic_be32toh(gic_ld_acquire_sys_u32(qp->dbrec)) & 0xffffu;
+	uint32_t rec = gic_be32toh(snx_ld_acquire_u32(p->sh, qp->dbrec)) & 0xffffu;
 	uint32_t w0 = gic_be32toh((uint32_t)db), w1 = gic_be32toh((uint32_t)(db >> 32));
 	uint16_t ahead = (uint16_t)(rec - (uint16_t)qp->target);
 	uint16_t db_ahead = (uint16_t)(((w0 >> 8) & 0xffffu) - (uint16_t)qp->target);
@@ -490,9 +648,9 @@ GIC_HD void snx_take_doorbell(snx_shared *sh, snx_qp *qp, uint64_t db, softnic_s
 
 	if (qp->target + ahead - qp->cons > qp->bb_cnt)
 		vs = SOFTNIC_VSYND_BAD_DBREC;
-	else if (sh->strict && (w1 >> 8) != qp->qpn)
+	else if (p->sh->strict && (w1 >> 8) != qp->qpn)
 		vs = SOFTNIC_VSYND_STRICT_DB_QPN;
-	else if (sh->strict && db_ahead > ahead && db_ahead <= qp->bb_cnt)
+	else if (p->sh->strict && db_ahead > ahead && db_ahead <= qp->bb_cnt)
 		vs = SOFTNIC_VSYND_STRICT_DB_AHEAD;
 	if (!vs) {
 		qp->target += ahead;
@@ -506,29 +664,87 @@ GIC_HD void snx_take_doorbell(snx_shared *sh, snx_qp *qp, uint64_t db, softnic_s
 		qp->err.dbrec = rec;
 		qp->err.executed = (uint32_t)(qp->cons & 0xffff);
 	}
-	snx_qp_set_error(qp, (uint16_t)qp->cons, 0, GIC_SYND_LOCAL_QP_OP_ERR, vs, st);
-	if (vs != SOFTNIC_VSYND_BAD_DBREC) {
+	snx_qp_set_error(qp, (uint16_t)qp->cons, 0, GIC_SYND_LOCAL_QP_OP_ERR, vs, &p->st);
+	if (vs != SOFTNIC_VSYND_BAD_DBREC)
 		qp->target += ahead;
-	} else if (qp->pending_synd && snx_cq_space(qp->send_cq)) {
-		/* The record is unusable, so no WQE can carry the error:
-		 * report it in a CQE of its own. */
-		snx_complete_error(qp, (uint16_t)qp->cons, 0, GIC_SYND_LOCAL_QP_OP_ERR, vs, st);
+}
+
+/* An error a bad doorbell record left with no WQE to carry it gets a CQE
+ * of its own, once a slot is free. */
+GIC_HD void snx_report_orphan_error(snx_pass *p, snx_qp *qp)
+{
+	if (!qp->pending_synd || qp->cons < qp->target || qp->pending_vs != SOFTNIC_VSYND_BAD_DBREC)
+		return;
+	if (snx_cq_claim(p->sh, qp->send_cq, 1)) {
+		snx_complete_error(p->sh, qp, (uint16_t)qp->cons, 0, qp->pending_synd, qp->pending_vs,
+				   &p->st);
 		qp->pending_synd = 0;
 	}
 }
 
-/* Executes what the QP's doorbell announced; returns WQEs executed. */
-GIC_HD int snx_qp_progress(snx_shared *sh, snx_qp *qp, softnic_stats *st)
+GIC_HD void snx_stats_flush(const softnic_stats *local, softnic_stats *st)
 {
-	uint64_t db = gic_ld_acquire_sys_u64(qp->db);
-	int done = 0;
+	if (local->wqes_executed)
+		gic_atomic_add_relaxed_u64(&st->wqes_executed, local->wqes_executed);
+	if (local->cqes_written)
+		gic_atomic_add_relaxed_u64(&st->cqes_written, local->cqes_written);
+	if (local->error_cqes)
+		gic_atomic_add_relaxed_u64(&st->error_cqes, local->error_cqes);
+	if (local->strict_violations)
+		gic_atomic_add_relaxed_u64(&st->strict_violations, local->strict_violations);
+	if (local->cq_full_stalls)
+		gic_atomic_add_relaxed_u64(&st->cq_full_stalls, local->cq_full_stalls);
+}
 
+/* Starts a pass over qp with a pass record from snx_pass_init(): reads the
+ * doorbell, then the MR epoch and the link state. Returns 0 when there is
+ * nothing to do. */
+GIC_HD int snx_pass_begin(snx_pass *p, snx_qp *qp)
+{
+	snx_shared *sh = p->sh;
+	uint64_t db = snx_ld_acquire_u64(sh, qp->db);
+	uint32_t epoch;
+
+	if (db == qp->last_db && qp->cons == qp->target && !qp->pending_synd)
+		return 0;
+	memset(&p->st, 0, sizeof(p->st));
+	/* After the doorbell's acquire: a deregistration that happened before
+	 * the doorbell shows here. */
+	epoch = gic_ld_relaxed_u32(&sh->mr_epoch);
+	if (epoch != p->mr_epoch) {
+		gic_fence_acquire_sys(); /* orders the table reads after the epoch */
+		p->mr_epoch = epoch;
+		p->remote.key = 0;
+		p->local.key = 0;
+	}
+	p->link = gic_ld_relaxed_u32(&qp->link);
 	if (db != qp->last_db) {
 		qp->last_db = db;
-		snx_take_doorbell(sh, qp, db, st);
+		snx_take_doorbell(p, qp, db);
 	}
-	while (qp->cons < qp->target && snx_step(sh, qp, st))
+	return 1;
+}
+
+/* Ends a pass: reports an orphaned doorbell error, adds the counts. */
+GIC_HD void snx_pass_end(snx_pass *p, snx_qp *qp, softnic_stats *st)
+{
+	snx_report_orphan_error(p, qp);
+	snx_stats_flush(&p->st, st);
+}
+
+/* Executes what the QP's doorbell announced; returns WQEs executed. The
+ * engine's counters st are updated once, at the end. */
+GIC_HD int snx_qp_progress(snx_shared *sh, snx_qp *qp, softnic_stats *st)
+{
+	snx_pass p;
+	int done = 0;
+
+	snx_pass_init(&p, sh);
+	if (!snx_pass_begin(&p, qp))
+		return 0;
+	while (qp->cons < qp->target && snx_step(&p, qp))
 		done++;
+	snx_pass_end(&p, qp, st);
 	return done;
 }
 

@@ -14,48 +14,205 @@
 #include "softnic_internal.h"
 #include "engine_core.h"
 
-enum { STOP_DEADLINE_NS = 5000000000ull, MAX_DEFERRED = 1 << 16 };
+enum { STOP_DEADLINE_NS = 5000000000ull };
 
-/* Memory freed while the engine runs is released at close. */
-typedef struct deferred {
-	void *p;
-	int host; /* 1: cudaFreeHost, 0: cudaFree */
-} deferred;
+/* A bump allocator over one allocation made before the engine starts.
+ * Frees are no-ops; everything goes back at close. */
+typedef struct arena {
+	uint8_t *base;
+	size_t size, used;
+	int host; /* 1: pinned mapped host memory, 0: managed */
+} arena;
 
 typedef struct gpu_engine {
 	softnic_gpu_attr attr;
 	cudaStream_t stream;
-	softnic_stats *warp_stats; /* one per warp, managed memory */
+	cudaStream_t copy_stream; /* prefetches; never waits for the engine */
+	softnic_stats *warp_stats; /* one per warp, from the state arena */
 	int nwarps;
 	int alive;
 	char error[256];
 	softnic_allocator queue_alloc;
-	pthread_mutex_t lock; /* deferred list */
-	deferred *deferred;
-	int ndeferred;
+	pthread_mutex_t lock; /* the arenas */
+	arena state, queues;
 } gpu_engine;
 
 /* ------------------------------------------------------------------ */
 /* The kernel. */
 
+#define FULL_WARP 0xffffffffu
+
+/* Lane l (< n) checks the WQE at cons + l: a single-BB RDMA write that
+ * decodes and resolves. Fills *w, src, *dst. Returns 1 when it qualifies. */
+static __device__ int lane_prepare(snx_pass *p, snx_qp *qp, uint64_t pos, softnic_wqe *w,
+				   uint8_t *src[SOFTNIC_MAX_SGE], uint8_t **dst, uint8_t *buf)
+{
+	uint8_t vs;
+
+	snx_copy_wqe(qp, pos, 1, buf);
+	if (gic_wqe_bb_count(((const gic_ctrl_seg *)buf)->qpn_ds_be) != 1)
+		return 0;
+	if (snx_decode_wqe(buf, GIC_SEND_WQE_BB, w, &vs) || w->opcode != GIC_OPCODE_RDMA_WRITE)
+		return 0;
+	if (p->sh->strict && w->wqe_index != (uint16_t)pos)
+		return 0;
+	return snx_prepare_write(p, qp, w, src, dst, &vs) == 0;
+}
+
+/* 1 when lane's [lo, hi) overlaps another active lane's (all lanes call). */
+static __device__ int lanes_overlap(uint64_t lo, uint64_t hi, int n, int lane)
+{
+	int clash = 0;
+
+	for (int j = 0; j < n; j++) {
+		uint64_t jl = __shfl_sync(FULL_WARP, lo, j), jh = __shfl_sync(FULL_WARP, hi, j);
+
+		if (j != lane && lane < n && lo < jh && jl < hi)
+			clash = 1;
+	}
+	return __any_sync(FULL_WARP, clash);
+}
+
+/* Runs the n WQEs at cons one per lane, when every one is a single-BB RDMA
+ * write that checks out, no two destinations overlap (so order cannot
+ * show) and the send CQ has slots for the signaled ones. Returns n, or 0
+ * when lane 0 must take them one at a time instead. All lanes call it. */
+static __device__ int warp_batch(snx_pass *p, snx_qp *qp, uint64_t cons, int n, int lane)
+{
+	uint8_t buf[GIC_SEND_WQE_BB];
+	uint8_t *src[SOFTNIC_MAX_SGE], *dst = NULL;
+	softnic_wqe w;
+	int ok = 1, sig = 0, got = 1;
+	uint64_t lo = 0, hi = 0;
+	unsigned sigmask;
+
+	if (lane < n) {
+		ok = lane_prepare(p, qp, cons + lane, &w, src, &dst, buf);
+		sig = ok && (w.fm_ce_se & GIC_CTRL_CQ_UPDATE);
+		lo = (uint64_t)dst;
+		hi = ok && dst ? lo + w.total_len : lo;
+	}
+	if (!__all_sync(FULL_WARP, ok) || lanes_overlap(lo, hi, n, lane))
+		return 0;
+	sigmask = __ballot_sync(FULL_WARP, sig);
+	/* With signaled WQEs, lane 0 holds the CQ lock from the claim to the
+	 * last CQE: one lock round trip per batch. */
+	if (lane == 0 && sigmask) {
+		snx_cq_lock(qp->send_cq);
+		got = snx_cq_claim_locked(p->sh, qp->send_cq, __popc(sigmask));
+		if (!got)
+			snx_cq_unlock(qp->send_cq);
+	}
+	if (!__shfl_sync(FULL_WARP, got, 0))
+		return 0;
+	if (lane < n)
+		snx_move_write(&w, src, dst);
+	/* Orders every lane's data writes before lane 0's CQE releases. */
+	__syncwarp(FULL_WARP);
+	for (int l = 0; l < n; l++) {
+		uint32_t len = __shfl_sync(FULL_WARP, (uint32_t)w.total_len, l);
+		snx_cqe_fields f;
+
+		if (lane || !(sigmask >> l & 1))
+			continue;
+		memset(&f, 0, sizeof(f));
+		f.cqe_opcode = GIC_CQE_REQ;
+		f.wqe_opcode = GIC_OPCODE_RDMA_WRITE;
+		f.wqe_counter = (uint16_t)(cons + l);
+		f.qpn = qp->qpn;
+		f.byte_cnt = len;
+		snx_cq_write_locked(p->sh, qp->send_cq, &f, &p->st);
+	}
+	if (lane == 0 && sigmask)
+		snx_cq_unlock(qp->send_cq);
+	if (lane == 0) {
+		qp->cons = cons + n;
+		p->st.wqes_executed += n;
+	}
+	return n;
+}
+
+/* Executes what the QP's doorbell announced with the whole warp: batches
+ * run one WQE per lane (warp_batch); anything else runs on lane 0 through
+ * the serial core, which keeps every semantic of the CPU engine. Lane 0's
+ * pass holds the state; the other lanes' passes only cache MRs. */
+static __device__ int warp_progress(snx_pass &p, snx_qp *qp, softnic_stats *st, int lane)
+{
+	int active = 0, done = 0;
+	uint32_t epoch;
+
+	if (lane == 0)
+		active = snx_pass_begin(&p, qp);
+	if (!__shfl_sync(FULL_WARP, active, 0))
+		return 0;
+	/* The other lanes follow lane 0's view of the epoch and the link. */
+	epoch = __shfl_sync(FULL_WARP, p.mr_epoch, 0);
+	if (lane && epoch != p.mr_epoch) {
+		p.mr_epoch = epoch;
+		p.remote.key = 0;
+		p.local.key = 0;
+	}
+	p.link = __shfl_sync(FULL_WARP, p.link, 0);
+	for (;;) {
+		uint64_t cons = __shfl_sync(FULL_WARP, lane ? 0 : qp->cons, 0);
+		uint64_t left = __shfl_sync(FULL_WARP, lane ? 0 : qp->target - qp->cons, 0);
+		int healthy = __shfl_sync(FULL_WARP, lane ? 0 : !qp->in_error && !qp->pending_synd, 0);
+		int n = left < 32 ? (int)left : 32, k = 0;
+
+		if (!left)
+			break;
+		if (healthy && p.link == SNX_QP_CONNECTED)
+			k = warp_batch(&p, qp, cons, n, lane);
+		if (!k)
+			k = __shfl_sync(FULL_WARP, lane ? 0 : snx_step(&p, qp), 0);
+		if (!k)
+			break; /* a CQ is full: come back on a later scan */
+		done += k;
+	}
+	if (lane == 0)
+		snx_pass_end(&p, qp, st);
+	return done;
+}
+
+/* Lane 0 reads the QP table: relaxed loads, with an acquire fence each
+ * time the host's table generation moved (the host publishes a QP's
+ * fields, then its slot, then the generation). */
+static __device__ uint32_t table_scan_begin(snx_shared *sh, uint32_t *gen_seen, int lane)
+{
+	uint32_t n = 0;
+
+	if (lane == 0) {
+		uint32_t gen = gic_ld_relaxed_u32(&sh->table_gen);
+
+		if (gen != *gen_seen) {
+			gic_fence_acquire_sys(); /* orders the reads below after gen */
+			*gen_seen = gen;
+		}
+		n = gic_ld_relaxed_u32(&sh->nqp_slots);
+	}
+	return __shfl_sync(FULL_WARP, n, 0);
+}
+
 __global__ void snx_gpu_engine_kernel(snx_shared *sh, softnic_stats *warp_stats, int nwarps)
 {
 	int warp = (int)((blockIdx.x * blockDim.x + threadIdx.x) >> 5);
+	int lane = threadIdx.x & 31;
 	softnic_stats *st = &warp_stats[warp];
+	uint32_t gen_seen = ~0u;
+	snx_pass p; /* kept for the kernel's life: its MR caches persist */
 
-	if ((threadIdx.x & 31) != 0)
-		return;
+	snx_pass_init(&p, sh);
 	/* A service loop, not a wait: it ends when softnic_close() sets stop. */
-	while (!gic_ld_acquire_sys_u32(&sh->stop)) {
-		uint32_t n = gic_ld_acquire_sys_u32(&sh->nqp_slots);
+	while (!__shfl_sync(FULL_WARP, lane ? 0 : gic_ld_relaxed_u32(&sh->stop), 0)) {
+		uint32_t n = table_scan_begin(sh, &gen_seen, lane);
 		int done = 0;
 
 		for (uint32_t i = (uint32_t)warp; i < n; i += (uint32_t)nwarps) {
-			/* Acquire pairs with the host's release of the slot. */
-			snx_qp *qp = (snx_qp *)gic_ld_acquire_sys_u64((uint64_t *)&sh->qps[i]);
+			uint64_t q = __shfl_sync(FULL_WARP,
+						 lane ? 0 : gic_ld_relaxed_u64((uint64_t *)&sh->qps[i]), 0);
 
-			if (qp)
-				done += snx_qp_progress(sh, qp, st);
+			if (q)
+				done += warp_progress(p, (snx_qp *)q, st, lane);
 		}
 		if (!done)
 			__nanosleep(64);
@@ -65,29 +222,66 @@ __global__ void snx_gpu_engine_kernel(snx_shared *sh, softnic_stats *warp_stats,
 /* ------------------------------------------------------------------ */
 /* Memory. */
 
-static void defer_free(gpu_engine *g, void *p, int host)
+static int arena_open(arena *a, size_t size, int host, int device, cudaStream_t stream)
 {
-	pthread_mutex_lock(&g->lock);
-	if (g->ndeferred < MAX_DEFERRED) {
-		g->deferred[g->ndeferred].p = p;
-		g->deferred[g->ndeferred].host = host;
-		g->ndeferred++;
+	void *p = NULL;
+	cudaError_t e;
+
+	a->size = size;
+	a->host = host;
+	if (host) {
+		e = cudaHostAlloc(&p, size, cudaHostAllocMapped | cudaHostAllocPortable);
+		if (e == cudaSuccess)
+			memset(p, 0, size);
+	} else {
+		cudaMemLocation loc = { cudaMemLocationTypeDevice, device };
+
+		e = cudaMallocManaged(&p, size, cudaMemAttachGlobal);
+		if (e == cudaSuccess)
+			e = cudaMemAdvise(p, size, cudaMemAdviseSetPreferredLocation, loc);
+		if (e == cudaSuccess)
+			e = cudaMemsetAsync(p, 0, size, stream);
+		if (e == cudaSuccess)
+			e = cudaStreamSynchronize(stream);
 	}
-	pthread_mutex_unlock(&g->lock);
+	if (e != cudaSuccess) {
+		fprintf(stderr, "softnic GPU engine: arena of %zu bytes: %s\n", size,
+			cudaGetErrorString(e));
+		return ENOMEM;
+	}
+	a->base = (uint8_t *)p;
+	return 0;
 }
 
-static void *managed_alloc(size_t size, int device, int prefer_gpu)
+static void arena_close(arena *a)
+{
+	if (a->base && a->host)
+		cudaFreeHost(a->base);
+	else if (a->base)
+		cudaFree(a->base);
+	a->base = NULL;
+}
+
+/* Zeroed memory from the arena (never handed out before). */
+static void *arena_alloc(gpu_engine *g, arena *a, size_t size, size_t align)
 {
 	void *p = NULL;
 
-	if (cudaMallocManaged(&p, size, cudaMemAttachGlobal) != cudaSuccess)
-		return NULL;
-	memset(p, 0, size);
-	if (prefer_gpu) {
-		cudaMemLocation loc = { cudaMemLocationTypeDevice, device };
+	if (align < 64)
+		align = 64;
+	if (size >= 4096 && align < 4096)
+		align = 4096;
+	pthread_mutex_lock(&g->lock);
+	size_t at = (a->used + align - 1) & ~(align - 1);
 
-		cudaMemAdvise(p, size, cudaMemAdviseSetPreferredLocation, loc);
+	if (at + size <= a->size) {
+		p = a->base + at;
+		a->used = at + size;
+	} else {
+		fprintf(stderr, "softnic GPU engine: arena full (%zu bytes): raise "
+			"softnic_gpu_attr.arena_bytes\n", a->size);
 	}
+	pthread_mutex_unlock(&g->lock);
 	return p;
 }
 
@@ -95,33 +289,39 @@ static void *state_alloc(size_t size, void *ctx)
 {
 	gpu_engine *g = (gpu_engine *)ctx;
 
-	return managed_alloc(size, g->attr.device, 1);
+	return arena_alloc(g, &g->state, size, 64);
 }
 
 static void state_free(void *p, void *ctx)
 {
-	defer_free((gpu_engine *)ctx, p, 0);
+	(void)p; /* returned with the arena at close */
+	(void)ctx;
 }
 
 static void *queue_alloc(size_t size, size_t align, void *ctx)
 {
 	gpu_engine *g = (gpu_engine *)ctx;
-	void *p = NULL;
 
-	(void)align; /* both allocators return page-aligned memory */
-	if (!g->attr.queues_on_host)
-		return managed_alloc(size, g->attr.device, 1);
-	if (cudaHostAlloc(&p, size, cudaHostAllocMapped | cudaHostAllocPortable) != cudaSuccess)
-		return NULL;
-	memset(p, 0, size);
-	return p;
+	return arena_alloc(g, &g->queues, size, align);
+}
+
+/* Moves initialised managed queue memory to the GPU, so that the first
+ * post does not pay page faults. */
+static void queue_prepared(void *p, size_t size, void *ctx)
+{
+	gpu_engine *g = (gpu_engine *)ctx;
+	cudaMemLocation loc = { cudaMemLocationTypeDevice, g->attr.device };
+
+	if (g->queues.host)
+		return;
+	if (cudaMemPrefetchAsync(p, size, loc, 0, g->copy_stream) == cudaSuccess)
+		cudaStreamSynchronize(g->copy_stream);
 }
 
 static void queue_free(void *p, void *ctx)
 {
-	gpu_engine *g = (gpu_engine *)ctx;
-
-	defer_free(g, p, g->attr.queues_on_host);
+	(void)p; /* returned with the arena at close */
+	(void)ctx;
 }
 
 /* ------------------------------------------------------------------ */
@@ -172,21 +372,18 @@ static void engine_add_stats(const softnic *nic, softnic_stats *sum, void *ctx)
 	}
 }
 
-/* After softnic_close() freed everything: release the deferred memory. */
+/* After softnic_close() released every object: return the arenas. */
 static void engine_release(void *ctx)
 {
 	gpu_engine *g = (gpu_engine *)ctx;
 
-	for (int i = 0; i < g->ndeferred; i++) {
-		if (g->deferred[i].host)
-			cudaFreeHost(g->deferred[i].p);
-		else
-			cudaFree(g->deferred[i].p);
-	}
-	cudaFree(g->warp_stats);
-	cudaStreamDestroy(g->stream);
+	arena_close(&g->state);
+	arena_close(&g->queues);
+	if (g->stream)
+		cudaStreamDestroy(g->stream);
+	if (g->copy_stream)
+		cudaStreamDestroy(g->copy_stream);
 	pthread_mutex_destroy(&g->lock);
-	free(g->deferred);
 	free(g);
 }
 
@@ -209,13 +406,18 @@ static int engine_prepare(gpu_engine *g)
 		return ENOTSUP;
 	}
 	if (cudaSetDevice(g->attr.device) != cudaSuccess ||
-	    cudaStreamCreateWithFlags(&g->stream, cudaStreamNonBlocking) != cudaSuccess)
+	    cudaStreamCreateWithFlags(&g->stream, cudaStreamNonBlocking) != cudaSuccess ||
+	    cudaStreamCreateWithFlags(&g->copy_stream, cudaStreamNonBlocking) != cudaSuccess)
 		return ENODEV;
+	size_t bytes = g->attr.arena_bytes ? g->attr.arena_bytes : (size_t)256 << 20;
+
 	g->nwarps = g->attr.blocks * g->attr.warps_per_block;
-	g->warp_stats = (softnic_stats *)managed_alloc(sizeof(softnic_stats) * g->nwarps,
-						       g->attr.device, 1);
-	g->deferred = (deferred *)calloc(MAX_DEFERRED, sizeof(deferred));
-	return g->warp_stats && g->deferred ? 0 : ENOMEM;
+	if (arena_open(&g->state, bytes, 0, g->attr.device, g->copy_stream) ||
+	    arena_open(&g->queues, bytes, g->attr.queues_on_host, g->attr.device, g->copy_stream))
+		return ENOMEM;
+	g->warp_stats = (softnic_stats *)arena_alloc(g, &g->state,
+						     sizeof(softnic_stats) * g->nwarps, 64);
+	return g->warp_stats ? 0 : ENOMEM;
 }
 
 static int engine_launch(softnic *nic, gpu_engine *g)
@@ -262,6 +464,7 @@ softnic *softnic_open_gpu(const softnic_attr *attr, const softnic_gpu_attr *gatt
 	}
 	g->queue_alloc.alloc = queue_alloc;
 	g->queue_alloc.free = queue_free;
+	g->queue_alloc.prepared = queue_prepared;
 	g->queue_alloc.ctx = g;
 	if (!a.queue_mem)
 		a.queue_mem = &g->queue_alloc;
@@ -278,6 +481,9 @@ softnic *softnic_open_gpu(const softnic_attr *attr, const softnic_gpu_attr *gatt
 		errno = rc;
 		return NULL;
 	}
+	/* GPU-resident queues: submitters and CQ consumers are this GPU's
+	 * threads, so the engine synchronizes with them at GPU scope. */
+	nic->shared->gpu_scope = !gattr->queues_on_host;
 	rc = engine_launch(nic, g);
 	if (rc) {
 		softnic_close(nic);

@@ -34,8 +34,12 @@ typedef struct snx_cq {
 	uint32_t *dbrec;   /* consumer index, written by the consumer */
 	uint32_t cqe_cnt;
 	uint32_t cqn;
-	uint64_t pi;       /* producer index, under lock */
-	uint32_t lock;     /* CQE writers: the QP's engine and a peer's (imm) */
+	/* Under lock (CQE writers: QPs of several engine threads, a peer's
+	 * WRITE_IMM): */
+	uint64_t pi;       /* CQEs written */
+	uint64_t claimed;  /* slots claimed: pi plus the claims not yet written */
+	uint64_t ci_seen;  /* consumer index last read from dbrec (extended) */
+	uint32_t lock;
 	uint32_t pad;
 } snx_cq;
 
@@ -85,8 +89,14 @@ typedef struct snx_shared {
 	snx_mr mrs[SNX_MAX_MR];
 	snx_qp *qps[SNX_MAX_QP]; /* every live QP; NULL: free slot */
 	uint32_t nqp_slots;      /* slots in use are below this */
+	uint32_t table_gen;      /* bumped (release) after every change of qps */
+	uint32_t mr_epoch;       /* bumped (release) by every deregistration */
 	uint32_t strict;
 	uint32_t stop;     /* engines exit when set */
+	/* 1: every submitter and CQ consumer is a thread of the engine's GPU,
+	 * so doorbells, doorbell records and CQEs synchronize at GPU scope
+	 * (queues in GPU memory); 0: system scope. */
+	uint32_t gpu_scope;
 } snx_shared;
 
 #endif /* SOFTNIC_ENGINE_STATE_H */

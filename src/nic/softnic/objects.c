@@ -92,6 +92,15 @@ static void *queue_alloc(softnic *nic, size_t size, size_t align)
 	return a ? a->alloc(size, align, a->ctx) : zalloc_aligned(align, size);
 }
 
+/* Tells the allocator that softnic has initialised [p, p + size). */
+static void queue_prepared(softnic *nic, void *p, size_t size)
+{
+	const softnic_allocator *a = nic->attr.queue_mem;
+
+	if (a && a->prepared)
+		a->prepared(p, size, a->ctx);
+}
+
 static void queue_free(softnic *nic, void *p)
 {
 	const softnic_allocator *a = nic->attr.queue_mem;
@@ -299,6 +308,8 @@ int softnic_dereg_mr(softnic_mr *mr)
 		if (((softnic_pd *)l)->id == slot->pd)
 			((softnic_pd *)l)->users--;
 	__atomic_store_n(&slot->key, 0, __ATOMIC_RELEASE);
+	/* Tells engines that keep MR caches to drop them. */
+	__atomic_fetch_add(&nic->shared->mr_epoch, 1, __ATOMIC_RELEASE);
 	list_del(&mr->link);
 	pthread_mutex_unlock(&nic->lock);
 	free(mr);
@@ -352,6 +363,8 @@ softnic_cq *softnic_cq_create(softnic *nic, int log_cqe_cnt)
 	/* Hardware-owned and invalid until the first pass writes them. */
 	for (uint32_t i = 0; i < s->cqe_cnt; i++)
 		s->cqes[i].op_own = GIC_CQE_INVALID << 4;
+	queue_prepared(nic, s->cqes, (size_t)s->cqe_cnt * sizeof(gic_cqe64));
+	queue_prepared(nic, s->dbrec, SOFTNIC_CACHELINE);
 	pthread_mutex_lock(&nic->lock);
 	s->cqn = nic->next_cqn++;
 	list_add(&nic->cqs, &cq->link);
@@ -413,6 +426,7 @@ static int table_add(softnic *nic, snx_qp *qp)
 		__atomic_store_n(&sh->qps[i], qp, __ATOMIC_RELEASE);
 		if (i >= sh->nqp_slots)
 			__atomic_store_n(&sh->nqp_slots, i + 1, __ATOMIC_RELEASE);
+		__atomic_fetch_add(&sh->table_gen, 1, __ATOMIC_RELEASE);
 		return 0;
 	}
 	return ENOSPC;
@@ -423,6 +437,7 @@ static void table_remove(softnic *nic, snx_qp *qp)
 	for (uint32_t i = 0; i < nic->shared->nqp_slots; i++)
 		if (nic->shared->qps[i] == qp)
 			__atomic_store_n(&nic->shared->qps[i], NULL, __ATOMIC_RELEASE);
+	__atomic_fetch_add(&nic->shared->table_gen, 1, __ATOMIC_RELEASE);
 }
 
 /* Allocates the QP's engine state and queues. */
@@ -440,6 +455,9 @@ static int qp_alloc_state(softnic_qp *qp, const softnic_qp_attr *attr)
 	s->db = queue_alloc(nic, SOFTNIC_CACHELINE, SOFTNIC_CACHELINE);
 	if (!s->sq_buf || !s->dbrec || !s->db)
 		return ENOMEM;
+	queue_prepared(nic, s->sq_buf, (size_t)s->bb_cnt * GIC_SEND_WQE_BB);
+	queue_prepared(nic, s->dbrec, SOFTNIC_CACHELINE);
+	queue_prepared(nic, s->db, SOFTNIC_CACHELINE);
 	s->pd = qp->pd->id;
 	s->send_cq = attr->send_cq->s;
 	s->recv_cq = attr->recv_cq ? attr->recv_cq->s : NULL;
