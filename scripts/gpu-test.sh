@@ -1,30 +1,51 @@
 #!/usr/bin/env bash
 # GPU runner for the device machine: builds (unless a build was carried),
-# runs the GPU programs and prints "N passed, N failed" last. Full logs go
-# to $OUT (or ./gpu-logs). Usage: scripts/gpu-test.sh [--sanitize]
+# runs the GPU conformance suite on both softnic engines (and on two GPUs
+# when there are two), then compute-sanitizer on reduced runs, and prints
+# "N passed, N failed" last. Full logs go to $OUT (or ./gpu-logs).
+# Usage: scripts/gpu-test.sh [--bench]   (--bench: also gic-gpu-bench all)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-gpu-logs}
+bin=${GIC_GPU_BIN:-build}
 mkdir -p "$out"
 export CUDA_MODULE_LOADING=EAGER # DESIGN.md: lazy loading deadlocks persistent kernels
 
-if [ ! -x build/gic-gpu-post ]; then
+if [ ! -x "$bin/gic-gpu-suite" ]; then
 	cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >"$out/cmake.log" 2>&1 &&
-		cmake --build build -j "$(nproc)" --target gic-gpu-post >>"$out/cmake.log" 2>&1 ||
+		cmake --build build -j "$(nproc)" --target gic-gpu-suite gic-gpu-bench gic-gpu-engine-check \
+			>>"$out/cmake.log" 2>&1 ||
 		{ echo "build failed (see $out/cmake.log)"; tail -20 "$out/cmake.log"; echo "0 passed, 1 failed"; exit 1; }
+	bin=build
 fi
 
+ngpus=$(nvidia-smi -L 2>/dev/null | wc -l)
 nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv >"$out/gpu.txt" 2>&1
 passed=0 failed=0
-run() { # name, command...
-	local name=$1; shift
-	if "$@" >"$out/$name.log" 2>&1; then passed=$((passed + 1)); echo "PASS $name"
-	else failed=$((failed + 1)); echo "FAIL $name"; tail -15 "$out/$name.log"; fi
+run() { # name, seconds, command...
+	local name=$1 secs=$2; shift 2
+	if timeout "$secs" "$@" >"$out/$name.log" 2>&1; then passed=$((passed + 1)); echo "PASS $name"
+	else failed=$((failed + 1)); echo "FAIL $name (rc $?)"; tail -15 "$out/$name.log"; fi
 }
-run gpu_post build/gic-gpu-post "$out/gpu_post.detail"
-grep -E "^gpu_post:|issue p50" "$out/gpu_post.log"
-if [ "${1:-}" = "--sanitize" ]; then
-	run memcheck compute-sanitizer --tool memcheck --error-exitcode 1 build/gic-gpu-post
+run suite 240 "$bin/gic-gpu-suite" both
+grep -E "passed|note" "$out/suite.log"
+if [ "$ngpus" -ge 2 ]; then
+	run suite_twogpu 240 "$bin/gic-gpu-suite" twogpu
+	grep -E "passed" "$out/suite_twogpu.log"
+fi
+run engine_check 60 "$bin/gic-gpu-engine-check"
+# compute-sanitizer serializes kernels, so a persistent engine can never run
+# beside the kernels that wait on it: the sanitizers check the GPU submitters
+# with the CPU engine (the whole suite), and the GPU engine's own code in
+# on-demand mode with host submitters (gic-gpu-engine-check).
+san="compute-sanitizer --error-exitcode 9"
+run memcheck_cpu 200 $san --tool memcheck "$bin/gic-gpu-suite" cpu
+run memcheck_engine 200 $san --tool memcheck "$bin/gic-gpu-engine-check"
+run racecheck_cpu 200 $san --tool racecheck "$bin/gic-gpu-suite" cpu
+run racecheck_engine 200 $san --tool racecheck "$bin/gic-gpu-engine-check"
+if [ "${1:-}" = "--bench" ]; then
+	run bench 300 "$bin/gic-gpu-bench" all gpu
+	cat "$out/bench.log"
 fi
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -69,12 +69,17 @@ typedef struct gic_proxy_attr {
 	int workers;           /* T: 1..16 */
 	int rings;             /* R: T..32; ring r is served by worker r % T */
 	int batch;             /* B: 1..16 descriptors chained into one post */
-	int protocol;          /* GIC_PROXY_BASELINE or GIC_PROXY_TUNED */
+	int protocol;          /* GIC_PROXY_BASELINE or GIC_PROXY_TUNED: what the views'
+				* gic_proxy_enqueue() does; workers serve both alike
+				* (validity is always the descriptor's phase bit) */
 	int counter_kind;      /* GIC_PROXY_COUNTER_* */
 	int log_ring_slots;    /* ring of 2^n slots, 1..16; 0: 256 slots */
 	int first_cpu;         /* worker w pinned to core first_cpu + w; -1: unpinned */
 	int warmup_ms;         /* start(): spin each worker's core this long; 0: none */
 	int timeout_ms;        /* a worker's limit for any wait (CQE, queue space); 0: 2000 */
+	int idle_sleep_ns;     /* 0: workers spin (a core each); 1..999999999: after 64
+				* empty polls a worker sleeps this long (cores shared
+				* with other busy threads, e.g. CI) */
 
 	/* Destination: a region of the target PE registered in target_pd with
 	 * REMOTE_WRITE; a descriptor's dst_offset is relative to dst_addr. */
@@ -115,8 +120,9 @@ int gic_proxy_start(gic_proxy *p);
 /* Stops the workers: each finishes the chain it has posted (its CQE, its
  * counter updates, its ring progress), leaves later descriptors in the
  * rings, and exits; stop joins them. Every wait in it has the timeout_ms
- * limit. Returns 0 (also when not running), or ETIMEDOUT when a worker's
- * counter QP did not drain (recorded as the proxy's error). */
+ * limit. Producers still waiting then time out (ETIMEDOUT). Returns 0
+ * (also when not running), or ETIMEDOUT when the proxy's recorded error is
+ * a worker that gave up waiting (a CQE, its counter QP draining). */
 int gic_proxy_stop(gic_proxy *p);
 
 /* Stops (if running) and frees the proxy, its QPs, CQs and rings. NULL is

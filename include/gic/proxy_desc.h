@@ -151,7 +151,8 @@ GIC_HD int gic_proxy_desc_inline(gic_proxy_desc *out, uint64_t dst_offset, uint6
 }
 
 /* Pointer write: len bytes from source + src_offset go to destination +
- * dst_offset. */
+ * dst_offset. (len 0 is posted as an empty inline write: an mlx5 data
+ * segment reads a byte count of 0 as 2 GiB.) */
 GIC_HD int gic_proxy_desc_pointer(gic_proxy_desc *out, uint64_t dst_offset, uint64_t src_offset,
 				  uint32_t len, uint32_t counter)
 {

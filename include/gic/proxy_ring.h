@@ -44,7 +44,7 @@
 #include "gic/proxy_desc.h"
 
 #if !GIC_ON_DEVICE
-#include <sched.h>
+#include <time.h>
 #endif
 
 enum gic_proxy_protocol {
@@ -78,25 +78,31 @@ typedef struct gic_proxy_ring {
 /* ------------------------------------------------------------------ */
 /* Waiting. */
 
-/* One step of a producer's spin-wait. On the host, every 64th step yields
- * the core, so that producers, workers and NIC engines oversubscribing a
- * small machine still make progress; on the device, nothing. */
+/* One step of a producer's spin-wait: a pause. On the host, every 64th
+ * step sleeps for about a microsecond (the timer slack makes it more), so
+ * that producers, workers and NIC engines oversubscribing a small machine
+ * (CI) still make progress: yields do not hand a core over reliably there.
+ * Host producers are test drivers; a GPU producer never sleeps. */
 GIC_HD void gic_proxy_backoff(uint32_t *spins)
 {
 	++*spins;
 	gic_cpu_relax();
 #if !GIC_ON_DEVICE
-	if ((*spins & 63u) == 0)
-		sched_yield();
+	if ((*spins & 63u) == 0) {
+		struct timespec ts = { 0, 1000 };
+		nanosleep(&ts, NULL);
+	}
 #endif
 }
 
-/* 1 once the worker serving the ring has stopped on an error. A relaxed
- * read: it only decides to give up; the error text is read under the
- * proxy's lock. */
+/* 1 once the worker serving the ring has stopped on an error. Acquire:
+ * pairs with the worker's release of the flag, so that what the worker
+ * completed before it failed (counters, progress, the data they cover) is
+ * visible to a producer that saw the flag. Read only when giving up is in
+ * question, so its cost (a host-memory read from a GPU) is rare. */
 GIC_HD int gic_proxy_ring_failed(const gic_proxy_ring *ring)
 {
-	return gic_ld_relaxed_u32(&ring->ctl->failed) != 0;
+	return gic_ld_acquire_sys_u32(&ring->ctl->failed) != 0;
 }
 
 /* Waits until position pos is free, i.e. the worker's progress exceeds
@@ -162,6 +168,8 @@ GIC_HD void gic_proxy_slot_store16(gic_proxy_desc *slot, uint64_t header, uint64
 GIC_HD int gic_proxy_enqueue_baseline(gic_proxy_ring *ring, const gic_proxy_desc *desc,
 				      uint64_t deadline_ns, uint64_t *pos_out)
 {
+	/* Relaxed: the add only hands out positions; the header's release
+	 * publishes the descriptor. */
 	uint64_t pos = gic_atomic_add_relaxed_u64(&ring->head, 1);
 	uint64_t header = gic_proxy_header_with_phase(desc->header,
 						      gic_proxy_phase(pos, ring->log_slot_cnt));

@@ -21,7 +21,9 @@
  *    would wait for it forever).
  *  - Do not call cudaFree while the engine runs; softnic defers its own
  *    frees to softnic_close().
- *  - softnic_progress() does nothing on a GPU-engine softnic.
+ *  - softnic_progress() does nothing on a persistent GPU engine; with
+ *    on_demand it launches the engine kernel, which runs until two passes
+ *    over every QP found no work, and waits for it.
  *
  * Engine state and queues are carved from arenas allocated at open, before
  * the engine kernel starts: no CUDA allocation or free happens while it
@@ -43,6 +45,10 @@ typedef struct softnic_gpu_attr {
 	int blocks;          /* blocks of the persistent kernel (SMs it takes), >= 1 */
 	int warps_per_block; /* 1..32; warp w serves QP table slots w, w + W, ... */
 	int queues_on_host;  /* 1: queues in mapped pinned host memory */
+	int on_demand;       /* 1: no persistent kernel; softnic_progress() runs
+			      * the engine until the QPs are idle (for tools that
+			      * serialize kernels, such as compute-sanitizer, and for
+			      * host submitters) */
 	size_t arena_bytes;  /* engine state and queues come from two arenas of
 			      * this size, allocated before the engine starts
 			      * (0: 256 MiB each); see below */

@@ -122,3 +122,33 @@ GIC_ORDER_KERNELS(GIC_ORDER_FENCE_SYS)
 
 /* A new enum gic_order value needs its line above. */
 static_assert(GIC_ORDER_COUNT == 7, "stamp GIC_ORDER_KERNELS for every enum gic_order value");
+
+/* mini-proxy's device producers (tuned and baseline enqueue, counter wait). */
+#include "gic/proxy.h"
+
+__global__ void k_proxy_tuned(gic_proxy_ring *r, uint64_t *out, uint64_t dl)
+{
+	gic_proxy_desc d;
+	uint64_t pos = 0;
+	int rc = gic_proxy_desc_inline(&d, threadIdx.x * 8, 42, 8, 0);
+
+	if (!rc)
+		rc = gic_proxy_enqueue_tuned(r, &d, dl, &pos);
+	out[0] = rc;
+	out[1] = pos;
+}
+
+__global__ void k_proxy_baseline(gic_proxy_ring *r, uint64_t *out, uint64_t dl)
+{
+	gic_proxy_desc d;
+	int rc = gic_proxy_desc_pointer(&d, threadIdx.x * 8, 0, 64, 1);
+
+	if (!rc)
+		rc = gic_proxy_enqueue(r, &d, dl, NULL);
+	out[threadIdx.x] = rc;
+}
+
+__global__ void k_proxy_wait(gic_proxy_ring *r, const uint64_t *c, uint64_t *out)
+{
+	out[0] = gic_proxy_wait_counter(r, c, 10, gic_now_ns() + 1000);
+}

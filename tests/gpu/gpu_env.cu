@@ -27,7 +27,7 @@ static void fail(gpu_env *e, const char *what)
 
 /* PE1 on GPU 1: its region lives there and GPU 0 (submitters, engine)
  * reaches it through peer access, as a NIC reaches a peer's memory. */
-static uint8_t *peer_region_alloc(gpu_env *e, size_t n)
+static uint8_t *peer_region_alloc(size_t n)
 {
 	void *p = NULL;
 	int count = 0, can = 0;
@@ -67,7 +67,7 @@ static void open_nic(gpu_env *e)
 	na.strict = e->cfg.strict;
 	if (e->cfg.gpu_engine) {
 		softnic_gpu_attr ga = { 0, e->cfg.engine_blocks ? e->cfg.engine_blocks : 4,
-					e->cfg.engine_warps ? e->cfg.engine_warps : 4, 0,
+					e->cfg.engine_warps ? e->cfg.engine_warps : 4, 0, 0,
 					e->cfg.arena_bytes };
 
 		e->nic = softnic_open_gpu(&na, &ga);
@@ -125,7 +125,7 @@ void gpu_env_open(gpu_env *e, const gpu_env_cfg *cfg)
 	CUDA_OK(cudaMalloc(&e->d_sq, sizeof(gic_sq) * cfg->nqps));
 	CUDA_OK(cudaMalloc(&e->d_cq, sizeof(gic_cq) * cfg->nqps));
 	CUDA_OK(cudaMalloc(&e->d_rcq, sizeof(gic_cq)));
-	e->dst = cfg->peer_gpu ? peer_region_alloc(e, cfg->region) : region_alloc(e, cfg->region);
+	e->dst = cfg->peer_gpu ? peer_region_alloc(cfg->region) : region_alloc(e, cfg->region);
 	e->src = region_alloc(e, cfg->region);
 	e->res = region_alloc(e, cfg->region);
 	open_nic(e);

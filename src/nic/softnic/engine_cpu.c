@@ -90,7 +90,7 @@ int softnic_progress(softnic *nic)
 	int done = 0;
 
 	if (nic->backend.state_alloc) /* another engine (the GPU's) owns the QPs */
-		return 0;
+		return nic->backend.progress ? nic->backend.progress(nic, nic->backend.ctx) : 0;
 	for (int i = 0; i < nic->nengines; i++)
 		done += engine_pass(&nic->engines[i]);
 	return done;

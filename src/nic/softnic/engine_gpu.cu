@@ -193,8 +193,12 @@ static __device__ uint32_t table_scan_begin(snx_shared *sh, uint32_t *gen_seen, 
 	return __shfl_sync(FULL_WARP, n, 0);
 }
 
-__global__ void snx_gpu_engine_kernel(snx_shared *sh, softnic_stats *warp_stats, int nwarps)
+/* idle_exit > 0: the warp leaves after that many consecutive passes with
+ * no work (on-demand mode); 0: it runs until stop. */
+__global__ void snx_gpu_engine_kernel(snx_shared *sh, softnic_stats *warp_stats, int nwarps,
+				      int idle_exit)
 {
+	int idle = 0;
 	int warp = (int)((blockIdx.x * blockDim.x + threadIdx.x) >> 5);
 	int lane = threadIdx.x & 31;
 	softnic_stats *st = &warp_stats[warp];
@@ -214,6 +218,9 @@ __global__ void snx_gpu_engine_kernel(snx_shared *sh, softnic_stats *warp_stats,
 			if (q)
 				done += warp_progress(p, (snx_qp *)q, st, lane);
 		}
+		idle = done ? 0 : idle + 1;
+		if (idle_exit && idle >= idle_exit)
+			break;
 		if (!done)
 			__nanosleep(64);
 	}
@@ -420,14 +427,14 @@ static int engine_prepare(gpu_engine *g)
 	return g->warp_stats ? 0 : ENOMEM;
 }
 
-static int engine_launch(softnic *nic, gpu_engine *g)
+static int engine_launch(softnic *nic, gpu_engine *g, int idle_exit)
 {
 	cudaFuncAttributes fa;
 	cudaError_t e = cudaFuncGetAttributes(&fa, snx_gpu_engine_kernel); /* load it now */
 
 	if (e == cudaSuccess) {
 		snx_gpu_engine_kernel<<<g->attr.blocks, 32 * g->attr.warps_per_block, 0, g->stream>>>(
-			nic->shared, g->warp_stats, g->nwarps);
+			nic->shared, g->warp_stats, g->nwarps, idle_exit);
 		e = cudaGetLastError();
 	}
 	if (e != cudaSuccess) {
@@ -436,6 +443,34 @@ static int engine_launch(softnic *nic, gpu_engine *g)
 	}
 	g->alive = 1;
 	return 0;
+}
+
+/* On-demand mode: one engine run until idle, waited for with a limit.
+ * Returns the WQEs it executed. */
+static int engine_progress(softnic *nic, void *ctx)
+{
+	gpu_engine *g = (gpu_engine *)ctx;
+	softnic_stats before = { 0 }, after = { 0 };
+	uint64_t deadline = gic_now_ns() + STOP_DEADLINE_NS;
+	cudaError_t e;
+
+	engine_add_stats(nic, &before, g);
+	if (engine_launch(nic, g, 2))
+		return 0;
+	while ((e = cudaStreamQuery(g->stream)) == cudaErrorNotReady) {
+		if (gic_now_ns() > deadline) {
+			record_cuda_error(g, "on-demand run did not end within 5 s", e);
+			return 0;
+		}
+		gic_cpu_relax();
+	}
+	g->alive = 0;
+	if (e != cudaSuccess) {
+		record_cuda_error(g, "engine kernel", e);
+		return 0;
+	}
+	engine_add_stats(nic, &after, g);
+	return (int)(after.wqes_executed - before.wqes_executed);
 }
 
 softnic *softnic_open_gpu(const softnic_attr *attr, const softnic_gpu_attr *gattr)
@@ -473,6 +508,7 @@ softnic *softnic_open_gpu(const softnic_attr *attr, const softnic_gpu_attr *gatt
 	be.stop = engine_stop;
 	be.add_stats = engine_add_stats;
 	be.release = engine_release;
+	be.progress = gattr->on_demand ? engine_progress : NULL;
 	be.ctx = g;
 	nic = softnic_open_backend(&a, &be);
 	if (!nic) {
@@ -483,8 +519,8 @@ softnic *softnic_open_gpu(const softnic_attr *attr, const softnic_gpu_attr *gatt
 	}
 	/* GPU-resident queues: submitters and CQ consumers are this GPU's
 	 * threads, so the engine synchronizes with them at GPU scope. */
-	nic->shared->gpu_scope = !gattr->queues_on_host;
-	rc = engine_launch(nic, g);
+	nic->shared->gpu_scope = !gattr->queues_on_host && !gattr->on_demand;
+	rc = gattr->on_demand ? 0 : engine_launch(nic, g, 0);
 	if (rc) {
 		softnic_close(nic);
 		errno = rc;

@@ -73,6 +73,7 @@ typedef struct softnic_backend {
 	void (*state_free)(void *p, void *ctx);
 	void (*stop)(softnic *nic, void *ctx);       /* before anything is freed */
 	void (*add_stats)(const softnic *nic, softnic_stats *sum, void *ctx);
+	int (*progress)(softnic *nic, void *ctx);    /* softnic_progress(); may be NULL */
 	void (*release)(void *ctx);                  /* after everything is freed */
 	void *ctx;
 } softnic_backend;

@@ -1,0 +1,398 @@
+/*
+ * mini-proxy lifetime: attribute checks, rings, worker QPs, start and stop,
+ * the error record, statistics and the producer views.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "proxy_internal.h"
+
+/* ------------------------------------------------------------------ */
+/* Ring memory: the caller's allocator, or zeroed host memory. */
+
+static void *ring_alloc(const gic_proxy_attr *a, size_t size)
+{
+	void *p;
+
+	if (a->ring_mem)
+		return a->ring_mem->alloc(size, 64, a->ring_mem->ctx);
+	p = aligned_alloc(64, (size + 63) & ~(size_t)63);
+	if (p)
+		memset(p, 0, size);
+	return p;
+}
+
+static void ring_free(const gic_proxy_attr *a, void *p)
+{
+	if (!p)
+		return;
+	if (a->ring_mem)
+		a->ring_mem->free(p, a->ring_mem->ctx);
+	else
+		free(p);
+}
+
+/* ------------------------------------------------------------------ */
+/* Attributes. */
+
+static int in_range(int v, int lo, int hi)
+{
+	return v >= lo && v <= hi;
+}
+
+/* Fills defaults into *a; returns 0 or EINVAL. */
+static int check_attr(gic_proxy_attr *a)
+{
+	if (!a->log_ring_slots)
+		a->log_ring_slots = PROXY_DEFAULT_LOG_SLOTS;
+	if (!a->timeout_ms)
+		a->timeout_ms = PROXY_DEFAULT_TIMEOUT_MS;
+	if (!a->nic || !a->local_pd || !a->target_pd || !a->counters)
+		return EINVAL;
+	if (!in_range(a->workers, 1, GIC_PROXY_MAX_WORKERS) ||
+	    !in_range(a->rings, a->workers, GIC_PROXY_MAX_RINGS) ||
+	    !in_range(a->batch, 1, GIC_PROXY_MAX_BATCH) ||
+	    !in_range(a->protocol, GIC_PROXY_BASELINE, GIC_PROXY_TUNED) ||
+	    !in_range(a->counter_kind, GIC_PROXY_COUNTER_HOST, GIC_PROXY_COUNTER_GPU) ||
+	    !in_range(a->log_ring_slots, 1, 16) || a->first_cpu < -1 ||
+	    !in_range(a->warmup_ms, 0, 60000) || !in_range(a->timeout_ms, 1, 600000) ||
+	    !in_range(a->idle_sleep_ns, 0, 999999999))
+		return EINVAL;
+	if (a->counter_cnt < 1 || a->counter_cnt > GIC_PROXY_DESC_MAX_COUNTERS)
+		return EINVAL;
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* QPs. */
+
+/* A QP in pd connected to a peer QP in peer_pd, each with its send CQ. */
+static int qp_open(softnic *nic, softnic_pd *pd, softnic_pd *peer_pd, int log_sq_bb,
+		   proxy_qp *q)
+{
+	softnic_qp_attr qa = { .log_sq_bb = log_sq_bb };
+	int rc;
+
+	q->cq = softnic_cq_create(nic, PROXY_LOG_CQE);
+	q->peer_cq = q->cq ? softnic_cq_create(nic, PROXY_LOG_CQE) : NULL;
+	if (!q->peer_cq)
+		return errno;
+	qa.send_cq = q->cq;
+	q->qp = softnic_qp_create(pd, &qa);
+	qa.send_cq = q->peer_cq;
+	q->peer_qp = q->qp ? softnic_qp_create(peer_pd, &qa) : NULL;
+	if (!q->peer_qp)
+		return errno;
+	rc = softnic_qp_connect(q->qp, q->peer_qp);
+	return rc ? rc : softnic_qp_view(q->qp, &q->sq, &q->cqv);
+}
+
+/* Destroys what qp_open made (QPs before their CQs). */
+static void qp_close(proxy_qp *q)
+{
+	if (q->qp)
+		softnic_qp_destroy(q->qp);
+	if (q->peer_qp)
+		softnic_qp_destroy(q->peer_qp);
+	if (q->cq)
+		softnic_cq_destroy(q->cq);
+	if (q->peer_cq)
+		softnic_cq_destroy(q->peer_cq);
+	memset(q, 0, sizeof(*q));
+}
+
+static int worker_open(gic_proxy *p, proxy_worker *w)
+{
+	const gic_proxy_attr *a = &p->attr;
+	int rc;
+
+	w->proxy = p;
+	w->cpu = -1;
+	for (int r = w->index; r < a->rings; r += a->workers)
+		w->rings[w->nrings++] = r;
+	rc = qp_open(a->nic, a->local_pd, a->target_pd, PROXY_LOG_SQ_BB, &w->data);
+	if (rc || a->counter_kind != GIC_PROXY_COUNTER_GPU)
+		return rc;
+	rc = qp_open(a->nic, a->local_pd, a->local_pd, PROXY_LOG_COUNTER_SQ_BB, &w->counter);
+	if (rc)
+		return rc;
+	w->fetch_buf = aligned_alloc(64, 64);
+	if (!w->fetch_buf)
+		return ENOMEM;
+	w->fetch_mr = softnic_reg_mr(a->local_pd, w->fetch_buf, 8, SOFTNIC_ACCESS_LOCAL_WRITE);
+	return w->fetch_mr ? 0 : errno;
+}
+
+static void worker_close(proxy_worker *w)
+{
+	qp_close(&w->data);
+	qp_close(&w->counter);
+	if (w->fetch_mr)
+		softnic_dereg_mr(w->fetch_mr);
+	free(w->fetch_buf);
+	w->fetch_mr = NULL;
+	w->fetch_buf = NULL;
+}
+
+/* ------------------------------------------------------------------ */
+/* Create and destroy. */
+
+static int rings_open(gic_proxy *p)
+{
+	const gic_proxy_attr *a = &p->attr;
+
+	for (int r = 0; r < a->rings; r++) {
+		proxy_ring *ring = &p->rings[r];
+
+		ring->log_slot_cnt = (uint32_t)a->log_ring_slots;
+		ring->slot_cnt = 1u << ring->log_slot_cnt;
+		ring->slots = ring_alloc(a, (size_t)ring->slot_cnt * sizeof(gic_proxy_desc));
+		ring->ctl = ring_alloc(a, sizeof(gic_proxy_ring_ctl));
+		if (!ring->slots || !ring->ctl)
+			return ENOMEM;
+	}
+	return 0;
+}
+
+static void rings_close(gic_proxy *p)
+{
+	for (int r = 0; r < GIC_PROXY_MAX_RINGS; r++) {
+		ring_free(&p->attr, p->rings[r].slots);
+		ring_free(&p->attr, p->rings[r].ctl);
+		p->rings[r].slots = NULL;
+		p->rings[r].ctl = NULL;
+	}
+}
+
+gic_proxy *gic_proxy_create(const gic_proxy_attr *attr)
+{
+	gic_proxy *p;
+	int rc;
+
+	if (!attr) {
+		errno = EINVAL;
+		return NULL;
+	}
+	p = calloc(1, sizeof(*p));
+	if (!p) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	p->attr = *attr;
+	pthread_mutex_init(&p->err_lock, NULL);
+	rc = check_attr(&p->attr);
+	p->timeout_ns = (uint64_t)p->attr.timeout_ms * 1000000ull;
+	if (!rc)
+		rc = rings_open(p);
+	for (int i = 0; !rc && i < p->attr.workers; i++) {
+		p->workers[i].index = i;
+		rc = worker_open(p, &p->workers[i]);
+	}
+	if (rc) {
+		gic_proxy_destroy(p);
+		errno = rc;
+		return NULL;
+	}
+	return p;
+}
+
+void gic_proxy_destroy(gic_proxy *p)
+{
+	if (!p)
+		return;
+	gic_proxy_stop(p);
+	for (int i = 0; i < GIC_PROXY_MAX_WORKERS; i++)
+		worker_close(&p->workers[i]);
+	rings_close(p);
+	pthread_mutex_destroy(&p->err_lock);
+	free(p);
+}
+
+/* ------------------------------------------------------------------ */
+/* Start and stop. */
+
+static void join_workers(gic_proxy *p)
+{
+	/* Release: the workers see the stop flag; they read nothing else of ours. */
+	__atomic_store_n(&p->stop, 1, __ATOMIC_RELEASE);
+	for (int i = 0; i < p->attr.workers; i++) {
+		if (p->workers[i].running) {
+			pthread_join(p->workers[i].thread, NULL);
+			p->workers[i].running = 0;
+		}
+	}
+}
+
+/* Waits until every worker reached its loop or one failed to pin. */
+static int wait_workers_ready(gic_proxy *p)
+{
+	uint64_t deadline = gic_now_ns() + (uint64_t)p->attr.warmup_ms * 1000000ull +
+			    p->timeout_ns;
+	uint32_t spins = 0;
+
+	for (;;) {
+		/* Acquire: a worker's error record (start_err) or its cpu
+		 * (ready) before we report them. */
+		int err = __atomic_load_n(&p->start_err, __ATOMIC_ACQUIRE);
+
+		if (err)
+			return err;
+		if (__atomic_load_n(&p->ready, __ATOMIC_ACQUIRE) == p->attr.workers)
+			return 0;
+		if (gic_now_ns() > deadline)
+			return ETIMEDOUT;
+		gic_proxy_backoff(&spins);
+	}
+}
+
+int gic_proxy_start(gic_proxy *p)
+{
+	int rc = 0;
+
+	if (p->state != PROXY_CREATED)
+		return EALREADY;
+	p->state = PROXY_RUNNING;
+	for (int i = 0; !rc && i < p->attr.workers; i++) {
+		proxy_worker *w = &p->workers[i];
+
+		rc = pthread_create(&w->thread, NULL, proxy_worker_main, w);
+		w->running = !rc;
+	}
+	if (!rc)
+		rc = wait_workers_ready(p);
+	if (rc) {
+		join_workers(p);
+		p->state = PROXY_STOPPED;
+	}
+	return rc;
+}
+
+int gic_proxy_stop(gic_proxy *p)
+{
+	gic_proxy_failure f;
+
+	if (p->state != PROXY_RUNNING)
+		return 0;
+	join_workers(p);
+	p->state = PROXY_STOPPED;
+	if (gic_proxy_error_info(p, &f) == 0 && f.err == ETIMEDOUT)
+		return ETIMEDOUT;
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Errors. */
+
+void proxy_record_failure(proxy_worker *w, const gic_proxy_failure *f, const char *fmt, ...)
+{
+	gic_proxy *p = w->proxy;
+	va_list ap;
+
+	pthread_mutex_lock(&p->err_lock);
+	if (!p->has_error) {
+		p->has_error = 1;
+		p->failure = *f;
+		p->failure.worker = w->index;
+		va_start(ap, fmt);
+		vsnprintf(p->error, sizeof(p->error), fmt, ap);
+		va_end(ap);
+	}
+	pthread_mutex_unlock(&p->err_lock);
+	w->failed = 1;
+	/* Release: orders everything this worker completed (counter bumps,
+	 * ring progress) before the flag producers acquire. */
+	for (int i = 0; i < w->nrings; i++)
+		__atomic_store_n(&p->rings[w->rings[i]].ctl->failed, 1, __ATOMIC_RELEASE);
+}
+
+const char *gic_proxy_error(const gic_proxy *p)
+{
+	gic_proxy *q = (gic_proxy *)p;
+	const char *text;
+
+	pthread_mutex_lock(&q->err_lock);
+	text = q->has_error ? q->error : "";
+	pthread_mutex_unlock(&q->err_lock);
+	return text; /* set once, never changed after */
+}
+
+int gic_proxy_error_info(const gic_proxy *p, gic_proxy_failure *out)
+{
+	gic_proxy *q = (gic_proxy *)p;
+	int rc = ENOENT;
+
+	pthread_mutex_lock(&q->err_lock);
+	if (q->has_error) {
+		*out = q->failure;
+		rc = 0;
+	}
+	pthread_mutex_unlock(&q->err_lock);
+	return rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* Views, statistics, cores. */
+
+int gic_proxy_ring_view(const gic_proxy *p, int ring, gic_proxy_ring *out)
+{
+	const proxy_ring *r;
+
+	if (ring < 0 || ring >= p->attr.rings)
+		return EINVAL;
+	r = &p->rings[ring];
+	memset(out, 0, sizeof(*out));
+	out->slots = r->slots;
+	out->ctl = r->ctl;
+	out->slot_cnt = r->slot_cnt;
+	out->log_slot_cnt = r->log_slot_cnt;
+	out->protocol = (uint32_t)p->attr.protocol;
+	out->index = (uint32_t)ring;
+	return 0;
+}
+
+static void stats_add(gic_proxy_stats *sum, const gic_proxy_stats *s)
+{
+	sum->requests += __atomic_load_n(&s->requests, __ATOMIC_RELAXED);
+	sum->chains += __atomic_load_n(&s->chains, __ATOMIC_RELAXED);
+	sum->counter_updates += __atomic_load_n(&s->counter_updates, __ATOMIC_RELAXED);
+	for (int i = 0; i <= GIC_PROXY_MAX_BATCH; i++)
+		sum->chain_len[i] += __atomic_load_n(&s->chain_len[i], __ATOMIC_RELAXED);
+}
+
+int gic_proxy_get_stats(const gic_proxy *p, int worker, gic_proxy_stats *out)
+{
+	if (worker >= p->attr.workers)
+		return EINVAL;
+	memset(out, 0, sizeof(*out));
+	for (int i = 0; i < p->attr.workers; i++) {
+		if (worker < 0 || worker == i)
+			stats_add(out, &p->workers[i].stats);
+	}
+	return 0;
+}
+
+int gic_proxy_worker_cpu(const gic_proxy *p, int worker)
+{
+	if (worker < 0 || worker >= p->attr.workers)
+		return -1;
+	return __atomic_load_n(&p->workers[worker].cpu, __ATOMIC_RELAXED); /* a number only */
+}
+
+long gic_proxy_worker_mhz(const gic_proxy *p, int worker)
+{
+	return proxy_cpu_mhz(gic_proxy_worker_cpu(p, worker));
+}
+
+const char *gic_proxy_worker_mhz_text(const gic_proxy *p, int worker, char *buf, size_t len)
+{
+	long mhz = gic_proxy_worker_mhz(p, worker);
+
+	if (mhz < 0)
+		snprintf(buf, len, "unknown");
+	else
+		snprintf(buf, len, "%ld MHz", mhz);
+	return buf;
+}
