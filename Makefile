@@ -40,6 +40,7 @@ test-tsan: deps
 
 fuzz: deps
 	cmake -S . -B $(BUILD)-fuzz -DCMAKE_C_COMPILER=clang -DGIC_FUZZ=ON \
+	      -DCMAKE_C_FLAGS=-fsanitize=fuzzer-no-link \
 	      -DGIC_SANITIZE=address,undefined -DGIC_CUDA=OFF >/dev/null
 	cmake --build $(BUILD)-fuzz -j $(JOBS) --target fuzz_wqe
 	mkdir -p $(BUILD)-fuzz/corpus

@@ -125,7 +125,13 @@ GIC_HD int snx_decode_wqe(const uint8_t *b, size_t avail, softnic_wqe *w, uint8_
 {
 	uint32_t w0, w1;
 
-	memset(w, 0, sizeof(*w));
+	/* Every field but the segment list (filled up to num_sge): clearing
+	 * 300 bytes a WQE would cost the CPU engine a fifth of its rate. */
+	w->opcode = w->fm_ce_se = 0;
+	w->wqe_index = 0;
+	w->qpn = w->ds = w->imm = w->rkey = w->inline_len = w->num_sge = 0;
+	w->raddr = w->atomic_add = w->total_len = 0;
+	w->inline_data = NULL;
 	*vs = SOFTNIC_VSYND_NONE;
 	if (avail < GIC_SEG_SIZE)
 		return snx_fail(vs, SOFTNIC_VSYND_BAD_DS, GIC_SYND_LOCAL_QP_OP_ERR);
