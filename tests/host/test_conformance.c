@@ -11,8 +11,6 @@
 
 #include "testkit.h"
 
-#define CASE(name) static void case_##name(void)
-
 static const uint32_t SIGNALED = 1;
 
 /* Polls the next CQE of PE0's send CQ and checks its kind. */
@@ -998,38 +996,19 @@ CASE(api_errors)
 
 /* ------------------------------------------------------------------ */
 
-typedef struct case_entry {
-	const char *name;
-	void (*fn)(void);
-} case_entry;
-
-#define ENTRY(n) { #n, case_##n }
-static const case_entry cases[] = {
-	ENTRY(inline_sizes), ENTRY(inline_limit), ENTRY(inline_u64_bytes), ENTRY(pointer_sizes), ENTRY(batch_sizes),
-	ENTRY(wraparound), ENTRY(threads_own_qp), ENTRY(many_qps_one_nic),
-	ENTRY(threads_shared_qp), ENTRY(signaled_mix), ENTRY(quiet_unsignaled_tail),
-	ENTRY(atomic_fa), ENTRY(write_imm), ENTRY(bad_input), ENTRY(stale_rkey),
-	ENTRY(peer_vanishes), ENTRY(not_connected_and_no_recv_cq), ENTRY(strict_mode),
-	ENTRY(bad_doorbell_record), ENTRY(wqe_past_doorbell_record), ENTRY(wait_times_out),
-	ENTRY(ring_full_unsignaled), ENTRY(cq_full_stalls), ENTRY(api_errors),
+static const tk_case cases[] = {
+	TK_ENTRY(inline_sizes), TK_ENTRY(inline_limit), TK_ENTRY(inline_u64_bytes),
+	TK_ENTRY(pointer_sizes), TK_ENTRY(batch_sizes), TK_ENTRY(wraparound),
+	TK_ENTRY(threads_own_qp), TK_ENTRY(many_qps_one_nic), TK_ENTRY(threads_shared_qp),
+	TK_ENTRY(signaled_mix), TK_ENTRY(quiet_unsignaled_tail), TK_ENTRY(atomic_fa),
+	TK_ENTRY(write_imm), TK_ENTRY(bad_input), TK_ENTRY(stale_rkey), TK_ENTRY(peer_vanishes),
+	TK_ENTRY(not_connected_and_no_recv_cq), TK_ENTRY(strict_mode),
+	TK_ENTRY(bad_doorbell_record), TK_ENTRY(wqe_past_doorbell_record),
+	TK_ENTRY(wait_times_out), TK_ENTRY(ring_full_unsignaled), TK_ENTRY(cq_full_stalls),
+	TK_ENTRY(api_errors),
 };
 
 int main(int argc, char **argv)
 {
-	int ran = 0;
-
-	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		int before = tk_failures;
-
-		if (argc > 1 && strcmp(argv[1], cases[i].name))
-			continue;
-		cases[i].fn();
-		ran++;
-		printf("%-32s %s\n", cases[i].name, tk_failures == before ? "ok" : "FAILED");
-	}
-	if (!ran) {
-		fprintf(stderr, "test_conformance: no case named '%s'\n", argc > 1 ? argv[1] : "");
-		return 2;
-	}
-	return tk_failures ? 1 : 0;
+	return tk_run_cases("test_conformance", cases, sizeof(cases) / sizeof(cases[0]), argc, argv);
 }

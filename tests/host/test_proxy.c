@@ -18,34 +18,7 @@
 #include <unistd.h>
 
 #include "gic/proxy.h"
-
-/* ------------------------------------------------------------------ */
-/* Checks. */
-
-static int failures;
-
-/* Records a failure with its location; the test goes on. */
-#define CHECK(cond, ...)                                                      \
-	do {                                                                  \
-		if (!(cond)) {                                                \
-			__atomic_fetch_add(&failures, 1, __ATOMIC_RELAXED);   \
-			fprintf(stderr, "%s:%d: CHECK(%s) failed: ", __FILE__, \
-				__LINE__, #cond);                             \
-			fprintf(stderr, __VA_ARGS__);                         \
-			fputc('\n', stderr);                                  \
-		}                                                             \
-	} while (0)
-
-/* As CHECK, but ends the test case (returns from it) on failure. */
-#define REQUIRE(cond, ...)                                                    \
-	do {                                                                  \
-		if (!(cond)) {                                                \
-			CHECK(cond, __VA_ARGS__);                             \
-			return;                                               \
-		}                                                             \
-	} while (0)
-
-#define CASE(name) static void case_##name(void)
+#include "testkit.h"
 
 enum {
 	GUARD = 4096,
@@ -1189,42 +1162,19 @@ CASE(pinning_warmup_freq)
 
 /* ------------------------------------------------------------------ */
 
-typedef struct case_entry {
-	const char *name;
-	void (*fn)(void);
-} case_entry;
-
-#define ENTRY(n) { #n, case_##n }
-static const case_entry cases[] = {
-	ENTRY(desc_layout), ENTRY(attr_checks), ENTRY(lifecycle), ENTRY(wrap_baseline),
-	ENTRY(wrap_tuned), ENTRY(full_ring_baseline), ENTRY(full_ring_tuned),
-	ENTRY(rings_workers_baseline), ENTRY(rings_workers_tuned), ENTRY(chain_b1),
-	ENTRY(chain_b4), ENTRY(chain_b16), ENTRY(counter_gpu_baseline), ENTRY(counter_gpu_tuned),
-	ENTRY(counter_host), ENTRY(payload_sizes), ENTRY(error_remote_bounds),
-	ENTRY(error_bad_source), ENTRY(error_refused), ENTRY(error_counter_qp),
-	ENTRY(shutdown_host_counters), ENTRY(shutdown_gpu_counters), ENTRY(pinning_warmup_freq),
+static const tk_case cases[] = {
+	TK_ENTRY(desc_layout), TK_ENTRY(attr_checks), TK_ENTRY(lifecycle),
+	TK_ENTRY(wrap_baseline), TK_ENTRY(wrap_tuned), TK_ENTRY(full_ring_baseline),
+	TK_ENTRY(full_ring_tuned), TK_ENTRY(rings_workers_baseline),
+	TK_ENTRY(rings_workers_tuned), TK_ENTRY(chain_b1), TK_ENTRY(chain_b4),
+	TK_ENTRY(chain_b16), TK_ENTRY(counter_gpu_baseline), TK_ENTRY(counter_gpu_tuned),
+	TK_ENTRY(counter_host), TK_ENTRY(payload_sizes), TK_ENTRY(error_remote_bounds),
+	TK_ENTRY(error_bad_source), TK_ENTRY(error_refused), TK_ENTRY(error_counter_qp),
+	TK_ENTRY(shutdown_host_counters), TK_ENTRY(shutdown_gpu_counters),
+	TK_ENTRY(pinning_warmup_freq),
 };
 
 int main(int argc, char **argv)
 {
-	int ran = 0;
-
-	setvbuf(stdout, NULL, _IOLBF, 0);
-	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		int before = __atomic_load_n(&failures, __ATOMIC_RELAXED);
-		uint64_t t0 = gic_now_ns();
-
-		if (argc > 1 && strcmp(argv[1], cases[i].name))
-			continue;
-		cases[i].fn();
-		ran++;
-		printf("%-28s %s (%llu ms)\n", cases[i].name,
-		       __atomic_load_n(&failures, __ATOMIC_RELAXED) == before ? "ok" : "FAILED",
-		       (unsigned long long)((gic_now_ns() - t0) / MS));
-	}
-	if (!ran) {
-		fprintf(stderr, "test_proxy: no case named '%s'\n", argc > 1 ? argv[1] : "");
-		return 2;
-	}
-	return failures ? 1 : 0;
+	return tk_run_cases("test_proxy", cases, sizeof(cases) / sizeof(cases[0]), argc, argv);
 }

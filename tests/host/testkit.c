@@ -7,6 +7,30 @@
 
 int tk_failures;
 
+int tk_run_cases(const char *prog, const tk_case *cases, size_t n, int argc, char **argv)
+{
+	int ran = 0;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	for (size_t i = 0; i < n; i++) {
+		int before = __atomic_load_n(&tk_failures, __ATOMIC_RELAXED);
+		uint64_t t0 = gic_now_ns();
+
+		if (argc > 1 && strcmp(argv[1], cases[i].name))
+			continue;
+		cases[i].fn();
+		ran++;
+		printf("%-32s %s (%.1f ms)\n", cases[i].name,
+		       __atomic_load_n(&tk_failures, __ATOMIC_RELAXED) == before ? "ok" : "FAILED",
+		       (gic_now_ns() - t0) / 1e6);
+	}
+	if (!ran) {
+		fprintf(stderr, "%s: no case named '%s'\n", prog, argc > 1 ? argv[1] : "");
+		return 2;
+	}
+	return tk_failures ? 1 : 0;
+}
+
 uint64_t tk_rand(uint64_t *s)
 {
 	uint64_t x = *s ? *s : 0x9e3779b97f4a7c15ull;
