@@ -213,7 +213,10 @@ GIC_HD int gic_proxy_enqueue_tuned(gic_proxy_ring *ring, const gic_proxy_desc *d
 	return 0;
 }
 
-/* The ring's protocol. */
+/* The ring's protocol. A producer that keeps a tuned view in registers
+ * should call gic_proxy_enqueue_tuned() itself: this dispatcher also holds
+ * the baseline's atomic on the view's head, whose address then escapes and
+ * sends the view to local memory. */
 GIC_HD int gic_proxy_enqueue(gic_proxy_ring *ring, const gic_proxy_desc *desc,
 			     uint64_t deadline_ns, uint64_t *pos_out)
 {
