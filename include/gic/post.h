@@ -10,13 +10,21 @@
  * Positions (resv, ready, retired, signaled) are 64-bit counts of basic
  * blocks; the hardware sees their low 16 bits (WQE index, doorbell record).
  *
- * Two ways to share a send queue:
- *  - exclusive: one thread owns the queue; it calls gic_sq_reserve_excl(),
- *    builds, and rings with gic_sq_ring().
- *  - shared: threads reserve with gic_sq_reserve_shared() (an atomic add),
- *    build in parallel and publish in reservation order with
- *    gic_sq_publish_inorder() (each thread rings for its own WQEs once its
- *    predecessor has published: the per-thread hand-off of the paper).
+ * Ways to use a send queue:
+ *  - exclusive: one thread owns the queue; it copies the view into locals
+ *    (gic_sq_local_begin, so the state lives in registers), calls
+ *    gic_sq_reserve_excl(), builds, and rings with gic_sq_publish_excl();
+ *    several builds may share one doorbell (batching).
+ *  - shared, per-thread hand-off: threads reserve with
+ *    gic_sq_reserve_shared() (an atomic add), build in parallel and publish
+ *    in reservation order with gic_sq_publish_inorder() (each thread rings
+ *    for its own WQEs once its predecessor has published).
+ *  - shared under one lock per WQE: gic_sq_post_lock(), the exclusive
+ *    calls, gic_sq_post_unlock().
+ *  - warp-cooperative (device): gic_sq_warp_write_inline(), one
+ *    reservation and one doorbell per warp.
+ * Completion: gic_sq_wait_retired() / gic_sq_quiet() for one queue,
+ * gic_quiet_all() for every configured queue.
  *
  * Errors: 0 on success or a positive errno. ETIMEDOUT when a deadline
  * passes; EIO when an error CQE was seen (gic_sq.err holds its details);

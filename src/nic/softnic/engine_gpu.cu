@@ -1,8 +1,12 @@
 /*
- * softnic GPU engine: a persistent kernel whose warps scan the QP table and
- * run the shared execution core (engine_core.h) on each QP with work. Lane 0
- * of each warp executes; a QP table slot belongs to one warp, which gives
- * per-QP in-order execution without locks.
+ * softnic GPU engine: a kernel whose warps scan the QP table and run the
+ * shared execution core (engine_core.h) on each QP with work. A QP table
+ * slot belongs to one warp, which gives per-QP in-order execution without
+ * locks. Within a QP, runs of single-basic-block RDMA writes that check out
+ * and whose destinations do not overlap execute one per lane (so no order
+ * can show); everything else runs on lane 0 through the serial core.
+ * Persistent by default (started at open, stopped at close); on demand for
+ * tools that serialize kernels.
  */
 #include <cuda_runtime.h>
 #include <errno.h>
