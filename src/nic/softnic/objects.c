@@ -567,11 +567,15 @@ int softnic_qp_destroy(softnic_qp *qp)
 		softnic_qp *peer = qp->peer;
 		engine *pe = &nic->engines[peer->engine];
 
-		/* A CPU engine reads the peer's link only under its lock; a GPU
-		 * engine sees the release store (state is freed only at close). */
+		/* A CPU engine reads the peer's link and pointer only under its
+		 * lock, so the pointer can go (the state is freed below). A GPU
+		 * engine reads them without a lock: it sees the release store
+		 * of the link, and the pointer stays valid (its state lives in
+		 * an arena freed only at close), so it is left in place. */
 		engine_lock_mgmt(pe);
 		__atomic_store_n(&peer->s->link, SNX_QP_PEER_GONE, __ATOMIC_RELEASE);
-		peer->s->peer = NULL;
+		if (!nic->backend.state_alloc)
+			peer->s->peer = NULL;
 		peer->peer = NULL;
 		engine_unlock_mgmt(pe);
 	}
