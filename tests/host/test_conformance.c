@@ -937,6 +937,14 @@ CASE(cq_full_stalls)
 		v = 100 + i;
 		REQUIRE(tk_post_inline(p, 8 * i, &v, 8, SIGNALED) == 0, "post %u", i);
 	}
+	/* Wait (bounded) for the engine to fill the CQ and stall, then give it
+	 * time to overwrite a CQE if it were going to. */
+	for (uint64_t deadline = tk_deadline(); gic_now_ns() < deadline;) {
+		softnic_get_stats(p->nic, &st);
+		if (st.cqes_written >= 4 && st.cq_full_stalls > 0)
+			break;
+		gic_cpu_relax();
+	}
 	for (uint64_t t = gic_now_ns(); gic_now_ns() - t < 20000000;)
 		gic_cpu_relax();
 	softnic_get_stats(p->nic, &st);
