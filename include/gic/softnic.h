@@ -155,6 +155,10 @@ int softnic_qp_connect(softnic_qp *a, softnic_qp *b);
 
 uint32_t softnic_qp_num(const softnic_qp *qp);
 
+/* The QP of this softnic numbered qpn (to connect by the number a peer
+ * sent through a bootstrap); NULL with errno ENOENT when there is none. */
+softnic_qp *softnic_qp_find(softnic *nic, uint32_t qpn);
+
 /* 1 once the QP is in the error state. */
 int softnic_qp_in_error(const softnic_qp *qp);
 

@@ -627,6 +627,24 @@ int softnic_qp_connect(softnic_qp *a, softnic_qp *b)
 
 uint32_t softnic_qp_num(const softnic_qp *qp) { return qp->s->qpn; }
 
+softnic_qp *softnic_qp_find(softnic *nic, uint32_t qpn)
+{
+	softnic_qp *found = NULL;
+
+	for (int e = 0; nic && e < nic->nengines && !found; e++) {
+		engine *en = &nic->engines[e];
+
+		engine_lock_mgmt(en);
+		for (int i = 0; i < en->nqps && !found; i++)
+			if (en->qps[i]->s->qpn == qpn)
+				found = en->qps[i];
+		engine_unlock_mgmt(en);
+	}
+	if (!found)
+		errno = ENOENT;
+	return found;
+}
+
 int softnic_qp_in_error(const softnic_qp *qp)
 {
 	return (int)__atomic_load_n(&qp->s->in_error, __ATOMIC_ACQUIRE);
