@@ -319,24 +319,9 @@ __global__ void rate_lock(gic_sq *sq, uint64_t *dst, uint32_t rkey, int per, spa
 	int rc = 0;
 
 	out[t].t0 = gic_now_ns();
-	for (int i = 0; i < per && !rc; i++) {
-		uint64_t pos, v = val(i, t);
-
-		rc = gic_sq_post_lock(sq, DL);
-		if (rc)
-			break;
-		rc = gic_sq_reserve_excl(sq, 1, &pos, GIC_ORDER_FENCE_GPU, DL);
-		if (!rc) {
-			int sig = (pos + 1) % 16 == 0;
-
-			gic_wqe_write_inline(sq, pos, (uint64_t)&dst[(uint64_t)t * per + i], rkey, &v, 8,
-					     sig ? SIG : 0);
-			if (sig)
-				gic_sq_note_signaled(sq, pos + 1, 0);
-			gic_sq_publish_excl(sq, GIC_ORDER_FENCE_GPU);
-		}
-		gic_sq_post_unlock(sq);
-	}
+	for (int i = 0; i < per && !rc; i++)
+		rc = gic_sq_locked_write_inline_u64(sq, (uint64_t)&dst[(uint64_t)t * per + i], rkey,
+						    val(i, t), 16, GIC_ORDER_FENCE_GPU, DL);
 	out[t].tp = gic_now_ns();
 	if (!rc && !(rc = gic_sq_post_lock(sq, DL))) {
 		rc = gic_sq_quiet(sq, GIC_ORDER_FENCE_GPU, DL);
@@ -383,12 +368,14 @@ __global__ void rate_warp(gic_sq *sq, uint64_t *dst, uint32_t rkey, int per, spa
 {
 	int t = blockIdx.x * blockDim.x + threadIdx.x;
 	int rc = 0;
+	gic_sq_warp w;
 
+	gic_sq_warp_begin(&w, sq);
 	out[t].t0 = gic_now_ns();
 	for (int i = 0; i < per && !rc; i++) {
 		uint64_t v = val(i, t);
 
-		rc = gic_sq_warp_write_inline(sq, (uint64_t)&dst[(uint64_t)t * per + i], rkey, &v, 8,
+		rc = gic_sq_warp_write_inline(&w, (uint64_t)&dst[(uint64_t)t * per + i], rkey, &v, 8,
 					      1, GIC_ORDER_FENCE_GPU, DL);
 	}
 	out[t].tp = gic_now_ns();

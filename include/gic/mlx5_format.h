@@ -182,6 +182,9 @@ GIC_STATIC_ASSERT(sizeof(gic_cqe64) == 64, "CQE is 64 bytes");
 GIC_STATIC_ASSERT(sizeof(gic_err_cqe) == 64, "error CQE is 64 bytes");
 GIC_STATIC_ASSERT(offsetof(gic_cqe64, op_own) == 63, "op_own is the last byte");
 GIC_STATIC_ASSERT(offsetof(gic_err_cqe, syndrome) == 55, "syndrome offset");
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "the segment word builders assume a little-endian host and GPU"
+#endif
 
 /* The last 8 bytes of a CQE (sop_drop_qpn, wqe_counter, signature, op_own):
  * the engine publishes them with one release store, pollers read them with
@@ -193,27 +196,46 @@ GIC_STATIC_ASSERT(offsetof(gic_err_cqe, syndrome) == 55, "syndrome offset");
  * with one wide store; the bytes equal rdma-core's setters'. */
 
 /* As mlx5dv_set_ctrl_seg(seg, pi, opcode, opmod, qpn, fm_ce_se, ds, 0, imm). */
+/* The words of a control segment in memory order, as one 16-byte store
+ * writes them (bytes 8..11, signature, stream id and fm_ce_se, form one
+ * little-endian word). Builders store these words directly, so that no
+ * byte-wide field is assembled in registers on the posting path. */
+GIC_HD void gic_ctrl_seg_words(uint32_t w[4], uint16_t wqe_index, uint8_t opcode, uint8_t opmod,
+			       uint32_t qpn, uint8_t fm_ce_se, uint8_t ds, uint32_t imm)
+{
+	w[0] = gic_htobe32(((uint32_t)opmod << 24) | ((uint32_t)wqe_index << 8) | opcode);
+	w[1] = gic_htobe32((qpn << 8) | ds);
+	w[2] = (uint32_t)fm_ce_se << 24;
+	w[3] = imm;
+}
+
 GIC_HD gic_ctrl_seg gic_make_ctrl_seg(uint16_t wqe_index, uint8_t opcode, uint8_t opmod,
 				      uint32_t qpn, uint8_t fm_ce_se, uint8_t ds, uint32_t imm)
 {
 	gic_ctrl_seg c;
-	c.opmod_idx_opcode_be =
-		gic_htobe32(((uint32_t)opmod << 24) | ((uint32_t)wqe_index << 8) | opcode);
-	c.qpn_ds_be = gic_htobe32((qpn << 8) | ds);
-	c.signature = 0;
-	c.stream_id_be[0] = 0;
-	c.stream_id_be[1] = 0;
-	c.fm_ce_se = fm_ce_se;
-	c.imm = imm;
+	uint32_t w[4];
+
+	gic_ctrl_seg_words(w, wqe_index, opcode, opmod, qpn, fm_ce_se, ds, imm);
+	__builtin_memcpy(&c, w, sizeof(c));
 	return c;
+}
+
+/* The words of a remote-address segment in memory order. */
+GIC_HD void gic_raddr_seg_words(uint32_t w[4], uint64_t raddr, uint32_t rkey)
+{
+	w[0] = gic_htobe32((uint32_t)(raddr >> 32));
+	w[1] = gic_htobe32((uint32_t)raddr);
+	w[2] = gic_htobe32(rkey);
+	w[3] = 0;
 }
 
 GIC_HD gic_raddr_seg gic_make_raddr_seg(uint64_t raddr, uint32_t rkey)
 {
 	gic_raddr_seg r;
-	r.raddr_be = gic_htobe64(raddr);
-	r.rkey_be = gic_htobe32(rkey);
-	r.reserved = 0;
+	uint32_t w[4];
+
+	gic_raddr_seg_words(w, raddr, rkey);
+	__builtin_memcpy(&r, w, sizeof(r));
 	return r;
 }
 

@@ -20,9 +20,10 @@
  *    in reservation order with gic_sq_publish_inorder() (each thread rings
  *    for its own WQEs once its predecessor has published).
  *  - shared under one lock per WQE: gic_sq_post_lock(), the exclusive
- *    calls, gic_sq_post_unlock().
- *  - warp-cooperative (device): gic_sq_warp_write_inline(), one
- *    reservation and one doorbell per warp.
+ *    calls, gic_sq_post_unlock(); or gic_sq_locked_write_inline_u64(),
+ *    which does all of it for one 8-byte write.
+ *  - warp-cooperative (device): gic_sq_warp_begin() once, then
+ *    gic_sq_warp_write_inline(), one reservation and one doorbell per warp.
  * Completion: gic_sq_wait_retired() / gic_sq_quiet() for one queue,
  * gic_quiet_all() for every configured queue.
  *
@@ -170,15 +171,15 @@ GIC_HD uint32_t gic_wqe_write_inline(gic_sq *sq, uint64_t pos, uint64_t raddr, u
 				     const void *src, uint32_t len, uint8_t fm_ce_se)
 {
 	uint32_t ds = gic_ds_inline_write(len);
-	gic_ctrl_seg c = gic_make_ctrl_seg((uint16_t)pos, GIC_OPCODE_RDMA_WRITE, 0, sq->qpn,
-					   fm_ce_se, (uint8_t)ds, 0);
-	gic_raddr_seg r = gic_make_raddr_seg(raddr, rkey);
 	const uint8_t *s = (const uint8_t *)src;
-	uint32_t chunk[4];
+	uint32_t c[4] GIC_ALIGN16, r[4] GIC_ALIGN16, chunk[4] GIC_ALIGN16;
 	uint32_t done = 0, seg = 2;
 
-	gic_st_seg16(gic_sq_seg(sq, pos, 0), &c);
-	gic_st_seg16(gic_sq_seg(sq, pos, 1), &r);
+	gic_ctrl_seg_words(c, (uint16_t)pos, GIC_OPCODE_RDMA_WRITE, 0, sq->qpn, fm_ce_se,
+			   (uint8_t)ds, 0);
+	gic_raddr_seg_words(r, raddr, rkey);
+	gic_st_seg16(gic_sq_seg(sq, pos, 0), c);
+	gic_st_seg16(gic_sq_seg(sq, pos, 1), r);
 	/* The first chunk holds the 4-byte header and 12 payload bytes; later
 	 * chunks hold 16 payload bytes each. Unused tail bytes are zero. */
 	chunk[0] = gic_inline_hdr_be(len);
@@ -201,13 +202,14 @@ GIC_HD uint32_t gic_wqe_write_inline(gic_sq *sq, uint64_t pos, uint64_t raddr, u
 GIC_HD uint32_t gic_wqe_write_inline_u64(gic_sq *sq, uint64_t pos, uint64_t raddr, uint32_t rkey,
 					 uint64_t value, uint8_t fm_ce_se)
 {
-	gic_ctrl_seg c = gic_make_ctrl_seg((uint16_t)pos, GIC_OPCODE_RDMA_WRITE, 0, sq->qpn,
-					   fm_ce_se, 3, 0);
-	gic_raddr_seg r = gic_make_raddr_seg(raddr, rkey);
-	uint32_t chunk[4] = { gic_inline_hdr_be(8), (uint32_t)value, (uint32_t)(value >> 32), 0 };
+	uint32_t c[4] GIC_ALIGN16, r[4] GIC_ALIGN16;
+	uint32_t chunk[4] GIC_ALIGN16 = { gic_inline_hdr_be(8), (uint32_t)value,
+					  (uint32_t)(value >> 32), 0 };
 
-	gic_st_seg16(gic_sq_seg(sq, pos, 0), &c);
-	gic_st_seg16(gic_sq_seg(sq, pos, 1), &r);
+	gic_ctrl_seg_words(c, (uint16_t)pos, GIC_OPCODE_RDMA_WRITE, 0, sq->qpn, fm_ce_se, 3, 0);
+	gic_raddr_seg_words(r, raddr, rkey);
+	gic_st_seg16(gic_sq_seg(sq, pos, 0), c);
+	gic_st_seg16(gic_sq_seg(sq, pos, 1), r);
 	gic_st_seg16(gic_sq_seg(sq, pos, 2), chunk);
 	return 1;
 }
@@ -218,12 +220,13 @@ GIC_HD uint32_t gic_wqe_write(gic_sq *sq, uint64_t pos, uint8_t opcode, uint64_t
 			      uint32_t rkey, uint64_t laddr, uint32_t lkey, uint32_t len,
 			      uint8_t fm_ce_se, uint32_t imm_be)
 {
-	gic_ctrl_seg c = gic_make_ctrl_seg((uint16_t)pos, opcode, 0, sq->qpn, fm_ce_se, 3, imm_be);
-	gic_raddr_seg r = gic_make_raddr_seg(raddr, rkey);
+	uint32_t c[4] GIC_ALIGN16, r[4] GIC_ALIGN16;
 	gic_data_seg d = gic_make_data_seg(len, lkey, laddr);
 
-	gic_st_seg16(gic_sq_seg(sq, pos, 0), &c);
-	gic_st_seg16(gic_sq_seg(sq, pos, 1), &r);
+	gic_ctrl_seg_words(c, (uint16_t)pos, opcode, 0, sq->qpn, fm_ce_se, 3, imm_be);
+	gic_raddr_seg_words(r, raddr, rkey);
+	gic_st_seg16(gic_sq_seg(sq, pos, 0), c);
+	gic_st_seg16(gic_sq_seg(sq, pos, 1), r);
 	gic_st_seg16(gic_sq_seg(sq, pos, 2), &d);
 	return 1;
 }
@@ -232,14 +235,14 @@ GIC_HD uint32_t gic_wqe_write(gic_sq *sq, uint64_t pos, uint8_t opcode, uint64_t
 GIC_HD uint32_t gic_wqe_atomic_fa(gic_sq *sq, uint64_t pos, uint64_t raddr, uint32_t rkey,
 				  uint64_t add, uint64_t laddr, uint32_t lkey, uint8_t fm_ce_se)
 {
-	gic_ctrl_seg c = gic_make_ctrl_seg((uint16_t)pos, GIC_OPCODE_ATOMIC_FA, 0, sq->qpn,
-					   fm_ce_se, 4, 0);
-	gic_raddr_seg r = gic_make_raddr_seg(raddr, rkey);
+	uint32_t c[4] GIC_ALIGN16, r[4] GIC_ALIGN16;
 	gic_atomic_seg a = gic_make_atomic_fa_seg(add);
 	gic_data_seg d = gic_make_data_seg(8, lkey, laddr);
 
-	gic_st_seg16(gic_sq_seg(sq, pos, 0), &c);
-	gic_st_seg16(gic_sq_seg(sq, pos, 1), &r);
+	gic_ctrl_seg_words(c, (uint16_t)pos, GIC_OPCODE_ATOMIC_FA, 0, sq->qpn, fm_ce_se, 4, 0);
+	gic_raddr_seg_words(r, raddr, rkey);
+	gic_st_seg16(gic_sq_seg(sq, pos, 0), c);
+	gic_st_seg16(gic_sq_seg(sq, pos, 1), r);
 	gic_st_seg16(gic_sq_seg(sq, pos, 2), &a);
 	gic_st_seg16(gic_sq_seg(sq, pos, 3), &d);
 	return 1;
@@ -247,9 +250,10 @@ GIC_HD uint32_t gic_wqe_atomic_fa(gic_sq *sq, uint64_t pos, uint64_t raddr, uint
 
 GIC_HD uint32_t gic_wqe_nop(gic_sq *sq, uint64_t pos, uint8_t fm_ce_se)
 {
-	gic_ctrl_seg c = gic_make_ctrl_seg((uint16_t)pos, GIC_OPCODE_NOP, 0, sq->qpn, fm_ce_se, 1, 0);
+	uint32_t c[4] GIC_ALIGN16;
 
-	gic_st_seg16(gic_sq_seg(sq, pos, 0), &c);
+	gic_ctrl_seg_words(c, (uint16_t)pos, GIC_OPCODE_NOP, 0, sq->qpn, fm_ce_se, 1, 0);
+	gic_st_seg16(gic_sq_seg(sq, pos, 0), c);
 	return 1;
 }
 
@@ -510,15 +514,22 @@ GIC_HD void gic_sq_publish_excl(gic_sq *sq, int order)
 GIC_HD int gic_sq_publish_inorder(gic_sq *sq, uint64_t pos, uint32_t nbb, int order,
 				  uint64_t deadline_ns)
 {
-	while (gic_ld_acquire_gpu_u64(&sq->ready) != pos) {
+	/* The publication sits inside the loop, in the branch of the thread
+	 * whose turn it is: with the ring after the loop, the lanes of one warp
+	 * that still wait would hold that thread at the loop's exit until the
+	 * scheduler switched paths, and every hand-off would pay for it. */
+	for (;;) {
+		if (gic_ld_acquire_gpu_u64(&sq->ready) == pos) {
+			gic_sq_ring(sq, pos + nbb, order);
+			/* Hands the doorbell to the next thread after our
+			 * doorbell store. */
+			gic_st_release_gpu_u64(&sq->ready, pos + nbb);
+			return 0;
+		}
 		if (gic_now_ns() > deadline_ns)
 			return ETIMEDOUT;
 		gic_cpu_relax();
 	}
-	gic_sq_ring(sq, pos + nbb, order);
-	/* Hands the doorbell to the next thread after our doorbell store. */
-	gic_st_release_gpu_u64(&sq->ready, pos + nbb);
-	return 0;
 }
 
 /* Exclusive owner: waits until everything published has completed. When the
@@ -573,38 +584,110 @@ GIC_HD void gic_sq_post_unlock(gic_sq *sq)
 	gic_st_release_gpu_u32(&sq->post_lock, 0);
 }
 
+/* One 8-byte inline write under the queue's lock: lock, reserve, build,
+ * ring, unlock. The work happens in the branch that took the lock, for the
+ * reason gic_sq_publish_inorder() gives. The WQE is signaled when its end
+ * is a multiple of signal_every (a power of two), so that a CQE retires
+ * the queue regularly. EIO after an error CQE, ETIMEDOUT at the deadline. */
+GIC_HD int gic_sq_locked_write_inline_u64(gic_sq *sq, uint64_t raddr, uint32_t rkey,
+					  uint64_t value, uint32_t signal_every, int order,
+					  uint64_t deadline_ns)
+{
+	for (;;) {
+		if (gic_atomic_cas_acquire_u32(&sq->post_lock, 0, 1) == 0) {
+			uint64_t pos;
+			int rc = gic_sq_reserve_excl(sq, 1, &pos, order, deadline_ns);
+
+			if (!rc) {
+				int sig = ((pos + 1) & (signal_every - 1)) == 0;
+
+				gic_wqe_write_inline_u64(sq, pos, raddr, rkey, value,
+							 sig ? GIC_CTRL_CQ_UPDATE : 0);
+				if (sig)
+					gic_sq_note_signaled(sq, pos + 1, 0);
+				gic_sq_publish_excl(sq, order);
+			}
+			gic_sq_post_unlock(sq);
+			return rc;
+		}
+		if (gic_now_ns() > deadline_ns)
+			return ETIMEDOUT;
+		gic_cpu_relax();
+	}
+}
+
 #if defined(__CUDACC__)
 /* ------------------------------------------------------------------ */
-/* Warp-cooperative posting (device only): the 32 lanes of a full warp
- * each post one inline write; lane 0 reserves the warp's slots with one
- * atomic add, every lane builds its WQE, and lane 0 publishes the group
- * with one doorbell after the earlier reservations (shared queue). The last
- * lane's WQE is signaled when signal_last is set. Every lane gets the same
- * return code. */
-GIC_DEV int gic_sq_warp_write_inline(gic_sq *sq, uint64_t raddr, uint32_t rkey,
+/* Warp-cooperative posting (device only). A full warp posts 32 WQEs per
+ * call: lane 0 reserves the warp's slots with one atomic add, every lane
+ * builds its WQE, and lane 0 publishes the group with one doorbell after
+ * the earlier reservations (shared queue).
+ *
+ * A warp keeps a gic_sq_warp in registers between calls: the queue's
+ * constant fields (so that lanes do not reload them from global memory
+ * after each acquire), a lower bound on the free space (the retired count
+ * last acquired: it only grows, so the bound stays true and the space
+ * check reads memory only when the bound says the ring may be full), and
+ * the end of the warp's own last publication (when the atomic add returns
+ * that position, no other thread reserved in between, so the queue's ready
+ * position is ours already and the wait for our turn is skipped). */
+
+typedef struct gic_sq_warp {
+	gic_sq *sq;         /* the shared view */
+	gic_sq consts;      /* copy of its constant fields (wqes, dbrec, db, bb_cnt, qpn) */
+	uint64_t room_end;  /* lane 0: positions below this are free */
+	uint64_t own_end;   /* lane 0: end of this warp's last publication */
+} gic_sq_warp;
+
+/* Starts a warp's posting on the shared queue sq. Every lane calls it. */
+GIC_DEV void gic_sq_warp_begin(gic_sq_warp *w, gic_sq *sq)
+{
+	w->sq = sq;
+	w->consts = *sq;
+	w->room_end = 0;        /* unknown: the first call acquires */
+	w->own_end = ~0ull;     /* none */
+}
+
+/* Every lane posts one inline write of len bytes (the same len in every
+ * lane) from src to raddr; the last lane's WQE is signaled when
+ * signal_last is set. Every lane gets the same return code. */
+GIC_DEV int gic_sq_warp_write_inline(gic_sq_warp *w, uint64_t raddr, uint32_t rkey,
 				     const void *src, uint32_t len, int signal_last,
 				     int order, uint64_t deadline_ns)
 {
 	const unsigned full = 0xffffffffu;
 	uint32_t lane = threadIdx.x & 31;
-	uint32_t nbb = gic_bb_for_ds(gic_ds_inline_write(len)); /* same len in every lane */
+	uint32_t nbb = gic_bb_for_ds(gic_ds_inline_write(len));
 	uint64_t base = 0;
 	int rc = 0;
 
-	if (lane == 0)
-		rc = gic_sq_reserve_shared(sq, 32 * nbb, &base, order, deadline_ns);
+	if (lane == 0) {
+		base = gic_atomic_add_relaxed_u64(&w->sq->resv, 32 * nbb);
+		if (base + 32 * nbb > w->room_end) {
+			rc = gic_sq_wait_space(w->sq, base, 32 * nbb, 1, order, deadline_ns);
+			w->room_end = gic_ld_acquire_gpu_u64(&w->sq->retired) + w->consts.bb_cnt;
+		}
+	}
 	rc = __shfl_sync(full, rc, 0);
 	base = __shfl_sync(full, base, 0);
 	if (rc)
 		return rc;
-	gic_wqe_write_inline(sq, base + lane * nbb, raddr, rkey, src, len,
+	gic_wqe_write_inline(&w->consts, base + lane * nbb, raddr, rkey, src, len,
 			     (signal_last && lane == 31) ? GIC_CTRL_CQ_UPDATE : 0);
 	if (signal_last && lane == 31)
-		gic_sq_note_signaled(sq, base + 32 * nbb, 1);
+		gic_sq_note_signaled(w->sq, base + 32 * nbb, 1);
 	/* Orders every lane's WQE stores before lane 0's doorbell sequence. */
 	__syncwarp(full);
-	if (lane == 0)
-		rc = gic_sq_publish_inorder(sq, base, 32 * nbb, order, deadline_ns);
+	if (lane == 0) {
+		if (base == w->own_end) {
+			/* Our own publication ended here: ready == base. */
+			gic_sq_ring(&w->consts, base + 32 * nbb, order);
+			gic_st_release_gpu_u64(&w->sq->ready, base + 32 * nbb);
+		} else {
+			rc = gic_sq_publish_inorder(w->sq, base, 32 * nbb, order, deadline_ns);
+		}
+		w->own_end = base + 32 * nbb;
+	}
 	return __shfl_sync(full, rc, 0);
 }
 #endif

@@ -97,8 +97,9 @@ typedef struct gic_proxy_attr {
 	uint32_t counter_cnt;
 	uint32_t counter_rkey;
 
-	/* Allocator of the ring slots and control lines (pinned host memory
-	 * mapped into the GPU, for GPU producers); NULL: host memory. */
+	/* Allocator of the ring slots, control lines and COUNTER_GPU fetch
+	 * buffers (pinned host memory mapped into the GPU, for GPU producers
+	 * or a GPU engine); NULL: host memory. */
 	const softnic_allocator *ring_mem;
 } gic_proxy_attr;
 

@@ -62,7 +62,7 @@ typedef struct gic_proxy_ring_ctl {
 
 GIC_STATIC_ASSERT(sizeof(gic_proxy_ring_ctl) == 64, "one cache line");
 
-/* A producer's view of one ring. */
+/* A producer's view of one ring (gic_proxy_ring_view() fills it). */
 typedef struct gic_proxy_ring {
 	uint64_t head;            /* next position; baseline: shared, atomic adds */
 	uint64_t cached_consumed; /* tuned: the progress as last read */
@@ -73,6 +73,11 @@ typedef struct gic_proxy_ring {
 	uint32_t log_slot_cnt;
 	uint32_t protocol;        /* GIC_PROXY_BASELINE or GIC_PROXY_TUNED */
 	uint32_t index;           /* ring number within its proxy */
+	/* Tuned producer's cursor, kept so that an enqueue with room left is
+	 * one OR and one store: */
+	gic_proxy_desc *next_slot; /* the slot of position head */
+	uint64_t phase_bit;        /* head's phase, in header position */
+	uint64_t room_end;         /* cached_consumed + slot_cnt: head below it has room */
 } gic_proxy_ring;
 
 /* ------------------------------------------------------------------ */
@@ -184,22 +189,32 @@ GIC_HD int gic_proxy_enqueue_baseline(gic_proxy_ring *ring, const gic_proxy_desc
 	return 0;
 }
 
+/* Tuned, slow path: the cached progress says position pos may not be free;
+ * re-reads it (waiting for room) and refreshes the cursor's bound. */
+GIC_HD int gic_proxy_tuned_refresh(gic_proxy_ring *ring, uint64_t pos, uint64_t deadline_ns)
+{
+	int rc = gic_proxy_wait_space(ring, pos, deadline_ns);
+
+	ring->room_end = ring->cached_consumed + ring->slot_cnt;
+	return rc;
+}
+
 /* Tuned: the ring's one producer. The progress is re-read only when the
- * cached value says the ring is full. A pointer request's source bytes
- * must be visible before the worker (and the NIC) read them: on the device
- * that takes a system-scope fence before the store; inline requests need
- * nothing. */
+ * cached bound says the ring is full; the slot and its phase come from the
+ * view's cursor, advanced after the store. A pointer request's source
+ * bytes must be visible before the worker (and the NIC) read them: on the
+ * device that takes a system-scope fence before the store; inline requests
+ * need nothing. */
 GIC_HD int gic_proxy_enqueue_tuned(gic_proxy_ring *ring, const gic_proxy_desc *desc,
 				   uint64_t deadline_ns, uint64_t *pos_out)
 {
 	uint64_t pos = ring->head;
-	uint64_t header = gic_proxy_header_with_phase(desc->header,
-						      gic_proxy_phase(pos, ring->log_slot_cnt));
+	uint64_t header = (desc->header & ~(1ull << GIC_PROXY_PHASE_SHIFT)) | ring->phase_bit;
 
 	if (pos_out)
 		*pos_out = pos;
-	if (pos - ring->cached_consumed >= ring->slot_cnt) {
-		int rc = gic_proxy_wait_space(ring, pos, deadline_ns);
+	if (pos >= ring->room_end) {
+		int rc = gic_proxy_tuned_refresh(ring, pos, deadline_ns);
 
 		if (rc)
 			return rc;
@@ -208,8 +223,13 @@ GIC_HD int gic_proxy_enqueue_tuned(gic_proxy_ring *ring, const gic_proxy_desc *d
 	if (gic_proxy_desc_op(header) == GIC_PROXY_OP_POINTER)
 		gic_fence_sc_sys(); /* source bytes before the descriptor */
 #endif
-	gic_proxy_slot_store16(&ring->slots[pos & (ring->slot_cnt - 1)], header, desc->payload);
+	gic_proxy_slot_store16(ring->next_slot, header, desc->payload);
 	ring->head = pos + 1;
+	if (++ring->next_slot == ring->slots + ring->slot_cnt) {
+		/* Wrapped: the next pass carries the other phase. */
+		ring->next_slot = ring->slots;
+		ring->phase_bit ^= 1ull << GIC_PROXY_PHASE_SHIFT;
+	}
 	return 0;
 }
 

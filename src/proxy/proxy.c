@@ -119,7 +119,9 @@ static int worker_open(gic_proxy *p, proxy_worker *w)
 	rc = qp_open(a->nic, a->local_pd, a->local_pd, PROXY_LOG_COUNTER_SQ_BB, &w->counter);
 	if (rc)
 		return rc;
-	w->fetch_buf = aligned_alloc(64, 64);
+	/* The NIC writes the fetched value here: ring memory, which a GPU
+	 * engine reaches as well as a CPU one. */
+	w->fetch_buf = ring_alloc(a, 64);
 	if (!w->fetch_buf)
 		return ENOMEM;
 	w->fetch_mr = softnic_reg_mr(a->local_pd, w->fetch_buf, 8, SOFTNIC_ACCESS_LOCAL_WRITE);
@@ -132,7 +134,8 @@ static void worker_close(proxy_worker *w)
 	qp_close(&w->counter);
 	if (w->fetch_mr)
 		softnic_dereg_mr(w->fetch_mr);
-	free(w->fetch_buf);
+	if (w->fetch_buf)
+		ring_free(&w->proxy->attr, w->fetch_buf);
 	w->fetch_mr = NULL;
 	w->fetch_buf = NULL;
 }
@@ -350,6 +353,9 @@ int gic_proxy_ring_view(const gic_proxy *p, int ring, gic_proxy_ring *out)
 	out->log_slot_cnt = r->log_slot_cnt;
 	out->protocol = (uint32_t)p->attr.protocol;
 	out->index = (uint32_t)ring;
+	out->next_slot = r->slots;
+	out->phase_bit = (uint64_t)gic_proxy_phase(0, r->log_slot_cnt) << GIC_PROXY_PHASE_SHIFT;
+	out->room_end = r->slot_cnt;
 	return 0;
 }
 

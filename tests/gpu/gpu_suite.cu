@@ -193,12 +193,18 @@ __global__ void k_shared_handoff(gic_sq *sq, uint64_t *dst, uint32_t rkey, int p
 	}
 }
 
-/* Threads share QP 0 under one lock per WQE. */
+/* Threads share QP 0 under one lock per WQE: even writes through the
+ * one-call form, odd ones through lock, the exclusive calls, unlock. */
 __global__ void k_shared_locked(gic_sq *sq, uint64_t *dst, uint32_t rkey, int per, kres *r)
 {
 	int t = blockIdx.x * blockDim.x + threadIdx.x;
 
 	for (int i = 0; i < per && !r[t].rc; i++) {
+		if (i % 2 == 0) {
+			r[t].rc = gic_sq_locked_write_inline_u64(sq, (uint64_t)&dst[(uint64_t)t * per + i],
+								 rkey, val(i, t + 200), 8, ORD, DL);
+			continue;
+		}
 		r[t].rc = gic_sq_post_lock(sq, DL);
 		if (r[t].rc)
 			break;
@@ -219,13 +225,15 @@ __global__ void k_warp_coop(gic_sq *sq, uint64_t *dst, uint32_t rkey, int rounds
 {
 	int t = blockIdx.x * blockDim.x + threadIdx.x;
 	int warp = t / 32, lane = t % 32;
+	gic_sq_warp w;
 
+	gic_sq_warp_begin(&w, sq);
 	for (int i = 0; i < rounds && !r[t].rc; i++) {
 		uint64_t v = val(i, t + 300);
 		uint64_t slot = ((uint64_t)warp * rounds + i) * 32 + lane;
 		int sig = i % 4 == 3 || i + 1 == rounds;
 
-		r[t].rc = gic_sq_warp_write_inline(sq, (uint64_t)&dst[slot], rkey, &v, 8, sig, ORD, DL);
+		r[t].rc = gic_sq_warp_write_inline(&w, (uint64_t)&dst[slot], rkey, &v, 8, sig, ORD, DL);
 		if (!r[t].rc && sig && lane == 0)
 			r[t].rc = gic_sq_wait_retired(sq, gic_ld_acquire_gpu_u64(&sq->ready), 1, ORD, DL);
 		r[t].rc = __shfl_sync(0xffffffffu, r[t].rc, 0);
