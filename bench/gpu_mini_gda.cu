@@ -71,11 +71,14 @@ typedef struct sample {
 		gic_sq_local_begin(&s, &c, g);                                              \
 		for (int i = 0; i < n; i++) {                                               \
 			uint64_t v = val(i, 7), pos;                                        \
+			uint64_t raddr = (uint64_t)&dst[i];                                 \
 			unsigned long long t0 = gic_now_ns();                               \
+			/* The payload and address are inputs: made before the clock */    \
+			asm volatile("" : "+l"(v), "+l"(raddr));                            \
 			long long c0 = clock64();                                           \
 			int rc = gic_sq_reserve_excl(&s, 1, &pos, O, t0 + ENV_DEADLINE_NS); \
 			if (!rc) {                                                          \
-				gic_wqe_write_inline_u64(&s, pos, (uint64_t)&dst[i], rkey, v, SIG); \
+				gic_wqe_write_inline_u64(&s, pos, raddr, rkey, v, SIG);     \
 				gic_sq_note_signaled(&s, pos + 1, 0);                       \
 				gic_sq_publish_excl(&s, O);                                 \
 			}                                                                   \
@@ -339,23 +342,10 @@ __global__ void rate_handoff(gic_sq *sq, uint64_t *dst, uint32_t rkey, int per, 
 	uint64_t last = 0;
 
 	out[t].t0 = gic_now_ns();
-	for (int i = 0; i < per && !rc; i++) {
-		uint64_t pos, v = val(i, t);
-
-		rc = gic_sq_reserve_shared(sq, 1, &pos, GIC_ORDER_FENCE_GPU, DL);
-		if (rc)
-			break;
-		{
-			int sig = (pos + 1) % 16 == 0 || i + 1 == per;
-
-			gic_wqe_write_inline(sq, pos, (uint64_t)&dst[(uint64_t)t * per + i], rkey, &v, 8,
-					     sig ? SIG : 0);
-			if (sig)
-				gic_sq_note_signaled(sq, pos + 1, 1);
-		}
-		rc = gic_sq_publish_inorder(sq, pos, 1, GIC_ORDER_FENCE_GPU, DL);
-		last = pos + 1;
-	}
+	for (int i = 0; i < per && !rc; i++)
+		rc = gic_sq_handoff_write_inline_u64(sq, (uint64_t)&dst[(uint64_t)t * per + i], rkey,
+						     val(i, t), 16, GIC_ORDER_FENCE_GPU, DL);
+	last = gic_ld_acquire_gpu_u64(&sq->ready);
 	out[t].tp = gic_now_ns();
 	if (!rc)
 		rc = gic_sq_wait_retired(sq, last, 1, GIC_ORDER_FENCE_GPU, DL);

@@ -1,26 +1,29 @@
 /*
  * gic-gpu-proxy-bench: mini-proxy with GPU producers (issue 4's numbers).
  *
- *   enqueue time of one 8-byte inline request, baseline and tuned protocol,
- *   beside one posted 16-byte store to the same mapped host memory (the
- *   tuned protocol's floor), and put+completion (enqueue until the
- *   host-resident counter the GPU polls shows it done);
- *   message rate against workers T, rings R and batch B (one GPU producer
- *   thread per ring, tuned protocol).
+ *   latency: enqueue time of one 8-byte inline request, baseline and tuned
+ *   protocol, beside one posted 16-byte store to mapped host memory (the
+ *   tuned protocol's floor); put+completion (enqueue until the counter the
+ *   producer polls shows it done); round trip (PE0 -> PE1 -> PE0 through
+ *   two proxies, each side polling its own region). Two NIC placements:
+ *   softnic's CPU engine with host-resident regions and counters, and
+ *   softnic's GPU engine with GPU-resident regions and a GPU-resident
+ *   counter that the worker bumps through the NIC (ATOMIC_FA).
+ *   rate: message rate against workers T, rings R and batch B (one GPU
+ *   producer thread per ring, tuned protocol), on both placements.
  *
- * Rings, destination and counters are pinned host memory mapped into the
- * GPU; the workers post through softnic's CPU engine. Every request writes a
- * distinct value to a distinct slot; all slots are checked after each run.
+ * Every request writes a distinct value to a distinct slot; all slots are
+ * checked after each run, and a failed check fails the program.
  */
 #include "../tests/gpu/gpu_env.h"
 
-#include "gic/proxy.h"
+#include "../tests/gpu/proxy_env.h"
 
 extern "C" {
 #include "stats.h"
 }
 
-enum { LAT_N = 2000, LAT_WARMUP = 200, RATE_PER_RING = 4096, MAX_RINGS = 32 };
+enum { LAT_N = 2000, LAT_WARMUP = 200, RATE_PER_RING = 4096, MAX_RINGS = PROXY_ENV_RINGS };
 
 static int failures;
 
@@ -119,90 +122,105 @@ __global__ void produce_rate(gic_proxy_ring *views, const uint64_t *counters, in
 	views[r] = ring;
 }
 
+/* Round trip: PE0's thread (block 0) enqueues request i into ring 0 of
+ * proxy 0 (a write of val(i, 1) into PE1's region) and waits for PE1's
+ * answer in its own region; PE1's thread (block 1) waits for the request
+ * and answers through proxy 1 with val(i, 2). Each side polls its own
+ * region; the time is PE0's, enqueue to answer seen. */
+template <int TUNED>
+static __device__ __forceinline__ void rtt_side(gic_proxy_ring *g, int pe, const uint64_t *in, int n,
+						lat_sample *out)
+{
+	gic_proxy_ring local = *g;
+	gic_proxy_ring *r = TUNED ? &local : g; /* baseline: atomics on the global view */
+
+	for (int i = 0; i < n; i++) {
+		gic_proxy_desc d;
+		uint64_t deadline = gic_now_ns() + 2000000000ull;
+		uint64_t want = pe ? val(i, 1) : val(i, 2);
+		long long c0 = clock64();
+		int rc = 0;
+
+		if (pe == 1) /* the request first */
+			while (gic_ld_acquire_sys_u64(&in[i]) != want && !rc)
+				rc = gic_now_ns() > deadline ? ETIMEDOUT : 0;
+		if (!rc)
+			rc = gic_proxy_desc_inline(&d, 8 * (uint64_t)i, pe ? val(i, 2) : val(i, 1), 8, 0);
+		if (!rc)
+			rc = TUNED ? gic_proxy_enqueue_tuned(r, &d, deadline, NULL)
+				   : gic_proxy_enqueue_baseline(r, &d, deadline, NULL);
+		if (pe == 0) /* then the answer */
+			while (!rc && gic_ld_acquire_sys_u64(&in[i]) != want)
+				rc = gic_now_ns() > deadline ? ETIMEDOUT : 0;
+		if (pe == 0) {
+			out[i].enq_cycles = clock64() - c0;
+			out[i].rc = rc;
+		}
+		if (rc)
+			break;
+	}
+	if (TUNED)
+		*g = local;
+}
+
+__global__ void round_trip(gic_proxy_ring *v0, gic_proxy_ring *v1, const uint64_t *in0,
+			   const uint64_t *in1, int n, int tuned, lat_sample *out)
+{
+	int pe = blockIdx.x;
+
+	if (tuned)
+		rtt_side<1>(pe ? v1 : v0, pe, pe ? in1 : in0, n, out);
+	else
+		rtt_side<0>(pe ? v1 : v0, pe, pe ? in1 : in0, n, out);
+}
+
 /* ------------------------------------------------------------------ */
 
-typedef struct pbench {
-	softnic *nic;
-	softnic_allocator mapped;
-	softnic_pd *local, *target;
-	uint64_t *dst, *counters;
-	softnic_mr *dst_mr;
-	gic_proxy *proxy;
-	gic_proxy_ring *d_views;
-	cudaStream_t stream;
-} pbench;
+static const char *const nic_names[] = { "cpu engine, host counter", "gpu engine, gpu counter" };
 
-static int pbench_open(pbench *b, int workers, int rings, int batch, int protocol, size_t dst_len)
+/* Opens a fixture of region_len-byte regions; 0 or 1 (then failed). */
+static int bench_open(proxy_env *e, int nic_kind, int pes, int workers, int rings, int batch,
+		      int protocol, size_t region_len)
 {
-	softnic_attr na = { 0 };
-	gic_proxy_attr pa;
-	gic_proxy_ring views[MAX_RINGS];
+	proxy_env_cfg c = { 0 };
 
-	memset(b, 0, sizeof(*b));
-	b->mapped.alloc = gpu_mapped_alloc;
-	b->mapped.free = gpu_mapped_free;
-	na.engine_threads = workers < 4 ? workers : 4;
-	na.pin_engines = 1; /* engines on cores 2..5, workers from core 8 */
-	na.first_cpu = 2;
-	b->nic = softnic_open(&na);
-	b->local = softnic_pd_alloc(b->nic);
-	b->target = softnic_pd_alloc(b->nic);
-	CUDA_OK(cudaHostAlloc((void **)&b->dst, dst_len, cudaHostAllocMapped));
-	CUDA_OK(cudaHostAlloc((void **)&b->counters, MAX_RINGS * 8, cudaHostAllocMapped));
-	memset(b->dst, 0, dst_len);
-	memset(b->counters, 0, MAX_RINGS * 8);
-	b->dst_mr = softnic_reg_mr(b->target, b->dst, dst_len, SOFTNIC_ACCESS_REMOTE_WRITE);
-	memset(&pa, 0, sizeof(pa));
-	pa.nic = b->nic;
-	pa.local_pd = b->local;
-	pa.target_pd = b->target;
-	pa.workers = workers;
-	pa.rings = rings;
-	pa.batch = batch;
-	pa.protocol = protocol;
-	pa.counter_kind = GIC_PROXY_COUNTER_HOST;
-	pa.log_ring_slots = 10;
-	pa.first_cpu = 8; /* workers on cores 8.., engines and the host elsewhere */
-	pa.dst_addr = (uint64_t)(uintptr_t)b->dst;
-	pa.dst_rkey = b->dst_mr ? softnic_mr_rkey(b->dst_mr) : 0;
-	pa.counters = b->counters;
-	pa.counter_cnt = MAX_RINGS;
-	pa.ring_mem = &b->mapped;
-	b->proxy = gic_proxy_create(&pa);
-	if (!b->proxy || gic_proxy_start(b->proxy)) {
-		fprintf(stderr, "proxy: %s %s\n", b->proxy ? gic_proxy_error(b->proxy) : "create",
-			softnic_last_error(b->nic));
-		return 1;
+	c.nic_kind = nic_kind;
+	c.pes = pes;
+	c.workers = workers;
+	c.rings = rings;
+	c.batch = batch;
+	c.protocol = protocol;
+	c.region_len = region_len;
+	if (!proxy_env_open(e, &c))
+		return 0;
+	failures++;
+	proxy_env_close(e);
+	return 1;
+}
+
+/* Checks PE k's region: word r * per + i == val(i, r + tag) for every ring r
+ * and request i. */
+static void validate(proxy_env *e, int k, int rings, int per, uint64_t tag, const char *what)
+{
+	size_t n = (size_t)rings * per;
+	uint64_t *h = (uint64_t *)malloc(n * 8);
+
+	if (!h || proxy_env_read(e, h, e->region[k], n * 8)) {
+		fprintf(stderr, "%s: cannot read PE%d's region\n", what, k);
+		failures++;
+		free(h);
+		return;
 	}
 	for (int r = 0; r < rings; r++)
-		gic_proxy_ring_view(b->proxy, r, &views[r]);
-	CUDA_OK(cudaMalloc(&b->d_views, sizeof(views)));
-	CUDA_OK(cudaMemcpy(b->d_views, views, sizeof(gic_proxy_ring) * rings, cudaMemcpyHostToDevice));
-	CUDA_OK(cudaStreamCreateWithFlags(&b->stream, cudaStreamNonBlocking));
-	return 0;
-}
-
-static void pbench_close(pbench *b)
-{
-	gic_proxy_destroy(b->proxy);
-	softnic_close(b->nic);
-	cudaFreeHost(b->dst);
-	cudaFreeHost(b->counters);
-	cudaFree(b->d_views);
-	cudaStreamDestroy(b->stream);
-}
-
-/* Checks slot r * per + i == val(i, r) for every ring and request. */
-static void validate(const pbench *b, int rings, int per, const char *what)
-{
-	for (int r = 0; r < rings; r++)
 		for (int i = 0; i < per; i++)
-			if (b->dst[(uint64_t)r * per + i] != val(i, r)) {
-				fprintf(stderr, "%s: ring %d request %d: 0x%llx\n", what, r, i,
-					(unsigned long long)b->dst[(uint64_t)r * per + i]);
+			if (h[(uint64_t)r * per + i] != val(i, r + tag)) {
+				fprintf(stderr, "%s: PE%d ring %d request %d: 0x%llx\n", what, k, r, i,
+					(unsigned long long)h[(uint64_t)r * per + i]);
 				failures++;
+				free(h);
 				return;
 			}
+	free(h);
 }
 
 static void summarize(const lat_sample *s, int putc, double scale, gic_summary *out)
@@ -216,74 +234,77 @@ static void summarize(const lat_sample *s, int putc, double scale, gic_summary *
 	gic_samples_free(&v);
 }
 
-static int wait_kernel(pbench *b, const char *what)
+/* One row of the latency table: enqueue and put+completion on proxy 0,
+ * then the round trip on both proxies; every payload validated. */
+static void latency_row(int nic_kind, int proto, double mhz, lat_sample *d, lat_sample *h)
 {
-	uint64_t deadline = gic_now_ns() + 60000000000ull;
-	cudaError_t e;
+	static const char *const names[] = { "baseline", "tuned" };
+	static const double paper_enq[] = { 2.27, 0.13 }, paper_putc[] = { 7.07, 4.10 },
+			    paper_rtt[] = { 14.59, 5.89 };
+	gic_summary enq, putc, fl, rtt;
+	proxy_env b;
+	int bad = 0;
 
-	while ((e = cudaStreamQuery(b->stream)) == cudaErrorNotReady) {
-		if (gic_now_ns() > deadline) {
-			fprintf(stderr, "%s: GPU producers did not finish (%s)\n", what,
-				gic_proxy_error(b->proxy));
-			return 1;
-		}
-		gic_cpu_relax();
+	if (bench_open(&b, nic_kind, 2, 1, 1, 1, proto, LAT_N * 8))
+		return;
+	enqueue_latency<<<1, 1, 0, b.stream>>>(b.d_views[0], &b.counters[0][0], LAT_N, d);
+	bad = proxy_env_wait(&b, names[proto], 60);
+	CUDA_OK(cudaMemcpy(h, d, sizeof(lat_sample) * LAT_N, cudaMemcpyDeviceToHost));
+	for (int i = 0; i < LAT_N && !bad; i++)
+		bad = h[i].rc != 0;
+	if (!bad) {
+		validate(&b, 1, 1, LAT_N, 0, names[proto]);
+		summarize(h, 0, 1.0 / mhz, &enq);
+		summarize(h, 1, 1e-3, &putc);
+		store_floor<<<1, 1, 0, b.stream>>>(b.scratch, LAT_N, d);
+		bad = proxy_env_wait(&b, "floor", 60);
+		CUDA_OK(cudaMemcpy(h, d, sizeof(lat_sample) * LAT_N, cudaMemcpyDeviceToHost));
+		summarize(h, 0, 1.0 / mhz, &fl);
 	}
-	if (e != cudaSuccess)
-		fprintf(stderr, "%s: %s\n", what, cudaGetErrorString(e));
-	return e != cudaSuccess;
+	if (!bad) {
+		round_trip<<<2, 1, 0, b.stream>>>(b.d_views[0], b.d_views[1], b.region[0], b.region[1],
+						  LAT_N, proto == GIC_PROXY_TUNED, d);
+		bad = proxy_env_wait(&b, "round trip", 60);
+		CUDA_OK(cudaMemcpy(h, d, sizeof(lat_sample) * LAT_N, cudaMemcpyDeviceToHost));
+		for (int i = 0; i < LAT_N && !bad; i++)
+			bad = h[i].rc != 0;
+	}
+	if (bad) {
+		fprintf(stderr, "%s, %s: a request failed: %s | %s\n", nic_names[nic_kind], names[proto],
+			gic_proxy_error(b.proxy[0]), gic_proxy_error(b.proxy[1]));
+		failures++;
+	} else {
+		validate(&b, 1, 1, LAT_N, 1, "round trip, PE1");
+		validate(&b, 0, 1, LAT_N, 2, "round trip, PE0");
+		summarize(h, 0, 1.0 / mhz, &rtt);
+		printf("%-25s %-9s %8.3f %7.3f %7.3f | %6.3f %5.2f | %5.2f | %7.3f %7.3f %6.2f | "
+		       "%7.3f %7.3f %6.2f\n", nic_names[nic_kind], names[proto], enq.p50, enq.p99,
+		       enq.max, fl.p50, enq.p50 / fl.p50, paper_enq[proto], putc.p50, putc.p99,
+		       paper_putc[proto], rtt.p50, rtt.p99, paper_rtt[proto]);
+	}
+	proxy_env_close(&b);
 }
 
 static void bench_latency(double mhz)
 {
-	static const char *const names[] = { "baseline", "tuned" };
-	static const double paper_enq[] = { 2.27, 0.13 }, paper_putc[] = { 7.07, 4.10 };
 	lat_sample *d, *h = (lat_sample *)calloc(LAT_N, sizeof(lat_sample));
-	gic_summary fl;
 
 	CUDA_OK(cudaMalloc(&d, sizeof(lat_sample) * LAT_N));
-	printf("\nenqueue: one GPU thread, 8-byte inline requests, T=1 R=1 B=1, host-resident counter "
-	       "polled by the GPU; %d samples after %d warm-up; SM clock %.0f MHz\n",
+	printf("\nlatency: one GPU thread per PE, 8-byte inline requests, T=1 R=1 B=1; %d samples "
+	       "after %d warm-up; enqueue and round trip in SM cycles at %.0f MHz, put+completion in "
+	       "globaltimer ns; floor: one posted 16-byte store to mapped host memory\n",
 	       LAT_N - LAT_WARMUP, LAT_WARMUP, mhz);
-	printf("%-9s %9s %8s %8s | %8s %6s | %6s | %9s %8s %7s\n", "protocol", "enq p50", "p99", "max",
-	       "floor", "ratio", "paper", "put+c p50", "p99", "paper");
-	for (int proto = 0; proto < 2; proto++) {
-		pbench b;
-		gic_summary enq, putc;
-		int bad = 0;
-
-		if (pbench_open(&b, 1, 1, 1, proto, LAT_N * 8)) {
-			failures++;
-			return;
-		}
-		enqueue_latency<<<1, 1, 0, b.stream>>>(b.d_views, &b.counters[0], LAT_N, d);
-		if (wait_kernel(&b, names[proto]))
-			bad = 1;
-		CUDA_OK(cudaMemcpy(h, d, sizeof(lat_sample) * LAT_N, cudaMemcpyDeviceToHost));
-		for (int i = 0; i < LAT_N && !bad; i++)
-			bad = h[i].rc != 0;
-		if (bad) {
-			fprintf(stderr, "%s: a request failed: %s\n", names[proto], gic_proxy_error(b.proxy));
-			failures++;
-		} else {
-			validate(&b, 1, LAT_N, names[proto]);
-			summarize(h, 0, 1.0 / mhz, &enq);
-			summarize(h, 1, 1e-3, &putc);
-			store_floor<<<1, 1, 0, b.stream>>>((gic_proxy_desc *)b.dst, LAT_N, d);
-			wait_kernel(&b, "floor");
-			CUDA_OK(cudaMemcpy(h, d, sizeof(lat_sample) * LAT_N, cudaMemcpyDeviceToHost));
-			summarize(h, 0, 1.0 / mhz, &fl);
-			printf("%-9s %9.3f %8.3f %8.3f | %8.3f %6.2f | %6.2f | %9.3f %8.3f %7.2f\n",
-			       names[proto], enq.p50, enq.p99, enq.max, fl.p50, enq.p50 / fl.p50,
-			       paper_enq[proto], putc.p50, putc.p99, paper_putc[proto]);
-		}
-		pbench_close(&b);
-	}
+	printf("%-25s %-9s %8s %7s %7s | %6s %5s | %5s | %7s %7s %6s | %7s %7s %6s\n", "nic, counter",
+	       "protocol", "enq p50", "p99", "max", "floor", "ratio", "paper", "put+c", "p99", "paper",
+	       "rtt p50", "p99", "paper");
+	for (int nic = PROXY_NIC_CPU; nic <= PROXY_NIC_GPU; nic++)
+		for (int proto = GIC_PROXY_BASELINE; proto <= GIC_PROXY_TUNED; proto++)
+			latency_row(nic, proto, mhz, d, h);
 	cudaFree(d);
 	free(h);
 }
 
-static void bench_rate(void)
+static void bench_rate(int nic_kind)
 {
 	static const int rows[][3] = { /* T, R, B */
 		{ 1, 32, 1 }, { 1, 32, 4 }, { 1, 32, 16 }, { 2, 32, 16 }, { 4, 32, 16 }, { 4, 8, 16 },
@@ -295,23 +316,22 @@ static void bench_rate(void)
 	CUDA_OK(cudaMalloc(&d_t0, sizeof(t0)));
 	CUDA_OK(cudaMalloc(&d_t1, sizeof(t1)));
 	CUDA_OK(cudaMalloc(&d_rc, sizeof(rc)));
-	printf("\nrate: tuned protocol, one GPU producer thread per ring, %d 8-byte inline requests "
-	       "per ring, until every counter shows them done (paper: B 1->16 gives 5.5x at T=1, R=32)\n",
-	       RATE_PER_RING);
+	printf("\nrate (%s): tuned protocol, one GPU producer thread per ring, %d 8-byte inline "
+	       "requests per ring, until every counter shows them done (paper: B 1->16 gives 5.5x at "
+	       "T=1, R=32)\n", nic_names[nic_kind], RATE_PER_RING);
 	printf("%4s %4s %4s %12s %10s\n", "T", "R", "B", "M msg/s", "vs B=1");
 	for (size_t k = 0; k < sizeof(rows) / sizeof(rows[0]); k++) {
 		int T = rows[k][0], R = rows[k][1], B = rows[k][2];
 		unsigned long long lo = ~0ull, hi = 0;
-		pbench b;
+		proxy_env b;
 		double m = 0;
-		int ok = 1;
+		int ok;
 
-		if (pbench_open(&b, T, R, B, GIC_PROXY_TUNED, (size_t)R * RATE_PER_RING * 8)) {
-			failures++;
+		if (bench_open(&b, nic_kind, 1, T, R, B, GIC_PROXY_TUNED, (size_t)R * RATE_PER_RING * 8))
 			continue;
-		}
-		produce_rate<<<1, R, 0, b.stream>>>(b.d_views, b.counters, RATE_PER_RING, d_t0, d_t1, d_rc);
-		ok = !wait_kernel(&b, "rate");
+		produce_rate<<<1, R, 0, b.stream>>>(b.d_views[0], b.counters[0], RATE_PER_RING, d_t0,
+						     d_t1, d_rc);
+		ok = !proxy_env_wait(&b, "rate", 60);
 		CUDA_OK(cudaMemcpy(t0, d_t0, sizeof(t0), cudaMemcpyDeviceToHost));
 		CUDA_OK(cudaMemcpy(t1, d_t1, sizeof(t1), cudaMemcpyDeviceToHost));
 		CUDA_OK(cudaMemcpy(rc, d_rc, sizeof(rc), cudaMemcpyDeviceToHost));
@@ -321,16 +341,17 @@ static void bench_rate(void)
 			hi = t1[r] > hi ? t1[r] : hi;
 		}
 		if (ok) {
-			validate(&b, R, RATE_PER_RING, "rate");
+			validate(&b, 1, R, RATE_PER_RING, 0, "rate");
 			m = (double)R * RATE_PER_RING / (double)(hi - lo) * 1e3;
 			if (T == 1 && R == 32 && B == 1)
 				base = m;
 		} else {
-			fprintf(stderr, "rate T%d R%d B%d failed: %s\n", T, R, B, gic_proxy_error(b.proxy));
+			fprintf(stderr, "rate T%d R%d B%d failed: %s\n", T, R, B,
+				gic_proxy_error(b.proxy[0]));
 			failures++;
 		}
 		printf("%4d %4d %4d %12.2f %10.2f\n", T, R, B, m, base > 0 ? m / base : 0.0);
-		pbench_close(&b);
+		proxy_env_close(&b);
 	}
 	cudaFree(d_t0);
 	cudaFree(d_t1);
@@ -350,7 +371,8 @@ int main(void)
 	printf("gic-gpu-proxy-bench on %s, SM clock %.0f MHz; CPU: %s; workers pinned from core 8 "
 	       "(frequency not exposed: cold/warm unknown)\n", prop.name, mhz, cpu);
 	bench_latency(mhz);
-	bench_rate();
+	bench_rate(PROXY_NIC_CPU);
+	bench_rate(PROXY_NIC_GPU);
 	printf("\nvalidation: %s\n", failures ? "FAILED" : "passed");
 	return failures ? 1 : 0;
 }

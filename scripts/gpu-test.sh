@@ -14,7 +14,7 @@ export CUDA_MODULE_LOADING=EAGER # DESIGN.md: lazy loading deadlocks persistent 
 if [ ! -x "$bin/gic-gpu-suite" ]; then
 	cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >"$out/cmake.log" 2>&1 &&
 		cmake --build build -j "$(nproc)" --target gic-gpu-suite gic-gpu-bench gic-gpu-engine-check \
-			gic-gpu-proxy-bench \
+			gic-gpu-proxy-bench gic-gpu-proxy-suite \
 			>>"$out/cmake.log" 2>&1 ||
 		{ echo "build failed (see $out/cmake.log)"; tail -20 "$out/cmake.log"; echo "0 passed, 1 failed"; exit 1; }
 	bin=build
@@ -35,8 +35,9 @@ if [ "$ngpus" -ge 2 ]; then
 	grep -E "passed" "$out/suite_twogpu.log"
 fi
 run engine_check 60 "$bin/gic-gpu-engine-check"
-# mini-proxy with GPU producers: validates every request's payload.
-[ -x "$bin/gic-gpu-proxy-bench" ] && run proxy_gpu 120 "$bin/gic-gpu-proxy-bench"
+# mini-proxy with GPU producers, on both NIC placements.
+[ -x "$bin/gic-gpu-proxy-suite" ] && { run proxy_suite 240 "$bin/gic-gpu-proxy-suite"
+	grep -E "passed|FAIL" "$out/proxy_suite.log"; }
 # compute-sanitizer serializes kernels, so a persistent engine can never run
 # beside the kernels that wait on it: the sanitizers check the GPU submitters
 # with the CPU engine (the whole suite), and the GPU engine's own code in
@@ -49,6 +50,8 @@ run racecheck_engine 200 $san --tool racecheck "$bin/gic-gpu-engine-check"
 if [ "${1:-}" = "--bench" ]; then
 	run bench 300 "$bin/gic-gpu-bench" all gpu
 	cat "$out/bench.log"
+	run proxy_bench 300 "$bin/gic-gpu-proxy-bench"
+	cat "$out/proxy_bench.log"
 fi
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -18,7 +18,9 @@
  *  - shared, per-thread hand-off: threads reserve with
  *    gic_sq_reserve_shared() (an atomic add), build in parallel and publish
  *    in reservation order with gic_sq_publish_inorder() (each thread rings
- *    for its own WQEs once its predecessor has published).
+ *    for its own WQEs once its predecessor has published); on a GPU, lanes
+ *    of one warp use gic_sq_handoff_write_inline_u64(), which cannot
+ *    deadlock on a full ring (see there).
  *  - shared under one lock per WQE: gic_sq_post_lock(), the exclusive
  *    calls, gic_sq_post_unlock(); or gic_sq_locked_write_inline_u64(),
  *    which does all of it for one 8-byte write.
@@ -610,6 +612,53 @@ GIC_HD int gic_sq_locked_write_inline_u64(gic_sq *sq, uint64_t raddr, uint32_t r
 			gic_sq_post_unlock(sq);
 			return rc;
 		}
+		if (gic_now_ns() > deadline_ns)
+			return ETIMEDOUT;
+		gic_cpu_relax();
+	}
+}
+
+/* One 8-byte inline write on a queue shared by per-thread hand-off:
+ * reserve (an atomic add), then one loop that builds the WQE once its slot
+ * is free (polling the CQ meanwhile) and rings once every earlier
+ * reservation is published. Everything the thread still owes happens
+ * inside the loop: with the split calls (reserve_shared, build,
+ * publish_inorder), GPU lanes of one warp can deadlock on a full ring, a
+ * lane that found room waiting at the end of the space loop for lanes that
+ * wait for its WQE. Signaled as gic_sq_locked_write_inline_u64() says.
+ * EIO after an error CQE, ETIMEDOUT at the deadline (the queue is then
+ * unusable: the reservation is never published). */
+GIC_HD int gic_sq_handoff_write_inline_u64(gic_sq *sq, uint64_t raddr, uint32_t rkey,
+					   uint64_t value, uint32_t signal_every, int order,
+					   uint64_t deadline_ns)
+{
+	uint64_t pos = gic_atomic_add_relaxed_u64(&sq->resv, 1);
+	int built = 0;
+
+	for (;;) {
+		if (!built && pos + 1 <= gic_ld_acquire_gpu_u64(&sq->retired) + sq->bb_cnt) {
+			int sig = ((pos + 1) & (signal_every - 1)) == 0;
+
+			gic_wqe_write_inline_u64(sq, pos, raddr, rkey, value,
+						 sig ? GIC_CTRL_CQ_UPDATE : 0);
+			if (sig)
+				gic_sq_note_signaled(sq, pos + 1, 1);
+			built = 1;
+		}
+		if (built && gic_ld_acquire_gpu_u64(&sq->ready) == pos) {
+			gic_sq_ring(sq, pos + 1, order);
+			/* Hands the doorbell to the next thread after ours. */
+			gic_st_release_gpu_u64(&sq->ready, pos + 1);
+			return 0;
+		}
+		if (!built) {
+			int rc = gic_sq_poll_locked(sq, order);
+
+			if (rc == EIO || rc == EPROTO)
+				return rc;
+		}
+		if (gic_ld_acquire_gpu_u32(&sq->err))
+			return EIO;
 		if (gic_now_ns() > deadline_ns)
 			return ETIMEDOUT;
 		gic_cpu_relax();

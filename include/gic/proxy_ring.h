@@ -110,31 +110,6 @@ GIC_HD int gic_proxy_ring_failed(const gic_proxy_ring *ring)
 	return gic_ld_acquire_sys_u32(&ring->ctl->failed) != 0;
 }
 
-/* Waits until position pos is free, i.e. the worker's progress exceeds
- * pos - slot_cnt, reading the host-resident progress on each try (and
- * caching it in the view). The acquire load orders the worker's reads of
- * the slot's previous descriptor before our overwrite of it. */
-GIC_HD int gic_proxy_wait_space(gic_proxy_ring *ring, uint64_t pos, uint64_t deadline_ns)
-{
-	uint32_t spins = 0;
-
-	for (;;) {
-		uint64_t consumed = gic_ld_acquire_sys_u64(&ring->ctl->consumed);
-
-		if (ring->protocol == GIC_PROXY_TUNED) {
-			ring->cached_consumed = consumed;
-			ring->progress_reads++;
-		}
-		if (pos - consumed < ring->slot_cnt)
-			return 0;
-		if (gic_proxy_ring_failed(ring))
-			return EIO;
-		if (gic_now_ns() > deadline_ns)
-			return ETIMEDOUT;
-		gic_proxy_backoff(&spins);
-	}
-}
-
 /* ------------------------------------------------------------------ */
 /* Publishing one descriptor. */
 
@@ -165,6 +140,40 @@ GIC_HD void gic_proxy_slot_store16(gic_proxy_desc *slot, uint64_t header, uint64
 #endif
 }
 
+/* Waits until position pos is free, i.e. the worker's progress exceeds
+ * pos - slot_cnt, reading the host-resident progress on each try (and
+ * caching it in the view). The acquire load orders the worker's reads of
+ * the slot's previous descriptor before our overwrite of it. With desc
+ * not NULL, publishes it at pos (header with its phase, release) in the
+ * branch that found room: GPU lanes of one warp that still wait would
+ * otherwise hold a lane whose slot is free at the loop's exit, and the
+ * worker would wait for that lane's descriptor forever. */
+GIC_HD int gic_proxy_wait_space(gic_proxy_ring *ring, uint64_t pos, const gic_proxy_desc *desc,
+				uint64_t deadline_ns)
+{
+	uint32_t spins = 0;
+
+	for (;;) {
+		uint64_t consumed = gic_ld_acquire_sys_u64(&ring->ctl->consumed);
+
+		if (ring->protocol == GIC_PROXY_TUNED) {
+			ring->cached_consumed = consumed;
+			ring->progress_reads++;
+		}
+		if (pos - consumed < ring->slot_cnt) {
+			if (desc)
+				gic_proxy_slot_store_release(&ring->slots[pos & (ring->slot_cnt - 1)],
+							     desc->header, desc->payload);
+			return 0;
+		}
+		if (gic_proxy_ring_failed(ring))
+			return EIO;
+		if (gic_now_ns() > deadline_ns)
+			return ETIMEDOUT;
+		gic_proxy_backoff(&spins);
+	}
+}
+
 /* ------------------------------------------------------------------ */
 /* Enqueue. desc comes from a gic_proxy_desc_* builder (its phase is
  * ignored). On success *pos_out (when not NULL) gets the position used. */
@@ -176,24 +185,20 @@ GIC_HD int gic_proxy_enqueue_baseline(gic_proxy_ring *ring, const gic_proxy_desc
 	/* Relaxed: the add only hands out positions; the header's release
 	 * publishes the descriptor. */
 	uint64_t pos = gic_atomic_add_relaxed_u64(&ring->head, 1);
-	uint64_t header = gic_proxy_header_with_phase(desc->header,
-						      gic_proxy_phase(pos, ring->log_slot_cnt));
-	int rc = gic_proxy_wait_space(ring, pos, deadline_ns);
+	gic_proxy_desc d;
 
+	d.header = gic_proxy_header_with_phase(desc->header, gic_proxy_phase(pos, ring->log_slot_cnt));
+	d.payload = desc->payload;
 	if (pos_out)
 		*pos_out = pos;
-	if (rc)
-		return rc;
-	gic_proxy_slot_store_release(&ring->slots[pos & (ring->slot_cnt - 1)], header,
-				     desc->payload);
-	return 0;
+	return gic_proxy_wait_space(ring, pos, &d, deadline_ns);
 }
 
 /* Tuned, slow path: the cached progress says position pos may not be free;
  * re-reads it (waiting for room) and refreshes the cursor's bound. */
 GIC_HD int gic_proxy_tuned_refresh(gic_proxy_ring *ring, uint64_t pos, uint64_t deadline_ns)
 {
-	int rc = gic_proxy_wait_space(ring, pos, deadline_ns);
+	int rc = gic_proxy_wait_space(ring, pos, NULL, deadline_ns);
 
 	ring->room_end = ring->cached_consumed + ring->slot_cnt;
 	return rc;
