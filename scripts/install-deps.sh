@@ -3,7 +3,7 @@
 # Idempotent: packages already present are left alone.
 set -euo pipefail
 
-need=(cmake make gcc clang libclang-rt-14-dev libibverbs-dev python3)
+need=(cmake make gcc clang libclang-rt-14-dev libibverbs-dev python3 mpich libmpich-dev)
 missing=()
 for pkg in "${need[@]}"; do
 	dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" ||

@@ -8,7 +8,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "gic/boot.h"
+#include "boot_internal.h"
 
 struct gic_boot_group {
 	int size;
@@ -23,10 +23,12 @@ struct gic_boot_group {
 	int failed;           /* a PE gave up waiting: later waits fail at once */
 };
 
-struct gic_boot {
+typedef struct inproc_boot {
+	gic_boot base; /* first member */
 	gic_boot_group *g;
-	int rank;
-};
+} inproc_boot;
+
+static const gic_boot_ops inproc_ops;
 
 gic_boot_group *gic_boot_group_create(int size)
 {
@@ -71,7 +73,7 @@ int gic_boot_group_destroy(gic_boot_group *g)
 
 gic_boot *gic_boot_inproc(gic_boot_group *g, int rank)
 {
-	gic_boot *b;
+	inproc_boot *b;
 	int rc = 0;
 
 	if (!g || rank < 0 || rank >= g->size) {
@@ -94,24 +96,23 @@ gic_boot *gic_boot_inproc(gic_boot_group *g, int rank)
 		errno = rc;
 		return NULL;
 	}
+	b->base.ops = &inproc_ops;
+	b->base.rank = rank;
+	b->base.size = g->size;
 	b->g = g;
-	b->rank = rank;
-	return b;
+	return &b->base;
 }
 
-void gic_boot_free(gic_boot *b)
+static void inproc_free(gic_boot *base)
 {
-	if (!b)
-		return;
+	inproc_boot *b = (inproc_boot *)base;
+
 	pthread_mutex_lock(&b->g->lock);
-	b->g->taken[b->rank] = 0;
+	b->g->taken[b->base.rank] = 0;
 	b->g->handles--;
 	pthread_mutex_unlock(&b->g->lock);
 	free(b);
 }
-
-int gic_boot_rank(const gic_boot *b) { return b->rank; }
-int gic_boot_size(const gic_boot *b) { return b->g->size; }
 
 static struct timespec deadline_after(uint64_t ns)
 {
@@ -155,15 +156,23 @@ static int barrier_locked(gic_boot_group *g, uint64_t timeout_ns, int free_stagi
 	return g->generation == gen ? ETIMEDOUT : 0;
 }
 
-int gic_boot_barrier(gic_boot *b, uint64_t timeout_ns)
+static void timed_out(gic_boot *b, const char *what, uint64_t timeout_ns)
 {
+	gic_boot_set_error(b, "inproc %s: PE %d of %d: the group did not complete it within "
+			   "%llu ms (a PE is missing or gave up earlier)", what, b->rank, b->size,
+			   (unsigned long long)(timeout_ns / 1000000u));
+}
+
+static int inproc_barrier(gic_boot *base, uint64_t timeout_ns)
+{
+	inproc_boot *b = (inproc_boot *)base;
 	int rc;
 
-	if (!b)
-		return EINVAL;
 	pthread_mutex_lock(&b->g->lock);
 	rc = barrier_locked(b->g, timeout_ns, 0);
 	pthread_mutex_unlock(&b->g->lock);
+	if (rc == ETIMEDOUT)
+		timed_out(base, "barrier", timeout_ns);
 	return rc;
 }
 
@@ -184,18 +193,17 @@ static int stage_locked(gic_boot_group *g, int rank, const void *mine, size_t le
 	return 0;
 }
 
-int gic_boot_allgather(gic_boot *b, const void *mine, size_t len, void *all, uint64_t timeout_ns)
+static int inproc_allgather(gic_boot *base, const void *mine, size_t len, void *all,
+			    uint64_t timeout_ns)
 {
-	gic_boot_group *g;
+	inproc_boot *b = (inproc_boot *)base;
+	gic_boot_group *g = b->g;
 	int rc;
 
-	if (!b || !mine || !all || !len)
-		return EINVAL;
-	g = b->g;
 	pthread_mutex_lock(&g->lock);
 	/* Everyone stages, meets, copies out, meets again (so the staging
 	 * buffer is free for the next allgather). */
-	rc = stage_locked(g, b->rank, mine, len);
+	rc = stage_locked(g, base->rank, mine, len);
 	if (rc)
 		g->failed = 1; /* the others must not wait for a PE that left */
 	if (!rc)
@@ -205,5 +213,19 @@ int gic_boot_allgather(gic_boot *b, const void *mine, size_t len, void *all, uin
 	if (!rc)
 		rc = barrier_locked(g, timeout_ns, 1);
 	pthread_mutex_unlock(&g->lock);
+	if (rc == ETIMEDOUT)
+		timed_out(base, "allgather", timeout_ns);
+	else if (rc == EINVAL)
+		gic_boot_set_error(base, "inproc allgather: PE %d gave %zu bytes, another PE a "
+				   "different length", base->rank, len);
+	else if (rc)
+		gic_boot_set_error(base, "inproc allgather: %s", strerror(rc));
 	return rc;
 }
+
+static const gic_boot_ops inproc_ops = {
+	.name = "inproc",
+	.barrier = inproc_barrier,
+	.allgather = inproc_allgather,
+	.free = inproc_free,
+};

@@ -87,8 +87,9 @@ static void open_nic(gpu_env *e)
  * table (a GPU engine's warp w serves slots w, w + W, ...). */
 static void open_qps(gpu_env *e)
 {
-	gic_sq sq[ENV_MAX_QPS];
-	gic_cq cq[ENV_MAX_QPS], rcq;
+	static gic_sq sq[ENV_MAX_QPS], psq[ENV_MAX_QPS];
+	static gic_cq cq[ENV_MAX_QPS], pcq[ENV_MAX_QPS];
+	gic_cq rcq;
 	int n = e->cfg.nqps;
 
 	e->rcq = softnic_cq_create(e->nic, 12);
@@ -108,10 +109,14 @@ static void open_qps(gpu_env *e)
 			fail(e, "peer qp");
 		softnic_qp_view(e->qp[i], &sq[i], &cq[i]);
 		sq[i].cq = &e->d_cq[i]; /* the device copy of the CQ view */
+		softnic_qp_view(e->peer[i], &psq[i], &pcq[i]);
+		psq[i].cq = &e->d_peer_cq[i];
 	}
 	softnic_cq_view(e->rcq, &rcq);
 	CUDA_OK(cudaMemcpy(e->d_sq, sq, sizeof(gic_sq) * n, cudaMemcpyHostToDevice));
 	CUDA_OK(cudaMemcpy(e->d_cq, cq, sizeof(gic_cq) * n, cudaMemcpyHostToDevice));
+	CUDA_OK(cudaMemcpy(e->d_peer_sq, psq, sizeof(gic_sq) * n, cudaMemcpyHostToDevice));
+	CUDA_OK(cudaMemcpy(e->d_peer_cq, pcq, sizeof(gic_cq) * n, cudaMemcpyHostToDevice));
 	CUDA_OK(cudaMemcpy(e->d_rcq, &rcq, sizeof(gic_cq), cudaMemcpyHostToDevice));
 }
 
@@ -125,9 +130,12 @@ void gpu_env_open(gpu_env *e, const gpu_env_cfg *cfg)
 	CUDA_OK(cudaMalloc(&e->d_sq, sizeof(gic_sq) * cfg->nqps));
 	CUDA_OK(cudaMalloc(&e->d_cq, sizeof(gic_cq) * cfg->nqps));
 	CUDA_OK(cudaMalloc(&e->d_rcq, sizeof(gic_cq)));
+	CUDA_OK(cudaMalloc(&e->d_peer_sq, sizeof(gic_sq) * cfg->nqps));
+	CUDA_OK(cudaMalloc(&e->d_peer_cq, sizeof(gic_cq) * cfg->nqps));
 	e->dst = cfg->peer_gpu ? peer_region_alloc(cfg->region) : region_alloc(e, cfg->region);
 	e->src = region_alloc(e, cfg->region);
 	e->res = region_alloc(e, cfg->region);
+	e->back = region_alloc(e, cfg->region);
 	open_nic(e);
 	e->pd[0] = softnic_pd_alloc(e->nic);
 	e->pd[1] = softnic_pd_alloc(e->nic);
@@ -135,7 +143,8 @@ void gpu_env_open(gpu_env *e, const gpu_env_cfg *cfg)
 				   SOFTNIC_ACCESS_REMOTE_WRITE | SOFTNIC_ACCESS_REMOTE_ATOMIC);
 	e->src_mr = softnic_reg_mr(e->pd[0], e->src, cfg->region, 0);
 	e->res_mr = softnic_reg_mr(e->pd[0], e->res, cfg->region, SOFTNIC_ACCESS_LOCAL_WRITE);
-	if (!e->dst_mr || !e->src_mr || !e->res_mr)
+	e->back_mr = softnic_reg_mr(e->pd[0], e->back, cfg->region, SOFTNIC_ACCESS_REMOTE_WRITE);
+	if (!e->dst_mr || !e->src_mr || !e->res_mr || !e->back_mr)
 		fail(e, "reg_mr");
 	open_qps(e);
 }
@@ -148,13 +157,17 @@ void gpu_env_close(gpu_env *e)
 		cudaFree(e->dst);
 		cudaFree(e->src);
 		cudaFree(e->res);
+		cudaFree(e->back);
 	} else {
 		cudaFreeHost(e->dst);
 		cudaFreeHost(e->src);
 		cudaFreeHost(e->res);
+		cudaFreeHost(e->back);
 	}
 	cudaFree(e->d_sq);
 	cudaFree(e->d_cq);
+	cudaFree(e->d_peer_sq);
+	cudaFree(e->d_peer_cq);
 	cudaFree(e->d_rcq);
 	cudaStreamDestroy(e->stream);
 }

@@ -10,7 +10,8 @@
  *
  * QPs have 2^log_sq_bb-BB rings (QP 1 16 BBs with small_ring_qp1). The
  * device sees the queues through d_sq[i] / d_cq[i] (device copies of
- * the views) and PE1's receive CQ through d_rcq.
+ * the views) and PE1's receive CQ through d_rcq. PE1 posts back to PE0
+ * (round trips) through d_peer_sq[i], into PE0's region `back`.
  */
 #ifndef GIC_GPU_ENV_H
 #define GIC_GPU_ENV_H
@@ -55,9 +56,12 @@ typedef struct gpu_env {
 	softnic_qp *qp[ENV_MAX_QPS], *peer[ENV_MAX_QPS];
 	softnic_cq *rcq;
 	uint8_t *dst, *src, *res;   /* regions (device-visible addresses) */
-	softnic_mr *dst_mr, *src_mr, *res_mr;
+	uint8_t *back;              /* PE0's region PE1 writes into */
+	softnic_mr *dst_mr, *src_mr, *res_mr, *back_mr;
 	gic_sq *d_sq;               /* nqps device copies of the views */
 	gic_cq *d_cq;
+	gic_sq *d_peer_sq;          /* PE1's QPs (16-BB rings), connected to PE0's */
+	gic_cq *d_peer_cq;
 	gic_cq *d_rcq;
 	cudaStream_t stream;        /* non-blocking: never waits for the engine */
 } gpu_env;

@@ -75,6 +75,8 @@ CASE(missing_pe_times_out)
 	CHECK(rc == ETIMEDOUT, "barrier without its peer: %d", rc);
 	CHECK(gic_now_ns() - t0 >= 50000000 && gic_now_ns() - t0 < 5ull * SEC, "waited %llu ns",
 	      (unsigned long long)(gic_now_ns() - t0));
+	CHECK(strstr(gic_boot_last_error(b), "barrier") != NULL, "error text: '%s'",
+	      gic_boot_last_error(b));
 	CHECK(gic_boot_barrier(b, SEC) == ETIMEDOUT, "a failed group fails at once");
 	gic_boot_free(b);
 	CHECK(gic_boot_group_destroy(g) == 0, "destroy");

@@ -3,28 +3,15 @@
  * its errno, and the likely cause.
  */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <infiniband/mlx5dv.h>
 
-#include "gic/mlx5_provider.h"
+#include "mlx5_internal.h"
 
-static void say(char *err, size_t len, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static void say(char *err, size_t len, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!err || !len)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, len, fmt, ap);
-	va_end(ap);
-}
+#define say gic_mlx5_say
 
 /* The device called name, or the first; NULL with errno and a message. */
 static struct ibv_device *find_device(struct ibv_device **list, int n, const char *name,
@@ -52,6 +39,45 @@ static struct ibv_device *find_device(struct ibv_device **list, int n, const cha
 	say(err, len, "no RDMA device named '%s' (found: %s)", name, seen);
 	errno = ENODEV;
 	return NULL;
+}
+
+/* The source gid: none on InfiniBand (LID routing); on RoCE the first
+ * RoCE v2 entry holding an IPv4-mapped address, else the first RoCE v2
+ * entry, else index 0. GIC_MLX5_GID_INDEX overrides. */
+static void pick_gid(gic_mlx5 *m)
+{
+	const char *env = getenv("GIC_MLX5_GID_INDEX");
+	int best = -1;
+
+	m->gid_index = -1;
+	if (env && *env) {
+		m->gid_index = atoi(env);
+	} else if (m->port_attr.link_layer == IBV_LINK_LAYER_ETHERNET) {
+		for (int i = 0; i < m->port_attr.gid_tbl_len && i < 256; i++) {
+			struct ibv_gid_entry e;
+			const uint8_t v4[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
+
+			if (ibv_query_gid_ex(m->ctx, m->port, (uint32_t)i, &e, 0))
+				continue;
+			if (e.gid_type != IBV_GID_TYPE_ROCE_V2)
+				continue;
+			if (!memcmp(e.gid.raw, v4, 12)) {
+				best = i;
+				break;
+			}
+			if (best < 0)
+				best = i;
+		}
+		m->gid_index = best < 0 ? 0 : best;
+	}
+	if (m->gid_index >= 0) {
+		union ibv_gid g;
+
+		if (ibv_query_gid(m->ctx, m->port, m->gid_index, &g) == 0)
+			memcpy(m->gid, g.raw, 16);
+		else
+			m->gid_index = -1;
+	}
 }
 
 /* Opens dev, checks mlx5 support and the port, allocates the PD. */
@@ -84,6 +110,7 @@ static int open_checked(gic_mlx5 *m, struct ibv_device *dev, char *err, size_t l
 			      "down", m->port, name, ibv_port_state_str(m->port_attr.state));
 		return ENETDOWN;
 	}
+	pick_gid(m);
 	m->pd = ibv_alloc_pd(m->ctx);
 	if (!m->pd) {
 		rc = errno ? errno : ENOMEM;
@@ -112,7 +139,9 @@ gic_mlx5 *gic_mlx5_open(const char *name, uint8_t port, char *err, size_t errlen
 	m = dev ? calloc(1, sizeof(*m)) : NULL;
 	rc = dev ? (m ? 0 : ENOMEM) : errno;
 	if (m) {
+		m->base.ops = &gic_provider_mlx5;
 		m->port = port ? port : 1;
+		m->gid_index = -1;
 		rc = open_checked(m, dev, err, errlen);
 	}
 	ibv_free_device_list(list);
@@ -128,6 +157,16 @@ void gic_mlx5_close(gic_mlx5 *m)
 {
 	if (!m)
 		return;
+	if (m->fwd && gic_dbfwd_stop(m->fwd, 1000000000ull) == ETIMEDOUT) {
+		/* The thread may still read the shadows: leak them. */
+		fprintf(stderr, "gic mlx5: doorbell forwarder of %s did not stop in 1 s\n",
+			m->name);
+		m->shadows = NULL;
+	}
+	gic_mlx5_unmap_all(m);
+	free(m->shadows);
+	if (m->gpu_pd)
+		ibv_dealloc_pd(m->gpu_pd);
 	if (m->pd)
 		ibv_dealloc_pd(m->pd);
 	if (m->ctx)

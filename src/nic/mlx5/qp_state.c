@@ -43,7 +43,7 @@ static void to_rtr(const gic_conn_info *local, const gic_conn_info *remote,
 	if (remote->flags & GIC_CONN_GID_VALID) {
 		a->ah_attr.is_global = 1;
 		memcpy(a->ah_attr.grh.dgid.raw, remote->gid, 16);
-		a->ah_attr.grh.hop_limit = 1;
+		a->ah_attr.grh.hop_limit = 64; /* routed RoCE v2 needs more than 1 */
 	}
 	*mask = IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
 		IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;

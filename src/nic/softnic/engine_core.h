@@ -224,17 +224,18 @@ GIC_HD int snx_mr_lookup(snx_shared *sh, uint32_t pd, uint32_t key, snx_mr_hit *
 	return 0;
 }
 
-/* Resolves key in protection domain pd for [addr, addr + len) with the
- * access bits need, through a one-entry cache of the pass. Returns 0 and
+/* Resolves key in protection domain pd of MR table `table` (a softnic's
+ * snx_shared) for [addr, addr + len) with the access bits need, through a
+ * one-entry cache of the pass. Returns 0 and
  * the pointer, or SOFTNIC_VSYND_BAD_LKEY, _LOCAL_BOUNDS or _LOCAL_ACCESS
  * (the caller maps them for remote keys). A key deregistered before the
  * doorbell that announced a WQE fails; one deregistered during a pass may
  * still serve it, as an mkey a NIC has cached serves the WQEs in flight. */
-GIC_HD int snx_mr_resolve(snx_pass *p, snx_mr_hit *cache, uint32_t pd, uint32_t key,
-			  uint64_t addr, uint64_t len, uint32_t need, uint8_t **ptr)
+GIC_HD int snx_mr_resolve_in(snx_shared *table, snx_mr_hit *cache, uint32_t pd, uint32_t key,
+			     uint64_t addr, uint64_t len, uint32_t need, uint8_t **ptr)
 {
 	if (cache->key != key || cache->pd != pd) {
-		int r = snx_mr_lookup(p->sh, pd, key, cache);
+		int r = snx_mr_lookup(table, pd, key, cache);
 
 		if (r) {
 			cache->key = 0;
@@ -247,6 +248,13 @@ GIC_HD int snx_mr_resolve(snx_pass *p, snx_mr_hit *cache, uint32_t pd, uint32_t 
 		return SOFTNIC_VSYND_LOCAL_ACCESS;
 	*ptr = (uint8_t *)(uintptr_t)addr;
 	return 0;
+}
+
+/* snx_mr_resolve_in() on this softnic's MR table. */
+GIC_HD int snx_mr_resolve(snx_pass *p, snx_mr_hit *cache, uint32_t pd, uint32_t key,
+			  uint64_t addr, uint64_t len, uint32_t need, uint8_t **ptr)
+{
+	return snx_mr_resolve_in(p->sh, cache, pd, key, addr, len, need, ptr);
 }
 
 /* ------------------------------------------------------------------ */
@@ -405,11 +413,16 @@ GIC_HD int snx_check_peer(const snx_pass *p, const snx_qp *qp, uint8_t *vs)
 	return 0;
 }
 
-/* Resolves a remote range in the (live) peer's PD. Returns 0 or a syndrome. */
+/* Resolves a remote range in the (live) peer's PD, in the peer's softnic's
+ * MR table (another process's, when qp->peer_sh says so; PD ids are unique
+ * across such softnics, so the (key, pd) cache cannot mix tables up).
+ * Returns 0 or a syndrome. */
 GIC_HD int snx_resolve_remote(snx_pass *p, snx_qp *qp, const softnic_wqe *w, uint64_t len,
 			      uint32_t need, uint8_t **dst, uint8_t *vs)
 {
-	int r = snx_mr_resolve(p, &p->remote, qp->peer->pd, w->rkey, w->raddr, len, need, dst);
+	snx_shared *table = qp->peer_sh ? qp->peer_sh : p->sh;
+	int r = snx_mr_resolve_in(table, &p->remote, qp->peer->pd, w->rkey, w->raddr, len, need,
+				  dst);
 
 	if (r == SOFTNIC_VSYND_BAD_LKEY)
 		return snx_fail(vs, SOFTNIC_VSYND_BAD_RKEY, GIC_SYND_REMOTE_ACCESS_ERR);

@@ -72,6 +72,10 @@ typedef struct snx_qp {
 	snx_cq *send_cq;
 	snx_cq *recv_cq;
 	struct snx_qp *peer;
+	/* The peer's softnic when it is another one (a QP of another process
+	 * of a multi-process job, gic/softnic_shm.h): rkeys resolve in its MR
+	 * table. NULL: the peer is on this softnic. */
+	struct snx_shared *peer_sh;
 
 	/* Engine-private progress. */
 	uint64_t last_db;  /* doorbell value seen last */

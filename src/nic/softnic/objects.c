@@ -66,9 +66,12 @@ static void *zalloc_aligned(size_t align, size_t size)
 	return p;
 }
 
-/* Engine state through the backend's allocator, or zeroed host memory. */
+/* Engine state through the backend's allocator, in the shared-memory arena
+ * of a multi-process softnic, or in zeroed host memory. */
 static void *state_alloc(softnic *nic, size_t size)
 {
+	if (nic->shm)
+		return softnic_shm_alloc(nic->shm, size, SOFTNIC_CACHELINE);
 	if (nic->backend.state_alloc)
 		return nic->backend.state_alloc(size, nic->backend.ctx);
 	return zalloc_aligned(SOFTNIC_CACHELINE, size);
@@ -78,7 +81,9 @@ static void state_free(softnic *nic, void *p)
 {
 	if (!p)
 		return;
-	if (nic->backend.state_free)
+	if (nic->shm)
+		softnic_shm_free(nic->shm, p);
+	else if (nic->backend.state_free)
 		nic->backend.state_free(p, nic->backend.ctx);
 	else
 		free(p);
@@ -113,7 +118,8 @@ static void queue_free(softnic *nic, void *p)
 		free(p);
 }
 
-softnic *softnic_open_backend(const softnic_attr *attr, const softnic_backend *backend)
+softnic *softnic_open_ext(const softnic_attr *attr, const softnic_backend *backend,
+			  softnic_shm *shm)
 {
 	softnic_attr def = { .engine_threads = 1 };
 	softnic *nic;
@@ -131,9 +137,10 @@ softnic *softnic_open_backend(const softnic_attr *attr, const softnic_backend *b
 	nic->attr = *attr;
 	if (backend)
 		nic->backend = *backend;
+	nic->shm = shm;
 	nic->next_qpn = 0x100;
 	nic->next_cqn = 0x80;
-	nic->next_pd = 1;
+	nic->next_pd = shm ? softnic_shm_first_pd(shm) : 1;
 	nic->nengines = attr->engine_threads ? attr->engine_threads : 1;
 	pthread_mutex_init(&nic->lock, NULL);
 	list_init(&nic->pds);
@@ -166,6 +173,11 @@ softnic *softnic_open_backend(const softnic_attr *attr, const softnic_backend *b
 	return nic;
 }
 
+softnic *softnic_open_backend(const softnic_attr *attr, const softnic_backend *backend)
+{
+	return softnic_open_ext(attr, backend, NULL);
+}
+
 softnic *softnic_open(const softnic_attr *attr)
 {
 	return softnic_open_backend(attr, NULL);
@@ -175,6 +187,8 @@ void softnic_close(softnic *nic)
 {
 	if (!nic)
 		return;
+	if (nic->shm)
+		softnic_shm_stop(nic);
 	softnic_engines_stop(nic);
 	if (nic->backend.stop)
 		nic->backend.stop(nic, nic->backend.ctx);
@@ -194,6 +208,8 @@ void softnic_close(softnic *nic)
 	free(nic->engines);
 	if (nic->backend.release)
 		nic->backend.release(nic->backend.ctx);
+	if (nic->shm)
+		softnic_shm_release(nic->shm);
 	free(nic);
 }
 
@@ -263,6 +279,10 @@ softnic_mr *softnic_reg_mr(softnic_pd *pd, void *addr, size_t len, int access)
 		return NULL;
 	}
 	nic = pd->nic;
+	if (nic->shm && softnic_shm_check_mr(nic, addr, len, access)) {
+		errno = EINVAL;
+		return NULL;
+	}
 	mr = calloc(1, sizeof(*mr));
 	if (!mr)
 		return NULL;
@@ -578,6 +598,8 @@ int softnic_qp_destroy(softnic_qp *qp)
 			peer->s->peer = NULL;
 		peer->peer = NULL;
 		engine_unlock_mgmt(pe);
+	} else if (qp->s->peer_sh) {
+		softnic_shm_qp_destroyed(nic, qp); /* a QP of another process */
 	}
 	qp->pd->users--;
 	qp->send_cq->users--;

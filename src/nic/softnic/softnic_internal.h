@@ -78,9 +78,13 @@ typedef struct softnic_backend {
 	void *ctx;
 } softnic_backend;
 
+/* A multi-process softnic's shared-memory arena and peers (shm.c). */
+typedef struct softnic_shm softnic_shm;
+
 struct softnic {
 	softnic_attr attr;
 	softnic_backend backend; /* state_alloc NULL: host memory, CPU engine */
+	softnic_shm *shm;        /* NULL: a process-local softnic */
 	int nengines;           /* >= 1: with 0 threads, one engine slot is driven by progress() */
 	engine *engines;
 	snx_shared *shared;     /* MR table, mode, stop flag (engine state) */
@@ -114,6 +118,20 @@ void engine_unlock_mgmt(engine *e);
 /* Opens a softnic whose engine state and engine come from backend (its
  * attr->engine_threads must be 0). */
 softnic *softnic_open_backend(const softnic_attr *attr, const softnic_backend *backend);
+
+/* softnic_open_backend with a shared-memory arena: engine state then lives
+ * in shm's arena (attr->queue_mem is the arena's allocator). */
+softnic *softnic_open_ext(const softnic_attr *attr, const softnic_backend *backend,
+			  softnic_shm *shm);
+
+/* shm.c, for objects.c (each is called only when nic->shm is set). */
+void *softnic_shm_alloc(softnic_shm *shm, size_t size, size_t align); /* zeroed */
+void softnic_shm_free(softnic_shm *shm, void *p);
+uint32_t softnic_shm_first_pd(const softnic_shm *shm);  /* job-unique PD ids */
+int softnic_shm_check_mr(softnic *nic, const void *addr, size_t len, int access);
+void softnic_shm_qp_destroyed(softnic *nic, softnic_qp *qp); /* tells its remote peer */
+void softnic_shm_stop(softnic *nic);    /* first in close: watchdog off, header closed */
+void softnic_shm_release(softnic_shm *shm); /* last in close: unmaps every arena */
 
 int softnic_engines_start(softnic *nic);
 void softnic_engines_stop(softnic *nic);

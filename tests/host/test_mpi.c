@@ -1,0 +1,526 @@
+/*
+ * softnic across processes: one PE per process (`mpiexec -n N test_mpi
+ * CASE`), the MPI bootstrap, gic/softnic_shm.h.
+ *
+ *   transfer     every PE writes a patterned slice into every other PE's
+ *                shared region (inline and pointer writes of many sizes, in
+ *                batches under one doorbell), adds to a counter with
+ *                ATOMIC_FA, and posts a bad rkey, a write past a region and
+ *                a write to a region without REMOTE_WRITE, each on its own
+ *                QP; then every PE checks every byte it received, the
+ *                counter, the fetched values, the error CQEs and the guard
+ *                after its region. Rank 0 prints "PASSED" only when every
+ *                PE passed; the exit status is 0 only then.
+ *   peer_exit    PE 1 leaves without closing anything (_exit); the others
+ *                keep writing to it and must get a PEER_GONE error CQE
+ *                within a time limit, and the bootstrap's ETIMEDOUT.
+ *   peer_killed  the same, PE 1 killed by SIGKILL.
+ *
+ * Every wait has a time limit; every failure prints what and where.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "gic/boot.h"
+#include "gic/conn.h"
+#include "gic/softnic_shm.h"
+
+#define SEC 1000000000ull
+#define WAIT_NS (30 * SEC)      /* any one wait, even under sanitizers */
+
+enum {
+	MAXPE = 8,
+	NQP = 4,                 /* per peer: data, bad rkey, bounds, access */
+	SLICE = 192 * 1024,      /* bytes each PE writes into each other PE */
+	NATOMIC = 64,
+	BATCH = 16,              /* WQEs per doorbell */
+	GUARD = 4096,
+	ARENA = 16 << 20,
+};
+
+static int me = -1, npe;
+static int failures;
+
+#define FAIL(...)                                                              \
+	do {                                                                   \
+		failures++;                                                    \
+		fprintf(stderr, "test_mpi PE %d: %s:%d: ", me, __FILE__, __LINE__); \
+		fprintf(stderr, __VA_ARGS__);                                  \
+		fputc('\n', stderr);                                           \
+	} while (0)
+
+typedef struct pe {
+	gic_boot *b;
+	softnic *nic;
+	softnic_pd *pd;
+	softnic_cq *cq[MAXPE][NQP];
+	softnic_qp *qp[MAXPE][NQP];
+	gic_sq sq[MAXPE][NQP];
+	gic_cq cqv[MAXPE][NQP];
+	uint8_t *region;     /* arena: npe slices, the counter, then GUARD bytes */
+	size_t region_len;   /* registered: slices and counter */
+	uint8_t *ro;         /* arena: peers may only read it */
+	softnic_mr *mr, *ro_mr;
+	uint8_t *src;        /* heap: the patterns, npe slices; local access only */
+	softnic_mr *src_mr;
+	uint64_t *fetched;   /* heap: ATOMIC_FA results, NATOMIC per peer */
+	softnic_mr *fetch_mr;
+	gic_conn_info theirs[MAXPE][NQP];
+} pe;
+
+static size_t counter_off(void) { return (size_t)npe * SLICE; }
+
+/* The bytes PE src writes into PE dst: never zero. */
+static void pattern(uint8_t *buf, size_t len, int src, int dst)
+{
+	uint64_t x = 0x9e3779b97f4a7c15ull * (uint64_t)(src * 131 + dst + 1);
+
+	for (size_t i = 0; i < len; i++) {
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		buf[i] = (uint8_t)(x | 1);
+	}
+}
+
+/* ------------------------------------------------------------------ */
+/* Setup: softnic, regions, QPs, records, connections. */
+
+static int setup(pe *s, int *argc, char ***argv)
+{
+	softnic_attr na = { .engine_threads = 1 };
+	uint8_t (*mine)[NQP][GIC_CONN_WIRE_BYTES];
+	uint8_t (*all)[MAXPE][NQP][GIC_CONN_WIRE_BYTES];
+	int rc;
+
+	s->b = gic_boot_mpi(argc, argv);
+	if (!s->b) {
+		FAIL("gic_boot_mpi: %s", strerror(errno));
+		return errno;
+	}
+	me = gic_boot_rank(s->b);
+	npe = gic_boot_size(s->b);
+	if (npe < 2 || npe > MAXPE) {
+		FAIL("needs 2..%d processes (mpiexec -n N), got %d", MAXPE, npe);
+		return EINVAL;
+	}
+	s->nic = softnic_open_shared(&na, s->b, ARENA, WAIT_NS);
+	if (!s->nic) {
+		FAIL("softnic_open_shared: %s", strerror(errno));
+		return errno;
+	}
+	s->pd = softnic_pd_alloc(s->nic);
+	s->region_len = counter_off() + 64;
+	s->region = softnic_shared_alloc(s->nic, s->region_len + GUARD, 4096);
+	s->ro = softnic_shared_alloc(s->nic, 4096, 4096);
+	s->src = malloc((size_t)npe * SLICE);
+	s->fetched = calloc((size_t)npe * NATOMIC, sizeof(uint64_t));
+	if (!s->pd || !s->region || !s->ro || !s->src || !s->fetched) {
+		FAIL("allocation: %s", softnic_last_error(s->nic));
+		return ENOMEM;
+	}
+	memset(s->region + s->region_len, 0xa5, GUARD);
+	for (int p = 0; p < npe; p++)
+		pattern(s->src + (size_t)p * SLICE, SLICE, me, p);
+	s->mr = softnic_reg_mr(s->pd, s->region, s->region_len,
+			       SOFTNIC_ACCESS_REMOTE_WRITE | SOFTNIC_ACCESS_REMOTE_ATOMIC |
+			       SOFTNIC_ACCESS_LOCAL_WRITE);
+	s->ro_mr = softnic_reg_mr(s->pd, s->ro, 4096, SOFTNIC_ACCESS_REMOTE_READ);
+	/* Local-only regions may be anywhere in the process. */
+	s->src_mr = softnic_reg_mr(s->pd, s->src, (size_t)npe * SLICE, 0);
+	s->fetch_mr = softnic_reg_mr(s->pd, s->fetched, (size_t)npe * NATOMIC * 8,
+				     SOFTNIC_ACCESS_LOCAL_WRITE);
+	if (!s->mr || !s->ro_mr || !s->src_mr || !s->fetch_mr) {
+		FAIL("reg_mr: %s", softnic_last_error(s->nic));
+		return ENOMEM;
+	}
+	/* A region peers could write must be in the arena. */
+	errno = 0;
+	if (softnic_reg_mr(s->pd, s->src, 64, SOFTNIC_ACCESS_REMOTE_WRITE) || errno != EINVAL)
+		FAIL("reg_mr of heap memory with REMOTE_WRITE did not fail with EINVAL");
+
+	mine = calloc((size_t)npe * NQP, GIC_CONN_WIRE_BYTES);
+	all = calloc((size_t)npe, sizeof(*all));
+	if (!mine || !all) {
+		free(mine);
+		free(all);
+		return ENOMEM;
+	}
+	for (int p = 0; p < npe; p++) {
+		for (int k = 0; k < NQP && p != me; k++) {
+			softnic_qp_attr qa = { .log_sq_bb = 10 };
+			gic_conn_info c = { .port = 1, .mtu = 5 };
+
+			s->cq[p][k] = softnic_cq_create(s->nic, 10);
+			qa.send_cq = s->cq[p][k];
+			s->qp[p][k] = s->cq[p][k] ? softnic_qp_create(s->pd, &qa) : NULL;
+			if (!s->qp[p][k]) {
+				FAIL("QP %d for PE %d: %s", k, p, softnic_last_error(s->nic));
+				free(mine);
+				free(all);
+				return ENOMEM;
+			}
+			softnic_qp_view(s->qp[p][k], &s->sq[p][k], &s->cqv[p][k]);
+			c.qpn = softnic_qp_num(s->qp[p][k]);
+			c.addr = (uint64_t)(uintptr_t)(k == 3 ? s->ro : s->region);
+			c.rkey = softnic_mr_rkey(k == 3 ? s->ro_mr : s->mr);
+			gic_conn_pack(&c, mine[p][k], GIC_CONN_WIRE_BYTES);
+		}
+	}
+	rc = gic_boot_allgather(s->b, mine, (size_t)npe * NQP * GIC_CONN_WIRE_BYTES, all, WAIT_NS);
+	if (rc)
+		FAIL("allgather of connection records: %s", gic_boot_last_error(s->b));
+	for (int p = 0; p < npe && !rc; p++) {
+		for (int k = 0; k < NQP && p != me && !rc; k++) {
+			const char *why = NULL;
+
+			/* PE p's records are packed npe x NQP as well. */
+			const uint8_t *rec = (const uint8_t *)all +
+				((size_t)p * npe * NQP + (size_t)me * NQP + k) * GIC_CONN_WIRE_BYTES;
+
+			rc = gic_conn_unpack(rec, GIC_CONN_WIRE_BYTES, &s->theirs[p][k], &why);
+			if (rc) {
+				FAIL("record %d of PE %d: %s", k, p, why ? why : strerror(rc));
+				break;
+			}
+			rc = softnic_qp_connect_remote(s->qp[p][k], p, s->theirs[p][k].qpn);
+			if (rc)
+				FAIL("connect to PE %d QP 0x%x: %s", p, s->theirs[p][k].qpn,
+				     softnic_last_error(s->nic));
+		}
+	}
+	free(mine);
+	free(all);
+	/* Every half is connected before anyone writes. */
+	if (!rc && (rc = gic_boot_barrier(s->b, WAIT_NS)))
+		FAIL("barrier after connecting: %s", gic_boot_last_error(s->b));
+	return rc;
+}
+
+static void teardown(pe *s)
+{
+	softnic_close(s->nic); /* frees QPs, CQs, MRs, PDs and the arena */
+	free(s->src);
+	free(s->fetched);
+	gic_boot_free(s->b);
+}
+
+/* ------------------------------------------------------------------ */
+/* transfer */
+
+static const char *cqe_text(const gic_sq *sq)
+{
+	static char buf[160];
+
+	snprintf(buf, sizeof(buf), "syndrome 0x%02x (%s), vendor syndrome 0x%02x (%s)",
+		 sq->err_info.syndrome, gic_syndrome_name(sq->err_info.syndrome),
+		 sq->err_info.vendor_syndrome, softnic_vsynd_text(sq->err_info.vendor_syndrome));
+	return buf;
+}
+
+/* Writes this PE's slice of PE p's region, then the atomics. */
+static int put_all(pe *s, int p)
+{
+	static const uint32_t lens[] = { 1, 8, 13, 64, 100, 511, 700, 4096, 3, 65536, 12, 9000, 48 };
+	const uint32_t nlens = sizeof(lens) / sizeof(lens[0]);
+	gic_sq *sq = &s->sq[p][0];
+	const gic_conn_info *t = &s->theirs[p][0];
+	const uint8_t *pat = s->src + (size_t)p * SLICE;
+	uint64_t raddr = t->addr + (uint64_t)me * SLICE, pos;
+	uint32_t off = 0, n = 0, inb = 0;
+	int rc;
+
+	while (off < SLICE) {
+		uint32_t len = lens[n % nlens] < SLICE - off ? lens[n % nlens] : SLICE - off;
+		int inl = len <= sq->max_inline && n % 3 != 2;
+		uint32_t nbb = inl ? gic_bb_for_ds(gic_ds_inline_write(len)) : 1;
+		int last = off + len == SLICE, sig = last || ++inb == BATCH;
+		uint8_t f = sig ? GIC_CTRL_CQ_UPDATE : 0;
+
+		rc = gic_sq_reserve_excl(sq, nbb, &pos, GIC_ORDER_RELEASE_SYS, gic_now_ns() + WAIT_NS);
+		if (rc) {
+			FAIL("writing to PE %d: reserve at byte %u: %s (%s)", p, off, strerror(rc),
+			     rc == EIO ? cqe_text(sq) : "");
+			return rc;
+		}
+		if (inl)
+			gic_wqe_write_inline(sq, pos, raddr + off, t->rkey, pat + off, len, f);
+		else
+			gic_wqe_write(sq, pos, GIC_OPCODE_RDMA_WRITE, raddr + off, t->rkey,
+				      (uint64_t)(uintptr_t)(pat + off), softnic_mr_lkey(s->src_mr),
+				      len, f, 0);
+		if (sig) { /* one doorbell for the batch */
+			gic_sq_note_signaled(sq, pos + nbb, 0);
+			gic_sq_publish_excl(sq, GIC_ORDER_RELEASE_SYS);
+			inb = 0;
+		}
+		off += len;
+		n++;
+	}
+	for (int k = 0; k < NATOMIC; k++) {
+		int sig = k % 8 == 7;
+
+		rc = gic_sq_reserve_excl(sq, 1, &pos, GIC_ORDER_RELEASE_SYS, gic_now_ns() + WAIT_NS);
+		if (rc) {
+			FAIL("atomics to PE %d: reserve: %s", p, strerror(rc));
+			return rc;
+		}
+		gic_wqe_atomic_fa(sq, pos, t->addr + counter_off(), t->rkey, (uint64_t)me + 1,
+				  (uint64_t)(uintptr_t)&s->fetched[p * NATOMIC + k],
+				  softnic_mr_lkey(s->fetch_mr), sig ? GIC_CTRL_CQ_UPDATE : 0);
+		if (sig) {
+			gic_sq_note_signaled(sq, pos + 1, 0);
+			gic_sq_publish_excl(sq, GIC_ORDER_RELEASE_SYS);
+		}
+	}
+	rc = gic_sq_quiet(sq, GIC_ORDER_RELEASE_SYS, gic_now_ns() + WAIT_NS);
+	if (rc)
+		FAIL("completing the writes to PE %d: %s (%s; %s)", p, strerror(rc),
+		     rc == EIO ? cqe_text(sq) : "", softnic_qp_error(s->qp[p][0]));
+	return rc;
+}
+
+/* Posts one bad write on QP k to PE p; it must fail with synd/vs. */
+static void bad_write(pe *s, int p, int k, uint64_t raddr, uint32_t rkey, uint32_t len,
+		      uint8_t synd, uint8_t vs, const char *what)
+{
+	gic_sq *sq = &s->sq[p][k];
+	uint8_t data[16];
+	uint64_t pos;
+	int rc;
+
+	memset(data, 0x5a, sizeof(data));
+	rc = gic_sq_reserve_excl(sq, 1, &pos, GIC_ORDER_RELEASE_SYS, gic_now_ns() + WAIT_NS);
+	if (rc) {
+		FAIL("%s: reserve: %s", what, strerror(rc));
+		return;
+	}
+	gic_wqe_write_inline(sq, pos, raddr, rkey, data, len, GIC_CTRL_CQ_UPDATE);
+	gic_sq_note_signaled(sq, pos + 1, 0);
+	gic_sq_publish_excl(sq, GIC_ORDER_RELEASE_SYS);
+	rc = gic_sq_wait_retired(sq, pos + 1, 0, GIC_ORDER_RELEASE_SYS, gic_now_ns() + WAIT_NS);
+	if (rc != EIO)
+		FAIL("%s to PE %d: expected an error CQE, got %s", what, p,
+		     rc ? strerror(rc) : "success");
+	else if (sq->err_info.syndrome != synd || sq->err_info.vendor_syndrome != vs)
+		FAIL("%s to PE %d: expected syndrome 0x%02x / vendor 0x%02x, got %s", what, p,
+		     synd, vs, cqe_text(sq));
+	else if (!softnic_qp_in_error(s->qp[p][k]))
+		FAIL("%s to PE %d: the QP is not in the error state", what, p);
+}
+
+/* Checks what the other PEs wrote here. */
+static void check_received(pe *s)
+{
+	uint8_t *want = malloc(SLICE);
+	uint64_t counter, expect = 0;
+
+	if (!want) {
+		FAIL("no memory to check");
+		return;
+	}
+	for (int src = 0; src < npe; src++) {
+		const uint8_t *got = s->region + (size_t)src * SLICE;
+
+		if (src == me) {
+			memset(want, 0, SLICE);
+		} else {
+			pattern(want, SLICE, src, me);
+			expect += (uint64_t)NATOMIC * (uint64_t)(src + 1);
+		}
+		if (memcmp(got, want, SLICE)) {
+			size_t i = 0, bad = 0;
+
+			while (got[i] == want[i])
+				i++;
+			for (size_t j = i; j < SLICE; j++)
+				bad += got[j] != want[j];
+			FAIL("slice from PE %d: %zu of %d bytes wrong, first at %zu (0x%02x, "
+			     "expected 0x%02x)", src, bad, SLICE, i, got[i], want[i]);
+		}
+	}
+	memcpy(&counter, s->region + counter_off(), 8);
+	if (counter != expect)
+		FAIL("atomic counter %llu, expected %llu", (unsigned long long)counter,
+		     (unsigned long long)expect);
+	for (size_t i = 0; i < GUARD; i++) {
+		if (s->region[s->region_len + i] != 0xa5) {
+			FAIL("guard byte %zu after the region was written", i);
+			break;
+		}
+	}
+	for (size_t i = 0; i < 4096; i++) {
+		if (s->ro[i]) {
+			FAIL("read-only region byte %zu was written", i);
+			break;
+		}
+	}
+	free(want);
+}
+
+/* The old values this PE's ATOMIC_FAs fetched from PE p's counter. */
+static void check_fetched(const pe *s, int p)
+{
+	const uint64_t *f = &s->fetched[p * NATOMIC];
+	uint64_t step = (uint64_t)me + 1;
+
+	for (int k = 0; k < NATOMIC; k++) {
+		/* With two PEs this PE is the only adder: exactly k * step. */
+		int bad = npe == 2 ? f[k] != (uint64_t)k * step
+				   : (k && f[k] < f[k - 1] + step);
+
+		if (bad) {
+			FAIL("ATOMIC_FA %d to PE %d fetched %llu (previous %llu, step %llu)", k, p,
+			     (unsigned long long)f[k], (unsigned long long)(k ? f[k - 1] : 0),
+			     (unsigned long long)step);
+			return;
+		}
+	}
+}
+
+static int case_transfer(pe *s)
+{
+	int32_t mine, *all;
+	int rc, passed = 1;
+
+	for (int p = 0; p < npe; p++)
+		if (p != me)
+			put_all(s, p);
+	for (int p = 0; p < npe; p++) {
+		const gic_conn_info *t = &s->theirs[p][0];
+
+		if (p == me)
+			continue;
+		check_fetched(s, p);
+		bad_write(s, p, 1, t->addr, t->rkey ^ 0xff, 8, GIC_SYND_REMOTE_ACCESS_ERR,
+			  SOFTNIC_VSYND_BAD_RKEY, "write with a bad rkey");
+		bad_write(s, p, 2, t->addr + s->region_len - 8, t->rkey, 16,
+			  GIC_SYND_REMOTE_ACCESS_ERR, SOFTNIC_VSYND_REMOTE_BOUNDS,
+			  "write past the region");
+		bad_write(s, p, 3, s->theirs[p][3].addr, s->theirs[p][3].rkey, 8,
+			  GIC_SYND_REMOTE_ACCESS_ERR, SOFTNIC_VSYND_REMOTE_ACCESS,
+			  "write to a region without REMOTE_WRITE");
+	}
+	/* Everyone's writes are complete before anyone checks. */
+	rc = gic_boot_barrier(s->b, WAIT_NS);
+	if (rc)
+		FAIL("barrier before checking: %s", gic_boot_last_error(s->b));
+	else
+		check_received(s);
+	mine = failures;
+	all = calloc((size_t)npe, sizeof(*all));
+	rc = all ? gic_boot_allgather(s->b, &mine, sizeof(mine), all, WAIT_NS) : ENOMEM;
+	if (rc)
+		FAIL("allgather of outcomes: %s", gic_boot_last_error(s->b));
+	for (int p = 0; p < npe && !rc; p++)
+		passed &= all[p] == 0;
+	if (me == 0)
+		printf("test_mpi transfer: %s on %d PEs (%d bytes, %d ATOMIC_FA and 3 error "
+		       "checks per pair)\n", !rc && passed ? "PASSED" : "FAILED", npe, SLICE,
+		       NATOMIC);
+	free(all);
+	return !rc && passed ? 0 : 1;
+}
+
+/* ------------------------------------------------------------------ */
+/* peer_exit, peer_killed: PE 1 vanishes; the others must notice. */
+
+static int case_vanish(pe *s, int killed)
+{
+	const char *name = killed ? "peer_killed" : "peer_exit";
+	gic_sq *sq;
+	uint64_t t0, pos, writes = 0;
+	const char *why = "";
+	int rc;
+
+	/* hydra tells the survivors of a failed process with SIGUSR1 (with
+	 * -disable-auto-cleanup); this test expects that failure. Everyone
+	 * ignores it before PE 1 leaves. */
+	signal(SIGUSR1, SIG_IGN);
+	rc = gic_boot_barrier(s->b, WAIT_NS);
+	if (rc) {
+		FAIL("%s: barrier before PE 1 leaves: %s", name, gic_boot_last_error(s->b));
+		return 1;
+	}
+	if (me == 1) {
+		fprintf(stderr, "test_mpi %s: PE 1 %s now, closing nothing\n", name,
+			killed ? "kills itself (SIGKILL)" : "exits");
+		if (killed)
+			raise(SIGKILL);
+		_exit(0);
+	}
+	sq = &s->sq[1][0];
+	t0 = gic_now_ns();
+	/* Writes (each waited for) until one fails: the peer's exit must
+	 * turn into an error CQE, not a hang. */
+	for (;;) {
+		rc = gic_sq_reserve_excl(sq, 1, &pos, GIC_ORDER_RELEASE_SYS, gic_now_ns() + WAIT_NS);
+		if (rc)
+			break;
+		gic_wqe_write_inline_u64(sq, pos, s->theirs[1][0].addr + 8 * (writes % 64),
+					 s->theirs[1][0].rkey, writes, GIC_CTRL_CQ_UPDATE);
+		gic_sq_note_signaled(sq, pos + 1, 0);
+		gic_sq_publish_excl(sq, GIC_ORDER_RELEASE_SYS);
+		rc = gic_sq_wait_retired(sq, pos + 1, 0, GIC_ORDER_RELEASE_SYS,
+					 gic_now_ns() + WAIT_NS);
+		if (rc)
+			break;
+		writes++;
+		if (gic_now_ns() - t0 > 10 * SEC) {
+			rc = ETIMEDOUT;
+			break;
+		}
+	}
+	softnic_shared_peer_gone(s->nic, 1, &why);
+	if (rc != EIO)
+		FAIL("%s: after %llu writes in %.1f ms: %s instead of an error CQE", name,
+		     (unsigned long long)writes, (gic_now_ns() - t0) / 1e6, strerror(rc));
+	else if (sq->err_info.vendor_syndrome != SOFTNIC_VSYND_PEER_GONE ||
+		 sq->err_info.syndrome != GIC_SYND_TRANSPORT_RETRY_EXC_ERR)
+		FAIL("%s: expected PEER_GONE / TRANSPORT_RETRY_EXC_ERR, got %s", name,
+		     cqe_text(sq));
+	else
+		fprintf(stderr, "test_mpi %s: PE %d: PE 1 gone (%s) after %llu writes, %.1f ms: "
+			"%s\n", name, me, why, (unsigned long long)writes,
+			(gic_now_ns() - t0) / 1e6, softnic_qp_error(s->qp[1][0]));
+	/* The bootstrap cannot complete without PE 1 either. */
+	t0 = gic_now_ns();
+	rc = gic_boot_barrier(s->b, SEC / 2);
+	if (rc != ETIMEDOUT)
+		FAIL("%s: barrier without PE 1 gave %s, not ETIMEDOUT", name, strerror(rc));
+	else if (gic_now_ns() - t0 > 5 * SEC)
+		FAIL("%s: the barrier's time limit took %.1f s", name, (gic_now_ns() - t0) / 1e9);
+	if (me == 0)
+		printf("test_mpi %s: %s\n", name, failures ? "FAILED" : "PASSED");
+	return failures ? 1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+	const char *name = argc > 1 ? argv[1] : "";
+	pe s;
+	int rc;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	memset(&s, 0, sizeof(s));
+	if (strcmp(name, "transfer") && strcmp(name, "peer_exit") && strcmp(name, "peer_killed")) {
+		fprintf(stderr, "usage: mpiexec -n N %s transfer|peer_exit|peer_killed\n", argv[0]);
+		return 2;
+	}
+	rc = setup(&s, &argc, &argv);
+	if (!rc && !strcmp(name, "transfer"))
+		rc = case_transfer(&s);
+	else if (!rc)
+		rc = case_vanish(&s, !strcmp(name, "peer_killed"));
+	if (rc && me <= 0)
+		printf("test_mpi %s: FAILED\n", name);
+	if (s.nic)
+		teardown(&s);
+	else if (s.b)
+		gic_boot_free(s.b);
+	return rc ? 1 : 0;
+}
