@@ -344,7 +344,7 @@ __global__ void rate_handoff(gic_sq *sq, uint64_t *dst, uint32_t rkey, int per, 
 	out[t].t0 = gic_now_ns();
 	for (int i = 0; i < per && !rc; i++)
 		rc = gic_sq_handoff_write_inline_u64(sq, (uint64_t)&dst[(uint64_t)t * per + i], rkey,
-						     val(i, t), 16, GIC_ORDER_FENCE_GPU, DL);
+						     val(i, t), 16, GIC_ORDER_FENCE_GPU, DL, NULL);
 	last = gic_ld_acquire_gpu_u64(&sq->ready);
 	out[t].tp = gic_now_ns();
 	if (!rc)

@@ -625,16 +625,21 @@ GIC_HD int gic_sq_locked_write_inline_u64(gic_sq *sq, uint64_t raddr, uint32_t r
  * inside the loop: with the split calls (reserve_shared, build,
  * publish_inorder), GPU lanes of one warp can deadlock on a full ring, a
  * lane that found room waiting at the end of the space loop for lanes that
- * wait for its WQE. Signaled as gic_sq_locked_write_inline_u64() says.
- * EIO after an error CQE, ETIMEDOUT at the deadline (the queue is then
- * unusable: the reservation is never published). */
+ * wait for its WQE. Signaled as gic_sq_locked_write_inline_u64() says
+ * (signal_every 1: always, e.g. a thread's last write, whose retirement
+ * gic_sq_wait_retired(sq, *pos_out + 1, ..) then awaits). *pos_out (when
+ * not NULL) gets the position. EIO after an error CQE, ETIMEDOUT at the
+ * deadline (the queue is then unusable: the reservation is never
+ * published). */
 GIC_HD int gic_sq_handoff_write_inline_u64(gic_sq *sq, uint64_t raddr, uint32_t rkey,
 					   uint64_t value, uint32_t signal_every, int order,
-					   uint64_t deadline_ns)
+					   uint64_t deadline_ns, uint64_t *pos_out)
 {
 	uint64_t pos = gic_atomic_add_relaxed_u64(&sq->resv, 1);
 	int built = 0;
 
+	if (pos_out)
+		*pos_out = pos;
 	for (;;) {
 		if (!built && pos + 1 <= gic_ld_acquire_gpu_u64(&sq->retired) + sq->bb_cnt) {
 			int sig = ((pos + 1) & (signal_every - 1)) == 0;

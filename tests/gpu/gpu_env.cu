@@ -95,7 +95,10 @@ static void open_qps(gpu_env *e)
 	e->rcq = softnic_cq_create(e->nic, 12);
 	for (int i = 0; i < n; i++) {
 		int log_bb = e->cfg.small_ring_qp1 && i == 1 ? 4 : e->cfg.log_sq_bb;
-		softnic_qp_attr qa = { log_bb, softnic_cq_create(e->nic, 12), NULL };
+		/* A CQE slot for every BB, up to 4096 (plenty when WQEs are
+		 * signaled every 16 at most). */
+		softnic_qp_attr qa = { log_bb, softnic_cq_create(e->nic, log_bb < 12 ? log_bb : 12),
+				       NULL };
 
 		e->qp[i] = softnic_qp_create(e->pd[0], &qa);
 		if (!e->qp[i])

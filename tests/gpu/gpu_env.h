@@ -33,7 +33,7 @@
 		}                                                                   \
 	} while (0)
 
-enum { ENV_MAX_QPS = 512, ENV_DEADLINE_NS = 2000000000ull };
+enum { ENV_MAX_QPS = 1024, ENV_DEADLINE_NS = 2000000000ull };
 
 typedef struct gpu_env_cfg {
 	int gpu_engine;      /* 0: CPU engine (1 thread), 1: GPU engine */

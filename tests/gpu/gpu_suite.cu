@@ -194,17 +194,17 @@ __global__ void k_shared_handoff(gic_sq *sq, uint64_t *dst, uint32_t rkey, int p
 }
 
 /* Threads share a small ring with the one-call hand-off, every WQE
- * signaled; each thread then waits until what was published when it
- * finished has retired. */
+ * signaled; each thread then waits until its last write has retired. */
 __global__ void k_handoff_full_ring(gic_sq *sq, uint64_t *dst, uint32_t rkey, int per, kres *r)
 {
 	int t = blockIdx.x * blockDim.x + threadIdx.x;
+	uint64_t last = 0;
 
 	for (int i = 0; i < per && !r[t].rc; i++)
 		r[t].rc = gic_sq_handoff_write_inline_u64(sq, (uint64_t)&dst[(uint64_t)t * per + i],
-							  rkey, val(i, t + 500), 1, ORD, DL);
+							  rkey, val(i, t + 500), 1, ORD, DL, &last);
 	if (!r[t].rc)
-		r[t].rc = gic_sq_wait_retired(sq, gic_ld_acquire_gpu_u64(&sq->ready), 1, ORD, DL);
+		r[t].rc = gic_sq_wait_retired(sq, last + 1, 1, ORD, DL);
 }
 
 /* Threads share QP 0 under one lock per WQE: even writes through the

@@ -75,6 +75,7 @@ static gic_proxy *env_proxy(proxy_env *e, int k)
 	pa.log_ring_slots = c->log_ring_slots ? c->log_ring_slots : 10;
 	pa.first_cpu = 8 + 4 * k; /* engines and the host thread elsewhere */
 	pa.timeout_ms = 2000;
+	pa.warmup_ms = c->warmup_ms;
 	pa.dst_addr = (uint64_t)(uintptr_t)e->region[1 - k];
 	pa.dst_rkey = softnic_mr_rkey(e->region_mr[1 - k]) ^ (k == 0 && c->bad_rkey ? 0x5a00 : 0);
 	pa.src_addr = (uint64_t)(uintptr_t)e->src[k];

@@ -35,6 +35,7 @@ typedef struct proxy_env_cfg {
 	int log_ring_slots; /* 0: 2^10 slots */
 	size_t region_len;  /* bytes of each PE's region and source */
 	int bad_rkey;       /* 1: proxy 0 writes with a wrong rkey (error cases) */
+	int warmup_ms;      /* workers spin their cores this long at start (0: cold) */
 } proxy_env_cfg;
 
 typedef struct proxy_env {

@@ -1,0 +1,153 @@
+/*
+ * bench/gic/exp.h - the contract between the `gic` program's driver
+ * (main, common flags, output) and its experiments (one file each).
+ *
+ * An experiment is a name, a one-line summary, a --help text, a parser for
+ * its own flags and a run function. The driver parses the common flags
+ * (perftest style: -n iterations, -w warm-up, -b/-e/-f size sweep, -c CTAs,
+ * -t threads, --json FILE, --csv FILE, --host, --quick, --engine cpu|gpu),
+ * hands the remaining arguments to the experiment's parser, runs it, and
+ * writes every result the experiment emitted: a table on stdout, and JSON
+ * and CSV when asked. A result whose payload validation failed fails the
+ * run (exit status 1).
+ *
+ * GPU parts of an experiment live in .cu files and are reached through
+ * the gic_gpu_* functions below; a build without CUDA links stubs that
+ * return ENOTSUP, and the driver then says the GPU mode is not built.
+ *
+ * Errors: 0 or a positive errno; messages go to stderr and name the flag,
+ * the value and what was expected.
+ */
+#ifndef GIC_BENCH_EXP_H
+#define GIC_BENCH_EXP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "stats.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Common options, after defaults and parsing. */
+typedef struct gic_opts {
+	int iters;          /* -n: measured samples (or messages per thread for rates) */
+	int warmup;         /* -w: leading samples dropped from the summary */
+	size_t size_begin;  /* -b: first payload size, bytes */
+	size_t size_end;    /* -e: last payload size, bytes */
+	double size_factor; /* -f: multiply the size by this each step (> 1) */
+	int ctas;           /* -c: CTAs (blocks) of the GPU kernel */
+	int threads;        /* -t: threads per CTA (GPU) or host threads (--host) */
+	const char *json;   /* --json FILE: NULL when not asked */
+	const char *csv;    /* --csv FILE */
+	int host;           /* --host: host submitters and softnic's CPU engine; no GPU */
+	int quick;          /* --quick: the short sizes CI runs */
+	int gpu_engine;     /* --engine gpu (1) or cpu (0): which softnic engine */
+	int device;         /* --device N: the CUDA device (GPU modes) */
+	unsigned given;     /* GIC_GIVEN_* bits: which flags the command line set (the
+			     * others hold defaults an experiment may replace) */
+} gic_opts;
+
+/* Bits of gic_opts.given. */
+enum {
+	GIC_GIVEN_N = 1u << 0, GIC_GIVEN_W = 1u << 1, GIC_GIVEN_B = 1u << 2,
+	GIC_GIVEN_E = 1u << 3, GIC_GIVEN_F = 1u << 4, GIC_GIVEN_C = 1u << 5,
+	GIC_GIVEN_T = 1u << 6, GIC_GIVEN_ENGINE = 1u << 7,
+};
+
+/* Where the numbers come from; filled once per run by the driver. */
+typedef struct gic_run_info {
+	char gpu[96];       /* GPU name, or "none (host mode)" */
+	double sm_mhz;      /* SM clock measured during the run (clock64 vs globaltimer); 0 host */
+	char cpu[256];      /* gic_cpu_state_line() */
+	char provider[16];  /* "softnic" */
+	char engine[16];    /* "cpu" or "gpu" */
+	char commit[48];    /* git commit of the build, "-dirty" when modified */
+	char date[32];      /* ISO 8601, UTC */
+} gic_run_info;
+
+/* One row of output: a named measurement and its statistics. */
+typedef struct gic_result {
+	char experiment[16];  /* "lat", "rate", ... */
+	char name[96];        /* the row, e.g. "mini-gda inline, gpu-scope fence" */
+	char metric[32];      /* "issue", "put+completion", "rtt", "message rate", "goodput" */
+	char unit[16];        /* "us", "M msg/s", "GB/s", ... */
+	char params[256];     /* "threads=1 qps=1 batch=1 size=8 ..." (space-separated k=v) */
+	char transport[32];   /* "softnic-cpu", "softnic-gpu", "nvshmem-p2p", ... */
+	gic_summary s;        /* p50 p90 p99 min max mean stdev, count, trimmed */
+	double paper;         /* the paper's H200 number for this row; NAN when none */
+	char paper_ref[24];   /* "Table 4", "Figure 7", "" */
+	int validated;        /* 1: every payload of the run checked out */
+	char note[160];       /* what the reader must know (e.g. "softnic-bound") */
+} gic_result;
+
+/* Results of one run, in order. */
+typedef struct gic_sink gic_sink;
+
+/* Appends a copy of *r, with the paper's number filled in (when r->paper
+ * is NAN and the paper has one for the row: gic_result_paper()). ENOMEM. */
+int gic_emit(gic_sink *sink, const gic_result *r);
+
+/* Starts a result: clears *r, sets experiment, name, metric, unit, paper to
+ * NAN and validated to 0. */
+void gic_result_init(gic_result *r, const char *experiment, const char *name,
+		     const char *metric, const char *unit);
+
+/* Summarizes samples (dropping the warm-up) into r->s. */
+int gic_result_set_samples(gic_result *r, const gic_samples *v, size_t warmup);
+
+/* A single value (a rate measured once, or the median of rounds given as
+ * samples): all statistics equal value, count 1. */
+void gic_result_set_value(gic_result *r, double value);
+
+/* Prints progress for long runs to stderr ("lat: 3/14 ..."); silent when
+ * stderr is not a terminal unless GIC_PROGRESS=1. */
+void gic_progress(const char *experiment, int done, int total, const char *what);
+
+/* An experiment. parse() sees the arguments the driver did not take
+ * (argv[0] is the subcommand); it returns 0, or EINVAL after printing what
+ * was wrong. run() emits results; it returns 0, or a positive errno after
+ * printing why it could not run (a failed validation is not an error of
+ * run(): it is recorded in the results). */
+typedef struct gic_experiment {
+	const char *name;
+	const char *summary;
+	const char *help;     /* the experiment's own flags, one per line */
+	int (*parse)(int argc, char **argv, void **state);
+	int (*run)(const gic_opts *o, void *state, const gic_run_info *info, gic_sink *sink);
+	void (*free_state)(void *state);
+} gic_experiment;
+
+/* ------------------------------------------------------------------ */
+/* Helpers for experiments (host and GPU parts alike). */
+
+/* Appends " key=value" text, printf-style, to r->params (the first item
+ * without the leading space); truncates at the field's size. */
+void gic_result_param(gic_result *r, const char *fmt, ...)
+#if defined(__GNUC__)
+	__attribute__((format(printf, 2, 3)))
+#endif
+	;
+
+/* Looks up (r->experiment, r->name, r->metric) among the paper's H200
+ * (P-IB) numbers (bench/gic/paper.c) and sets r->paper and r->paper_ref.
+ * Returns 1 when the row is there, 0 when not (paper stays as it was). */
+int gic_result_paper(gic_result *r);
+
+/* "softnic-cpu" or "softnic-gpu": the transport of a NIC-dependent row
+ * run with the engine o selects. */
+const char *gic_transport(const gic_opts *o);
+
+/* ------------------------------------------------------------------ */
+/* GPU parts (bench/gic/gpu_*.cu). Each runs the GPU mode of one
+ * experiment with the experiment's parsed state and emits its results.
+ * ENOTSUP from the stubs of a build without CUDA; ENODEV when no GPU. */
+
+int gic_gpu_available(char *name, size_t len, double *sm_mhz, int device);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* GIC_BENCH_EXP_H */

@@ -1,0 +1,382 @@
+/*
+ * bench/gic/exp_kernel.c - `gic kernel` (exp_kernel.h): parsing and the
+ * host mode.
+ *
+ * Host mode (the FMA caller only): -c blocks (default 528; --quick 64) of
+ * work spread over host threads (-t, default 2), each block an FMA loop
+ * over --live values; variants none (no communication code), code (the
+ * send compiled in behind a branch never taken), send (--msgs writes per
+ * block on the thread's own QP, no wait) and sendwait (the same, then a
+ * wait for their completion). Rounds of every block are timed; the loss
+ * is 1 - t(none) / t(variant) on the medians, and "waiting loss" is
+ * 1 - t(send) / t(sendwait). The FMA checksum of every variant must equal
+ * none's, and every thread's last message must have landed. Registers,
+ * spills and resident blocks are GPU-mode results.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "exp_kernel.h"
+#include "gic.h"
+#include "host.h"
+
+#define SUB "kernel"
+enum { KMAX_THREADS = 8, KITERS = 256, KSLOTS = 64 };
+
+static const char *const variant_names[] = { "none", "code", "send", "sendwait" };
+
+const char *gic_kernel_variant_name(unsigned variant_bit)
+{
+	for (int i = 0; i < 4; i++)
+		if (variant_bit == 1u << i)
+			return variant_names[i];
+	return NULL;
+}
+
+const char *gic_kernel_caller_name(unsigned caller_bit)
+{
+	return caller_bit == GIC_KERNEL_FMA ? "fma" : caller_bit == GIC_KERNEL_STREAM ? "stream" :
+									      NULL;
+}
+
+static const char help[] =
+	"  --caller C     fma | stream | both (default fma; the host runs fma only)\n"
+	"  --live N       live values per thread (1..64; default 8)\n"
+	"  --variant V    none | code | send | sendwait | all (repeatable; default all)\n"
+	"  --msgs LIST    messages per block, comma-separated (0..1024; default 0,1,4,16)\n"
+	"  --size B       bytes per message: 8 or 7168 (default 8)\n"
+	"  -c N, -t N     blocks (default 528) and threads per block (GPU default 256;\n"
+	"                 host: threads, default 2)\n";
+
+static int kernel_flag(kernel_state *st, int argc, char **argv, int *i)
+{
+	const char *arg = argv[*i], *val;
+	long v;
+	int idx;
+
+	if (!gic_arg_is(arg, "--caller") && !gic_arg_is(arg, "--live") &&
+	    !gic_arg_is(arg, "--variant") && !gic_arg_is(arg, "--msgs") &&
+	    !gic_arg_is(arg, "--size"))
+		return gic_arg_unknown(SUB, arg);
+	if (!(val = gic_arg_value(SUB, argc, argv, i)))
+		return EINVAL;
+	if (gic_arg_is(arg, "--live")) {
+		if (gic_arg_int(SUB, "--live", val, 1, 64, &v))
+			return EINVAL;
+		return st->live = (int)v, 0;
+	}
+	if (gic_arg_is(arg, "--variant"))
+		return gic_arg_choice_bits(SUB, "--variant", val, variant_names, 4,
+					   GIC_KERNEL_VARIANT_ALL, &st->variants);
+	if (gic_arg_is(arg, "--msgs"))
+		return gic_arg_int_list(SUB, "--msgs", val, 0, 1024, st->msgs, GIC_KERNEL_MAX_MSGS,
+					&st->nmsgs);
+	if (gic_arg_is(arg, "--size")) {
+		if (gic_arg_choice(SUB, "--size", val, (const char *const[]){ "8", "7168" }, 2, &idx))
+			return EINVAL;
+		return st->size = idx ? 7168 : 8, 0;
+	}
+	if (gic_arg_choice(SUB, "--caller", val, (const char *const[]){ "fma", "stream", "both" },
+			   3, &idx))
+		return EINVAL;
+	return st->callers = idx == 2 ? 3u : 1u << idx, 0;
+}
+
+static int kernel_parse(int argc, char **argv, void **state)
+{
+	kernel_state *st = calloc(1, sizeof(*st));
+
+	if (!st)
+		return ENOMEM;
+	st->live = 8;
+	st->size = 8;
+	for (int i = 1; i < argc; i++) {
+		if (kernel_flag(st, argc, argv, &i)) {
+			free(st);
+			return EINVAL;
+		}
+	}
+	if (!st->callers)
+		st->callers = GIC_KERNEL_FMA;
+	if (!st->variants)
+		st->variants = GIC_KERNEL_VARIANT_ALL;
+	if (!st->nmsgs) {
+		static const int dflt[] = { 0, 1, 4, 16 };
+
+		memcpy(st->msgs, dflt, sizeof(dflt));
+		st->nmsgs = 4;
+	}
+	*state = st;
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Host mode. */
+
+typedef struct k_host k_host;
+
+typedef struct k_thread {
+	pthread_t tid;
+	k_host *K;
+	int t;
+	double sum;       /* FMA checksum of its blocks */
+	uint64_t sent;    /* messages posted */
+	int rc;
+} k_thread;
+
+struct k_host {
+	const gic_opts *o;
+	const kernel_state *st;
+	hx *h;
+	int blocks, threads, variant, msgs;
+	volatile int never;  /* 0: the "code" variant's branch is never taken */
+	k_thread th[KMAX_THREADS];
+};
+
+/* One block's compute: KITERS rounds of FMAs over live values. */
+static double fma_block(int live, int block)
+{
+	double v[64];
+	double s = 0;
+
+	for (int k = 0; k < live; k++)
+		v[k] = 1.0 + (double)(block + k) * 1e-3;
+	for (int it = 0; it < KITERS; it++)
+		for (int k = 0; k < live; k++)
+			v[k] = v[k] * 0.999999 + 1e-6;
+	for (int k = 0; k < live; k++)
+		s += v[k];
+	return s;
+}
+
+/* Thread T's messages for one block on its own QP; waits when asked. */
+static int k_send(k_host *K, k_thread *T, int wait)
+{
+	size_t sz = K->st->size;
+	uint64_t end = 0;
+	int rc = 0;
+
+	for (int m = 0; m < K->msgs && !rc; m++, T->sent++) {
+		size_t off = ((size_t)T->t * KSLOTS + T->sent % KSLOTS) * sz;
+		uint64_t v = hx_value((uint64_t)T->t + 1, T->sent);
+		int last = m + 1 == K->msgs;
+
+		if (sz == 8)
+			rc = hx_write(K->h, 0, T->t, off, &v, 0, 8, 0, last, 1, GIC_ORDER_RELEASE_SYS,
+				      hx_deadline(), &end);
+		else
+			rc = hx_write(K->h, 0, T->t, off, NULL, off, sz, 1, last, 1,
+				      GIC_ORDER_RELEASE_SYS, hx_deadline(), &end);
+	}
+	if (!rc && wait && K->msgs)
+		rc = gic_sq_wait_retired(&K->h->pe[0].sq[T->t], end, 0, GIC_ORDER_RELEASE_SYS,
+					 hx_deadline());
+	return rc;
+}
+
+static void *k_thread_main(void *arg)
+{
+	k_thread *T = arg;
+	k_host *K = T->K;
+
+	T->sum = 0;
+	for (int b = T->t; b < K->blocks && !T->rc; b += K->threads) {
+		T->sum += fma_block(K->st->live, b);
+		if (K->variant == 1 && K->never)
+			T->rc = k_send(K, T, 1);
+		else if (K->variant >= 2)
+			T->rc = k_send(K, T, K->variant == 3);
+	}
+	if (!T->rc)
+		T->rc = gic_sq_quiet(&K->h->pe[0].sq[T->t], GIC_ORDER_RELEASE_SYS, hx_deadline());
+	return NULL;
+}
+
+/* One round of every block; *ns its time, *sum the checksum. */
+static int k_round(k_host *K, uint64_t *ns, double *sum)
+{
+	uint64_t t0 = gic_now_ns();
+	int rc = 0, started = 0;
+
+	for (int t = 0; t < K->threads; t++) {
+		K->th[t].K = K;
+		K->th[t].t = t;
+		K->th[t].rc = 0;
+		if (pthread_create(&K->th[t].tid, NULL, k_thread_main, &K->th[t]))
+			break;
+		started++;
+	}
+	*sum = 0;
+	for (int t = 0; t < started; t++) {
+		pthread_join(K->th[t].tid, NULL);
+		*sum += K->th[t].sum;
+		if (!rc && K->th[t].rc)
+			rc = hx_fail(K->h, 0, t, "kernel send", K->th[t].rc);
+	}
+	*ns = gic_now_ns() - t0;
+	return rc ? rc : started < K->threads ? EAGAIN : 0;
+}
+
+/* 1 when every thread's last message landed (8-byte messages). */
+static int k_messages_ok(k_host *K)
+{
+	for (int t = 0; t < K->threads; t++) {
+		k_thread *T = &K->th[t];
+		uint64_t last = T->sent - 1, v = hx_value((uint64_t)t + 1, last);
+		size_t off = ((size_t)t * KSLOTS + last % KSLOTS) * K->st->size;
+
+		if (!T->sent)
+			continue;
+		if (K->st->size == 8 &&
+		    !hx_check(SUB, "last message", K->h->pe[1].dst + off, (const uint8_t *)&v, 8))
+			return 0;
+		if (K->st->size != 8 &&
+		    !hx_check(SUB, "last message", K->h->pe[1].dst + off, K->h->pe[0].src + off,
+			      K->st->size))
+			return 0;
+	}
+	return 1;
+}
+
+/* Runs rounds of one (variant, msgs); samples in us; *valid checks. */
+static int k_config(k_host *K, gic_samples *s, double ref_sum, double *sum, int *valid)
+{
+	int rounds = K->o->quick ? 5 : 20, rc = 0;
+
+	for (int t = 0; t < K->threads; t++)
+		K->th[t].sent = 0;
+	for (int r = 0; r < rounds + 1 && !rc; r++) {
+		uint64_t ns;
+
+		rc = k_round(K, &ns, sum);
+		if (!rc && r)  /* the first round warms up */
+			gic_samples_add(s, (double)ns / 1e3);
+	}
+	*valid = !rc && (ref_sum == 0 || *sum == ref_sum) && k_messages_ok(K);
+	if (!rc && ref_sum != 0 && *sum != ref_sum)
+		fprintf(stderr, "gic kernel: checksum %.17g differs from none's %.17g\n", *sum,
+			ref_sum);
+	return rc;
+}
+
+static int k_emit(k_host *K, gic_sink *sink, const char *name, const char *metric,
+		  const char *unit, const gic_samples *s, double value, int valid)
+{
+	gic_result r;
+
+	gic_result_init(&r, SUB, name, metric, unit);
+	if (s)
+		gic_result_set_samples(&r, s, 0);
+	else
+		gic_result_set_value(&r, value);
+	gic_result_param(&r, "caller=fma live=%d blocks=%d threads=%d size=%zu", K->st->live,
+			 K->blocks, K->threads, K->st->size);
+	snprintf(r.transport, sizeof(r.transport), "%s", gic_transport(K->o));
+	snprintf(r.note, sizeof(r.note), "host analogue (FMA on host threads); registers, "
+		 "spills and blocks/SM are GPU-mode results");
+	r.validated = valid;
+	gic_result_paper(&r);
+	return gic_emit(sink, &r);
+}
+
+/* Runs variant v with msgs messages; emits time and loss; *p50 out. */
+static int k_variant(k_host *K, gic_sink *sink, int v, int msgs, double ref_sum,
+		     double none_p50, double *p50, double *sum)
+{
+	gic_samples s = { 0 };
+	gic_summary sm;
+	char name[96];
+	int valid = 0, rc;
+
+	K->variant = v;
+	K->msgs = msgs;
+	snprintf(name, sizeof(name), "fma %s msgs=%d size=%zu", variant_names[v], msgs,
+		 K->st->size);
+	gic_progress(SUB, v + 1, 4, name);
+	rc = k_config(K, &s, ref_sum, sum, &valid);
+	if (!rc && !(rc = gic_summarize(&s, 0, &sm))) {
+		*p50 = sm.p50;
+		rc = k_emit(K, sink, name, "time", "us", &s, 0, valid);
+		if (!rc && none_p50 > 0)
+			rc = k_emit(K, sink, name, "loss", "%", NULL,
+				    100.0 * (1.0 - none_p50 / sm.p50), valid);
+	}
+	gic_samples_free(&s);
+	return rc;
+}
+
+static int k_host_run(k_host *K, gic_sink *sink)
+{
+	double none = 0, send = 0, p50 = 0, ref = 0, sum = 0;
+	unsigned vs = K->st->variants;
+	int rc;
+
+	rc = k_variant(K, sink, 0, 0, 0, 0, &none, &ref);  /* the baseline always runs */
+	if (!rc && (vs & GIC_KERNEL_CODE))
+		rc = k_variant(K, sink, 1, 0, ref, none, &p50, &sum);
+	for (int m = 0; m < K->st->nmsgs && !rc; m++) {
+		int msgs = K->st->msgs[m];
+
+		if (vs & GIC_KERNEL_SEND)
+			rc = k_variant(K, sink, 2, msgs, ref, none, &send, &sum);
+		if (!rc && (vs & GIC_KERNEL_SENDWAIT)) {
+			char name[96];
+
+			rc = k_variant(K, sink, 3, msgs, ref, none, &p50, &sum);
+			snprintf(name, sizeof(name), "fma sendwait msgs=%d size=%zu", msgs,
+				 K->st->size);
+			if (!rc && (vs & GIC_KERNEL_SEND) && send > 0)
+				rc = k_emit(K, sink, name, "waiting loss", "%", NULL,
+					    100.0 * (1.0 - send / p50), 1);
+		}
+	}
+	return rc;
+}
+
+static int kernel_run(const gic_opts *o, void *state, const gic_run_info *info,
+		      gic_sink *sink)
+{
+	kernel_state *st = state;
+	k_host K = { .o = o, .st = st };
+	hx_cfg c = { .who = SUB, .engine_threads = 1, .log_sq_bb = 10 };
+	int maxm = 0, rc;
+
+	if (!o->host)
+		return gic_gpu_kernel(o, st, info, sink);
+	K.blocks = o->given & GIC_GIVEN_C ? o->ctas : (o->quick ? 64 : 528);
+	K.threads = o->given & GIC_GIVEN_T ? o->threads : 2;
+	if (K.threads > KMAX_THREADS)
+		K.threads = KMAX_THREADS;
+	for (int m = 0; m < st->nmsgs; m++)
+		maxm = st->msgs[m] > maxm ? st->msgs[m] : maxm;
+	while ((1 << c.log_sq_bb) < 2 * maxm && c.log_sq_bb < 14)
+		c.log_sq_bb++;
+	c.qps = K.threads;
+	c.region = (size_t)KMAX_THREADS * KSLOTS * st->size;
+	rc = hx_open(&K.h, &c);
+	if (!rc) {
+		for (size_t i = 0; i < c.region; i += 8)
+			hx_fill(K.h->pe[0].src + i, 8, i);
+		rc = k_host_run(&K, sink);
+	}
+	hx_close(K.h);
+	return rc;
+}
+
+static void kernel_free(void *state)
+{
+	free(state);
+}
+
+const gic_experiment gic_exp_kernel = {
+	.name = "kernel",
+	.summary = "enclosing-kernel cost: registers, spills, residency, throughput loss "
+		   "(Figure 9, Table 14)",
+	.help = help,
+	.parse = kernel_parse,
+	.run = kernel_run,
+	.free_state = kernel_free,
+};

@@ -1,0 +1,62 @@
+/*
+ * bench/gic/exp_kernel.h - `gic kernel`: what communication code costs the
+ * kernel that encloses it (paper §4.3.2, Figure 9, Table 14).
+ *
+ * A caller (FMA compute over --live N live values, or a streaming copy)
+ * runs -c blocks of -t threads (paper: 528 x 256) in variants: none (no
+ * communication code), code (the send compiled in, never taken), send
+ * (each block sends --msgs messages of --size bytes), sendwait (sends and
+ * waits for their completion). GPU results: registers per thread, spills
+ * (bytes), resident blocks per SM, and useful-throughput loss against
+ * "none". Host mode runs the FMA caller on host threads and reports only
+ * the loss.
+ *
+ * Result names: "<caller> <variant> msgs=<m> size=<B>"; metrics
+ * "registers" (regs), "spill" (B), "blocks/SM" (blocks), "time" (us), "loss"
+ * (%).
+ */
+#ifndef GIC_BENCH_EXP_KERNEL_H
+#define GIC_BENCH_EXP_KERNEL_H
+
+#include "exp.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Callers (bits of kernel_state.callers). */
+enum { GIC_KERNEL_FMA = 1u << 0, GIC_KERNEL_STREAM = 1u << 1 };
+
+/* Variants (bits of kernel_state.variants). */
+enum {
+	GIC_KERNEL_NONE = 1u << 0,
+	GIC_KERNEL_CODE = 1u << 1,
+	GIC_KERNEL_SEND = 1u << 2,
+	GIC_KERNEL_SENDWAIT = 1u << 3,
+	GIC_KERNEL_VARIANT_ALL = 0xfu,
+};
+
+enum { GIC_KERNEL_MAX_MSGS = 8 };
+
+typedef struct kernel_state {
+	unsigned callers;  /* --caller fma|stream|both; default fma */
+	int live;          /* --live N: live values per thread (1..64), default 8 */
+	unsigned variants; /* --variant none|code|send|sendwait|all; default all */
+	int nmsgs;         /* --msgs LIST: messages per block, default 0,1,4,16 */
+	int msgs[GIC_KERNEL_MAX_MSGS];
+	size_t size;       /* --size 8|7168: bytes per message, default 8 */
+} kernel_state;
+
+/* "none", "code", "send", "sendwait" / "fma", "stream"; NULL when bad. */
+const char *gic_kernel_variant_name(unsigned variant_bit);
+const char *gic_kernel_caller_name(unsigned caller_bit);
+
+/* GPU mode (bench/gic/gpu_kernel.cu). */
+int gic_gpu_kernel(const gic_opts *o, const kernel_state *st, const gic_run_info *info,
+		   gic_sink *sink);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* GIC_BENCH_EXP_KERNEL_H */

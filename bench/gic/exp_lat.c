@@ -1,0 +1,506 @@
+/*
+ * bench/gic/exp_lat.c - `gic lat` (exp_lat.h): parsing, and the host mode.
+ *
+ * Host mode: PE0 and PE1 on one softnic (CPU engine). A host thread posts
+ * one write at a time: issue is the posting call (reserve, build, ring),
+ * put+completion adds the wait for the CQE (or, with --scope all, a quiet
+ * over every configured QP). The round trip runs a responder thread on PE1
+ * that answers each write with one of its own. Proxy paths go through a
+ * mini-proxy (T1/R1/B1) per direction with host producers. Every payload
+ * is checked after its completion (or, for round trips, is the value the
+ * other side waits for).
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "exp_lat.h"
+#include "gic.h"
+#include "host.h"
+
+#define SUB "lat"
+enum { LAT_SLOTS = 256, LAT_MAX_INLINE = 512 };
+
+static const char *const path_names[] = { "gda-inline", "gda-pointer", "proxy-baseline",
+					  "proxy-tuned" };
+static const char *const order_names[] = { "none", "fence-gpu", "fence-gpu-dbr", "release-gpu",
+					   "threadfence", "release-sys", "fence-sys" };
+static const char *const metric_names[] = { "issue", "putc", "rtt" };
+static const char *const metric_labels[] = { "issue", "put+completion", "rtt" };
+
+const char *gic_lat_path_name(unsigned path_bit)
+{
+	for (int i = 0; i < 4; i++)
+		if (path_bit == 1u << i)
+			return path_names[i];
+	return NULL;
+}
+
+const char *gic_lat_order_name(int order)
+{
+	return order >= 0 && order < GIC_LAT_ORDERS ? order_names[order] : NULL;
+}
+
+const char *gic_lat_metric_name(unsigned metric_bit)
+{
+	for (int i = 0; i < 3; i++)
+		if (metric_bit == 1u << i)
+			return metric_labels[i];
+	return NULL;
+}
+
+/* ------------------------------------------------------------------ */
+/* Flags. */
+
+static const char help[] =
+	"  --path P       gda-inline | gda-pointer | proxy-baseline | proxy-tuned | all\n"
+	"                 (repeatable; default all)\n"
+	"  --order O      none | fence-gpu | fence-gpu-dbr | release-gpu | threadfence |\n"
+	"                 release-sys | fence-sys | all: ordering of the mini-gda post\n"
+	"                 (repeatable; default fence-gpu; none is the 'unordered' row)\n"
+	"  --metric M     issue | putc | rtt | all (repeatable; default all)\n"
+	"  --qps N        QPs configured per PE (1..64; default 1); QP 0 is used\n"
+	"  --scope S      qp: complete the used QP; all: PE-wide quiet over every QP\n"
+	"  --sweep        inline payload size sweep over -b..-e by -f (gda-inline;\n"
+	"                 default sizes 8..512 with --quick 8..64)\n";
+
+/* Applies one flag at argv[*i]; 0 or EINVAL. */
+static int lat_flag(lat_state *st, int argc, char **argv, int *i)
+{
+	const char *arg = argv[*i], *val;
+	long v;
+	int idx;
+
+	if (!strcmp(arg, "--sweep"))
+		return st->sweep = 1, 0;
+	if (!gic_arg_is(arg, "--path") && !gic_arg_is(arg, "--order") &&
+	    !gic_arg_is(arg, "--metric") && !gic_arg_is(arg, "--qps") &&
+	    !gic_arg_is(arg, "--scope"))
+		return gic_arg_unknown(SUB, arg);
+	if (!(val = gic_arg_value(SUB, argc, argv, i)))
+		return EINVAL;
+	if (gic_arg_is(arg, "--path"))
+		return gic_arg_choice_bits(SUB, "--path", val, path_names, 4, GIC_LAT_PATH_ALL,
+					   &st->paths);
+	if (gic_arg_is(arg, "--order"))
+		return gic_arg_choice_bits(SUB, "--order", val, order_names, GIC_LAT_ORDERS,
+					   (1u << GIC_LAT_ORDERS) - 1, &st->orders);
+	if (gic_arg_is(arg, "--metric"))
+		return gic_arg_choice_bits(SUB, "--metric", val, metric_names, 3,
+					   GIC_LAT_METRIC_ALL, &st->metrics);
+	if (gic_arg_is(arg, "--qps")) {
+		if (gic_arg_int(SUB, "--qps", val, 1, HX_MAX_QPS, &v))
+			return EINVAL;
+		return st->qps = (int)v, 0;
+	}
+	if (gic_arg_choice(SUB, "--scope", val, (const char *const[]){ "qp", "all" }, 2, &idx))
+		return EINVAL;
+	return st->scope_all = idx, 0;
+}
+
+static int lat_parse(int argc, char **argv, void **state)
+{
+	lat_state *st = calloc(1, sizeof(*st));
+
+	if (!st)
+		return ENOMEM;
+	st->qps = 1;
+	for (int i = 1; i < argc; i++) {
+		if (lat_flag(st, argc, argv, &i)) {
+			free(st);
+			return EINVAL;
+		}
+	}
+	if (!st->paths)
+		st->paths = GIC_LAT_PATH_ALL;
+	if (!st->orders)
+		st->orders = 1u << GIC_ORDER_FENCE_GPU;
+	if (!st->metrics)
+		st->metrics = GIC_LAT_METRIC_ALL;
+	*state = st;
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Host mode: shared pieces. */
+
+typedef struct lat_run {
+	const gic_opts *o;
+	const lat_state *st;
+	gic_sink *sink;
+	hx *h;
+	int total;           /* warm-up + measured */
+} lat_run;
+
+/* Emits samples s as result (name, metric). */
+static int lat_emit(lat_run *L, const char *name, const char *metric, const gic_samples *s,
+		    size_t size, int validated, const char *note)
+{
+	gic_result r;
+
+	gic_result_init(&r, SUB, name, metric, "us");
+	gic_result_set_samples(&r, s, (size_t)L->o->warmup);
+	gic_result_param(&r, "size=%zu", size);
+	gic_result_param(&r, "qps=%d", L->st->qps);
+	gic_result_param(&r, "scope=%s", L->st->scope_all ? "all" : "qp");
+	gic_result_param(&r, "mode=host");
+	snprintf(r.transport, sizeof(r.transport), "%s", gic_transport(L->o));
+	snprintf(r.note, sizeof(r.note), "%s", note);
+	r.validated = validated;
+	gic_result_paper(&r);
+	return gic_emit(L->sink, &r);
+}
+
+#if defined(__SANITIZE_THREAD__)
+#define LAT_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define LAT_TSAN 1
+#endif
+#endif
+
+/* The order the host posts with: itself, except in a ThreadSanitizer
+ * build, which does not model fences: there the fence variants post with
+ * the release stores they are equivalent to on the host. */
+static int host_order(int order)
+{
+#ifdef LAT_TSAN
+	if (order == GIC_ORDER_FENCE_SYS)
+		return GIC_ORDER_RELEASE_SYS;
+	if (order == GIC_ORDER_FENCE_GPU || order == GIC_ORDER_FENCE_GPU_DBR ||
+	    order == GIC_ORDER_THREADFENCE)
+		return GIC_ORDER_RELEASE_GPU;
+#endif
+	return order;
+}
+
+static const char host_order_note[] =
+	"host analogue; on the host every order but none is a release (orders differ on the GPU)";
+
+/* Waits for the completion of the write ending at end on PE0 QP 0, or for
+ * a quiet over every QP with --scope all. */
+static int lat_complete(lat_run *L, uint64_t end, int order)
+{
+	if (L->st->scope_all)
+		return gic_quiet_all(L->h->pe[0].sq, L->st->qps, order, hx_deadline());
+	return gic_sq_wait_retired(&L->h->pe[0].sq[0], end, 0, order, hx_deadline());
+}
+
+/* One mini-gda issue + put+completion loop: samples in us. */
+static int gda_oneway(lat_run *L, int pointer, int order, size_t size, gic_samples *iss,
+		      gic_samples *putc, int *valid)
+{
+	hx_pe *p0 = &L->h->pe[0], *p1 = &L->h->pe[1];
+	uint8_t want[LAT_MAX_INLINE];
+
+	for (int i = 0; i < L->total; i++) {
+		size_t slot = (size_t)(i % LAT_SLOTS) * LAT_MAX_INLINE;
+		uint64_t t0, t1, end;
+		int rc;
+
+		hx_fill(want, size, ((uint64_t)order << 32) ^ (uint64_t)i);
+		memcpy(p0->src + slot, want, size);
+		hx_poison(p1->dst + slot, want, size);
+		t0 = gic_now_ns();
+		rc = hx_write(L->h, 0, 0, slot, want, slot, size, pointer, 1, 1, order,
+			      hx_deadline(), &end);
+		t1 = gic_now_ns();
+		if (!rc)
+			rc = lat_complete(L, end, order);
+		if (rc)
+			return hx_fail(L->h, 0, 0, "lat post+wait", rc);
+		gic_samples_add(putc, (double)(gic_now_ns() - t0) / 1e3);
+		gic_samples_add(iss, (double)(t1 - t0) / 1e3);
+		if (!hx_check(SUB, "put+completion payload", p1->dst + slot, want, size))
+			*valid = 0;
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Round trips: PE0 sends value(1, i) into PE1's word 0; the responder
+ * answers value(2, i) into PE0's word 0. send() posts one 8-byte write and
+ * waits for its completion (CQE or proxy counter); the sender then raises
+ * the receiver's flag (release), and the receiver, having seen it
+ * (acquire), checks the word. So no thread reads memory while the engine
+ * writes it; a round trip is two (put+completion, notify) legs. */
+
+typedef struct rtt_side {
+	lat_run *L;
+	int (*send)(struct rtt_side *s, int pe, uint64_t value);
+	int order, pointer;
+	hxp *px[2];          /* proxy paths: the proxy of each PE */
+	uint64_t sent[2];    /* proxy paths: requests per PE (counter targets) */
+	uint64_t flag[2];    /* flag[pe]: writes delivered to pe so far */
+	int rc;              /* the responder's failure */
+	int bad;             /* payloads that did not check out */
+} rtt_side;
+
+static int gda_send(rtt_side *s, int pe, uint64_t value)
+{
+	hx *h = s->L->h;
+	uint64_t end;
+	int rc;
+
+	memcpy(h->pe[pe].src, &value, 8);
+	rc = hx_write(h, pe, 0, 0, &value, 0, 8, s->pointer, 1, 1, s->order, hx_deadline(), &end);
+	if (!rc)
+		rc = gic_sq_wait_retired(&h->pe[pe].sq[0], end, 0, s->order, hx_deadline());
+	return rc ? hx_fail(h, pe, 0, "lat rtt", rc) : 0;
+}
+
+static int proxy_send(rtt_side *s, int pe, uint64_t value)
+{
+	int rc = hxp_put_u64(s->px[pe], 0, 0, value, 0, hx_deadline());
+
+	if (!rc)
+		rc = gic_proxy_wait_counter(&s->px[pe]->views[0], &s->px[pe]->counters[0],
+					    ++s->sent[pe], hx_deadline());
+	return rc ? hxp_fail(s->px[pe], SUB, "rtt", rc) : 0;
+}
+
+/* Waits for delivery i to pe, then checks pe's word holds want. */
+static int rtt_receive(rtt_side *s, int pe, int i, uint64_t want)
+{
+	int rc = hx_wait_u64(&s->flag[pe], (uint64_t)i + 1, hx_deadline());
+
+	if (!rc && !hx_check(SUB, "round-trip payload", s->L->h->pe[pe].dst,
+			     (const uint8_t *)&want, 8))
+		__atomic_fetch_add(&s->bad, 1, __ATOMIC_RELAXED);
+	return rc;
+}
+
+/* Sends value to the peer of pe as delivery i and raises its flag. */
+static int rtt_deliver(rtt_side *s, int pe, int i, uint64_t value)
+{
+	int rc = s->send(s, pe, value);
+
+	if (!rc)
+		__atomic_store_n(&s->flag[1 - pe], (uint64_t)i + 1, __ATOMIC_RELEASE);
+	return rc;
+}
+
+static void *responder_main(void *arg)
+{
+	rtt_side *s = arg;
+
+	for (int i = 0; i < s->L->total && !s->rc; i++) {
+		s->rc = rtt_receive(s, 1, i, hx_value(1, (uint64_t)i));
+		if (!s->rc)
+			s->rc = rtt_deliver(s, 1, i, hx_value(2, (uint64_t)i));
+	}
+	if (s->rc)
+		fprintf(stderr, "gic lat: rtt responder failed: %s\n", strerror(s->rc));
+	return NULL;
+}
+
+/* Runs the round trips; samples in us; 0 or errno. */
+static int run_rtt(rtt_side *s, gic_samples *out)
+{
+	pthread_t t;
+	int rc = pthread_create(&t, NULL, responder_main, s);
+
+	if (rc)
+		return rc;
+	for (int i = 0; i < s->L->total && !rc; i++) {
+		uint64_t t0 = gic_now_ns();
+
+		rc = rtt_deliver(s, 0, i, hx_value(1, (uint64_t)i));
+		if (!rc)
+			rc = rtt_receive(s, 0, i, hx_value(2, (uint64_t)i));
+		if (!rc)
+			gic_samples_add(out, (double)(gic_now_ns() - t0) / 1e3);
+		else
+			fprintf(stderr, "gic lat: round trip %d: %s\n", i, strerror(rc));
+	}
+	if (rc) /* lets the responder give up at once */
+		__atomic_store_n(&s->flag[1], UINT64_MAX, __ATOMIC_RELEASE);
+	pthread_join(t, NULL);
+	return rc ? rc : s->rc;
+}
+
+/* Clears the words the round trips use on both PEs. */
+static void rtt_reset(hx *h)
+{
+	memset(h->pe[0].dst, 0, 8);
+	memset(h->pe[1].dst, 0, 8);
+}
+
+/* ------------------------------------------------------------------ */
+/* Host mode: the paths. */
+
+static int run_gda(lat_run *L, int pointer, int order, size_t size, const char *name)
+{
+	gic_samples iss = { 0 }, putc = { 0 }, rtt = { 0 };
+	int valid = 1, rc = 0;
+	const char *note = order == GIC_ORDER_NONE ? "host analogue; order none: plain stores, "
+						     "unsafe (a race with the engine)"
+						   : host_order_note;
+
+	order = host_order(order);
+
+	if (L->st->metrics & (GIC_LAT_ISSUE | GIC_LAT_PUTC))
+		rc = gda_oneway(L, pointer, order, size, &iss, &putc, &valid);
+	if (!rc && (L->st->metrics & GIC_LAT_ISSUE))
+		rc = lat_emit(L, name, "issue", &iss, size, valid, note);
+	if (!rc && (L->st->metrics & GIC_LAT_PUTC))
+		rc = lat_emit(L, name, "put+completion", &putc, size, valid, note);
+	if (!rc && (L->st->metrics & GIC_LAT_RTT) && size == 8) {
+		rtt_side s = { .L = L, .send = gda_send, .order = order, .pointer = pointer };
+
+		rtt_reset(L->h);
+		rc = run_rtt(&s, &rtt);
+		if (!rc)
+			rc = lat_emit(L, name, "rtt", &rtt, size, !s.bad, note);
+	}
+	gic_samples_free(&iss);
+	gic_samples_free(&putc);
+	gic_samples_free(&rtt);
+	return rc;
+}
+
+/* Issue and put+completion through the proxy of PE0; 8-byte inline. */
+static int proxy_oneway(lat_run *L, hxp *px, gic_samples *iss, gic_samples *putc, int *valid)
+{
+	const uint8_t *dst = L->h->pe[1].dst;
+
+	for (int i = 0; i < L->total; i++) {
+		size_t slot = (size_t)(i % LAT_SLOTS) * 8 + 64;
+		uint64_t v = hx_value(3, (uint64_t)i), t0 = gic_now_ns(), t1;
+		int rc = hxp_put_u64(px, 0, slot, v, 1, hx_deadline());
+
+		t1 = gic_now_ns();
+		if (!rc)
+			rc = gic_proxy_wait_counter(&px->views[0], &px->counters[1],
+						    (uint64_t)i + 1, hx_deadline());
+		if (rc)
+			return hxp_fail(px, SUB, "put+completion", rc);
+		gic_samples_add(putc, (double)(gic_now_ns() - t0) / 1e3);
+		gic_samples_add(iss, (double)(t1 - t0) / 1e3);
+		if (!hx_check(SUB, "proxy payload", dst + slot, (const uint8_t *)&v, 8))
+			*valid = 0;
+	}
+	return 0;
+}
+
+static int run_proxy_path(lat_run *L, int protocol, const char *name)
+{
+	hxp px[2];
+	gic_samples iss = { 0 }, putc = { 0 }, rtt = { 0 };
+	const char *note = "host analogue: host producers, CPU workers";
+	int valid = 1, rc;
+
+	memset(px, 0, sizeof(px));
+	rc = hxp_open(&px[0], L->h, &(hxp_cfg){ .from = 0, .workers = 1, .rings = 1,
+						.batch = 1, .protocol = protocol });
+	if (!rc)
+		rc = hxp_open(&px[1], L->h, &(hxp_cfg){ .from = 1, .workers = 1, .rings = 1,
+							.batch = 1, .protocol = protocol });
+	if (!rc && (L->st->metrics & (GIC_LAT_ISSUE | GIC_LAT_PUTC)))
+		rc = proxy_oneway(L, &px[0], &iss, &putc, &valid);
+	if (!rc && (L->st->metrics & GIC_LAT_ISSUE))
+		rc = lat_emit(L, name, "issue", &iss, 8, valid, note);
+	if (!rc && (L->st->metrics & GIC_LAT_PUTC))
+		rc = lat_emit(L, name, "put+completion", &putc, 8, valid, note);
+	if (!rc && (L->st->metrics & GIC_LAT_RTT)) {
+		rtt_side s = { .L = L, .send = proxy_send, .px = { &px[0], &px[1] } };
+
+		rtt_reset(L->h);
+		rc = run_rtt(&s, &rtt);
+		if (!rc)
+			rc = lat_emit(L, name, "rtt", &rtt, 8, !s.bad, note);
+	}
+	hxp_close(&px[1]);
+	hxp_close(&px[0]);
+	gic_samples_free(&iss);
+	gic_samples_free(&putc);
+	gic_samples_free(&rtt);
+	return rc;
+}
+
+/* The inline size sweep (gda-inline, each order selected). */
+static int run_sweep(lat_run *L)
+{
+	size_t b = L->o->given & GIC_GIVEN_B ? L->o->size_begin : 8;
+	size_t e = L->o->given & GIC_GIVEN_E ? L->o->size_end : (L->o->quick ? 64 : 512);
+	int rc = 0;
+
+	if (e > LAT_MAX_INLINE) {
+		fprintf(stderr, "gic lat: --sweep: -e %zu is above the host mode's inline limit "
+			"%d\n", e, LAT_MAX_INLINE);
+		return EINVAL;
+	}
+	for (int ord = 0; ord < GIC_LAT_ORDERS && !rc; ord++) {
+		if (!(L->st->orders & (1u << ord)))
+			continue;
+		for (size_t sz = b; sz <= e && !rc; sz = (size_t)((double)sz * L->o->size_factor) >
+			     sz ? (size_t)((double)sz * L->o->size_factor) : sz + 1) {
+			char name[96];
+
+			snprintf(name, sizeof(name), "gda-inline %s size=%zu", order_names[ord], sz);
+			gic_progress(SUB, (int)sz, (int)e, name);
+			rc = run_gda(L, 0, ord, sz, name);
+		}
+	}
+	return rc;
+}
+
+static int run_host(lat_run *L)
+{
+	int rc = 0;
+
+	if (L->st->sweep)
+		return run_sweep(L);
+	for (int p = 0; p < 2 && !rc; p++) {
+		if (!(L->st->paths & (1u << p)))
+			continue;
+		for (int ord = 0; ord < GIC_LAT_ORDERS && !rc; ord++) {
+			char name[96];
+
+			if (!(L->st->orders & (1u << ord)))
+				continue;
+			snprintf(name, sizeof(name), "%s %s", path_names[p], order_names[ord]);
+			gic_progress(SUB, ord + 1, GIC_LAT_ORDERS, name);
+			rc = run_gda(L, p == 1, ord, 8, name);
+		}
+	}
+	for (int p = 2; p < 4 && !rc; p++)
+		if (L->st->paths & (1u << p))
+			rc = run_proxy_path(L, p == 2 ? GIC_PROXY_BASELINE : GIC_PROXY_TUNED,
+					    path_names[p]);
+	return rc;
+}
+
+static int lat_run_fn(const gic_opts *o, void *state, const gic_run_info *info, gic_sink *sink)
+{
+	const lat_state *st = state;
+	lat_run L = { .o = o, .st = st, .sink = sink, .total = o->iters + o->warmup };
+	hx_cfg c = { .who = SUB, .engine_threads = 1, .qps = st->qps, .log_sq_bb = 8,
+		     .region = (size_t)LAT_SLOTS * LAT_MAX_INLINE };
+	int rc;
+
+	if (!o->host)
+		return gic_gpu_lat(o, st, info, sink);
+	rc = hx_open(&L.h, &c);
+	if (!rc)
+		rc = run_host(&L);
+	hx_close(L.h);
+	return rc;
+}
+
+static void lat_free(void *state)
+{
+	free(state);
+}
+
+const gic_experiment gic_exp_lat = {
+	.name = "lat",
+	.summary = "latency of one operation: issue, put+completion, round trip (Tables 3, 4; "
+		   "Figures 3a, 4)",
+	.help = help,
+	.parse = lat_parse,
+	.run = lat_run_fn,
+	.free_state = lat_free,
+};

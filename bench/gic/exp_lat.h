@@ -1,0 +1,78 @@
+/*
+ * bench/gic/exp_lat.h - `gic lat`: latency of one operation at a time
+ * (paper Table 3, Table 4, Figure 3a, Figure 4).
+ *
+ * Metrics: issue (the posting call: WQE, doorbell record, doorbell; or the
+ * proxy enqueue), put+completion (post, then wait for the CQE or the
+ * proxy's counter), rtt (PE0 writes PE1, PE1 answers with a write, PE0
+ * sees the answer). Paths: mini-gda inline / pointer (each with every
+ * ordering variant selected; order none is the paper's "unordered" row),
+ * mini-proxy baseline / tuned. --qps configures that many QPs (the first
+ * one is used); --scope all completes with a PE-wide quiet over every QP
+ * (Figure 4). --sweep runs inline payload sizes -b..-e (factor -f) for the
+ * mini-gda inline path (Figure 3a).
+ *
+ * Result names (also the keys of the paper table, bench/gic/paper.c):
+ *   "<path> <order>"   for mini-gda paths, e.g. "gda-inline fence-gpu";
+ *   "<path>"           for proxy paths, e.g. "proxy-tuned";
+ *   "<path> <order> size=<B>" for --sweep rows;
+ * metric "issue", "put+completion" or "rtt"; unit "us".
+ */
+#ifndef GIC_BENCH_EXP_LAT_H
+#define GIC_BENCH_EXP_LAT_H
+
+#include "exp.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Paths (bits of lat_state.paths). */
+enum {
+	GIC_LAT_GDA_INLINE = 1u << 0,
+	GIC_LAT_GDA_POINTER = 1u << 1,
+	GIC_LAT_PROXY_BASELINE = 1u << 2,
+	GIC_LAT_PROXY_TUNED = 1u << 3,
+	GIC_LAT_PATH_ALL = 0xfu,
+};
+
+/* Metrics (bits of lat_state.metrics). */
+enum {
+	GIC_LAT_ISSUE = 1u << 0,
+	GIC_LAT_PUTC = 1u << 1,  /* put+completion */
+	GIC_LAT_RTT = 1u << 2,
+	GIC_LAT_METRIC_ALL = 0x7u,
+};
+
+/* Number of ordering variants (enum gic_order in gic/post.h: NONE,
+ * FENCE_GPU, FENCE_GPU_DBR, RELEASE_GPU, THREADFENCE, RELEASE_SYS,
+ * FENCE_SYS). */
+#define GIC_LAT_ORDERS 7
+
+typedef struct lat_state {
+	unsigned paths;   /* GIC_LAT_GDA_* | GIC_LAT_PROXY_*; default all */
+	unsigned orders;  /* bit (1u << o) for each enum gic_order o to run (mini-gda
+			   * paths); default: FENCE_GPU only; --order all: every one */
+	unsigned metrics; /* GIC_LAT_ISSUE | _PUTC | _RTT; default all */
+	int qps;          /* --qps: QPs configured on PE0 (1..64, default 1); QP 0 is used */
+	int scope_all;    /* --scope all (1): completion is a quiet over every configured
+			   * QP; qp (0, default): the used QP only */
+	int sweep;        /* --sweep (1): inline sizes -b..-e by -f, gda-inline path */
+} lat_state;
+
+/* Names of the flag values ("gda-inline", "fence-gpu", "put+completion",
+ * ...): used for result names; NULL for a bad index. */
+const char *gic_lat_path_name(unsigned path_bit);
+const char *gic_lat_order_name(int order);
+const char *gic_lat_metric_name(unsigned metric_bit);
+
+/* GPU mode (bench/gic/gpu_lat.cu): emits one result per (path, order,
+ * metric[, size]). ENOTSUP without CUDA, ENODEV without a GPU. */
+int gic_gpu_lat(const gic_opts *o, const lat_state *st, const gic_run_info *info,
+		gic_sink *sink);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* GIC_BENCH_EXP_LAT_H */

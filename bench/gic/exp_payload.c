@@ -1,0 +1,270 @@
+/*
+ * bench/gic/exp_payload.c - `gic payload` (exp_payload.h): parsing and the
+ * host mode.
+ *
+ * Host mode: for each size, -n pointer writes from PE0's source slots to
+ * PE1's destination slots with at most --window outstanding (gda: one QP,
+ * a signaled WQE every window/4 and a wait for the write `window` back;
+ * proxy: a T1/R1/B16 tuned mini-proxy and a wait on its counter). Goodput
+ * = bytes / time. Every destination slot is checked against its source
+ * after the size's run.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "exp_payload.h"
+#include "gic.h"
+#include "host.h"
+
+#define SUB "payload"
+#define REGION ((size_t)4 << 20)
+
+static const char help[] =
+	"  -b/-e/-f       sizes (common flags; default 8..1M by 2, host --quick 8..16K by 4)\n"
+	"  --path P       gda | proxy (default gda)\n"
+	"  --window N     outstanding writes (1..4096; default 64)\n"
+	"  --reference S  the size whose goodput is the reference (default: the largest)\n";
+
+static int payload_flag(payload_state *st, int argc, char **argv, int *i)
+{
+	const char *arg = argv[*i], *val;
+	long v;
+
+	if (!gic_arg_is(arg, "--path") && !gic_arg_is(arg, "--window") &&
+	    !gic_arg_is(arg, "--reference"))
+		return gic_arg_unknown(SUB, arg);
+	if (!(val = gic_arg_value(SUB, argc, argv, i)))
+		return EINVAL;
+	if (gic_arg_is(arg, "--window")) {
+		if (gic_arg_int(SUB, "--window", val, 1, 4096, &v))
+			return EINVAL;
+		return st->window = (int)v, 0;
+	}
+	if (gic_arg_is(arg, "--reference"))
+		return gic_arg_size(SUB, "--reference", val, 1, (size_t)1 << 30, &st->reference);
+	return gic_arg_choice(SUB, "--path", val, (const char *const[]){ "gda", "proxy" }, 2,
+			      &st->path);
+}
+
+static int payload_parse(int argc, char **argv, void **state)
+{
+	payload_state *st = calloc(1, sizeof(*st));
+
+	if (!st)
+		return ENOMEM;
+	st->window = 64;
+	for (int i = 1; i < argc; i++) {
+		if (payload_flag(st, argc, argv, &i)) {
+			free(st);
+			return EINVAL;
+		}
+	}
+	*state = st;
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Host mode. */
+
+typedef struct pl_host {
+	const gic_opts *o;
+	const payload_state *st;
+	hx *h;
+	hxp x;
+	size_t b, e;
+	double f;
+} pl_host;
+
+/* The next size of the sweep after sz. */
+static size_t next_size(const pl_host *P, size_t sz)
+{
+	size_t n = (size_t)((double)sz * P->f);
+
+	return n > sz ? n : sz + 1;
+}
+
+/* Sources get a pattern per (size, slot); destinations its complement. */
+static size_t pl_prepare(pl_host *P, size_t size)
+{
+	size_t slots = REGION / size;
+
+	if (slots > (size_t)P->o->iters)
+		slots = (size_t)P->o->iters;
+	for (size_t s = 0; s < slots; s++) {
+		hx_fill(P->h->pe[0].src + s * size, size, (size << 20) ^ s);
+		hx_poison(P->h->pe[1].dst + s * size, P->h->pe[0].src + s * size, size);
+	}
+	return slots;
+}
+
+static int pl_gda(pl_host *P, size_t size, size_t slots)
+{
+	gic_sq *sq = &P->h->pe[0].sq[0];
+	int w = P->st->window, sig = w / 4 ? w / 4 : 1, rc = 0;
+
+	for (int i = 0; i < P->o->iters && !rc; i++) {
+		size_t off = (size_t)i % slots * size;
+		int last = i + 1 == P->o->iters;
+
+		if (i >= w)
+			rc = gic_sq_wait_retired(sq, sq->resv + 1 - (uint64_t)w, 0,
+						 GIC_ORDER_RELEASE_SYS, hx_deadline());
+		if (!rc)
+			rc = hx_write(P->h, 0, 0, off, NULL, off, size, 1, (i + 1) % sig == 0 || last,
+				      1, GIC_ORDER_RELEASE_SYS, hx_deadline(), NULL);
+	}
+	if (!rc)
+		rc = gic_sq_quiet(sq, GIC_ORDER_RELEASE_SYS, hx_deadline());
+	return rc ? hx_fail(P->h, 0, 0, "payload", rc) : 0;
+}
+
+static int pl_proxy(pl_host *P, size_t size, size_t slots, uint64_t *done)
+{
+	int rc = 0;
+
+	for (int i = 0; i < P->o->iters && !rc; i++) {
+		size_t off = (size_t)i % slots * size;
+		gic_proxy_desc d;
+
+		if (i >= P->st->window)
+			rc = gic_proxy_wait_counter(&P->x.views[0], &P->x.counters[0],
+						    *done + (uint64_t)(i + 1 - P->st->window),
+						    hx_deadline());
+		if (!rc)
+			rc = gic_proxy_desc_pointer(&d, off, off, (uint32_t)size, 0);
+		if (!rc)
+			rc = gic_proxy_enqueue(&P->x.views[0], &d, hx_deadline(), NULL);
+	}
+	*done += (uint64_t)P->o->iters;
+	if (!rc)
+		rc = gic_proxy_wait_counter(&P->x.views[0], &P->x.counters[0], *done,
+					    hx_deadline());
+	return rc ? hxp_fail(&P->x, SUB, "payload", rc) : 0;
+}
+
+static int pl_validate(pl_host *P, size_t size, size_t slots)
+{
+	for (size_t s = 0; s < slots; s++)
+		if (!hx_check(SUB, "destination slot", P->h->pe[1].dst + s * size,
+			      P->h->pe[0].src + s * size, size))
+			return 0;
+	return 1;
+}
+
+static void pl_describe(pl_host *P, gic_result *r, size_t size)
+{
+	gic_result_param(r, "path=%s window=%d size=%zu writes=%d",
+			 P->st->path ? "proxy" : "gda", P->st->window, size, P->o->iters);
+	snprintf(r->transport, sizeof(r->transport), "%s", gic_transport(P->o));
+	snprintf(r->note, sizeof(r->note), "host analogue: softnic CPU engine copies");
+	gic_result_paper(r);
+}
+
+/* Runs the sizes; goodputs in *g (GB/s), *valid the AND of the checks. */
+static int pl_sizes(pl_host *P, gic_sink *sink, double *g, size_t *sizes, int *n, int *valid)
+{
+	uint64_t done = 0;
+	int rc = 0;
+
+	*n = 0;
+	for (size_t sz = P->b; sz <= P->e && !rc && *n < 64; sz = next_size(P, sz)) {
+		size_t slots = pl_prepare(P, sz);
+		uint64_t t0 = gic_now_ns();
+		gic_result r;
+		char name[96];
+
+		gic_progress(SUB, (int)*n + 1, 0, "size");
+		rc = P->st->path ? pl_proxy(P, sz, slots, &done) : pl_gda(P, sz, slots);
+		if (rc)
+			break;
+		g[*n] = (double)sz * P->o->iters / (double)(gic_now_ns() - t0);
+		sizes[*n] = sz;
+		snprintf(name, sizeof(name), "%s size=%zu", P->st->path ? "proxy" : "gda", sz);
+		gic_result_init(&r, SUB, name, "goodput", "GB/s");
+		gic_result_set_value(&r, g[*n]);
+		r.validated = pl_validate(P, sz, slots);
+		*valid &= r.validated;
+		pl_describe(P, &r, sz);
+		rc = gic_emit(sink, &r);
+		(*n)++;
+	}
+	return rc;
+}
+
+/* The first size reaching 90% of the reference's goodput. */
+static int pl_first90(pl_host *P, gic_sink *sink, const double *g, const size_t *sizes, int n,
+		      int valid)
+{
+	double ref = g[n - 1];
+	size_t first = sizes[n - 1];
+	gic_result r;
+
+	for (int i = 0; i < n; i++)
+		if (sizes[i] == P->st->reference)
+			ref = g[i];
+	for (int i = n - 1; i >= 0 && g[i] >= 0.9 * ref; i--)
+		first = sizes[i];
+	gic_result_init(&r, SUB, P->st->path ? "proxy" : "gda", "first size at 90%", "B");
+	gic_result_set_value(&r, (double)first);
+	r.validated = valid;
+	pl_describe(P, &r, first);
+	snprintf(r.note, sizeof(r.note), "host analogue; reference %.3f GB/s at %zu B", ref,
+		 P->st->reference ? P->st->reference : sizes[n - 1]);
+	return gic_emit(sink, &r);
+}
+
+static int pl_host_run(pl_host *P, gic_sink *sink)
+{
+	hx_cfg c = { .who = SUB, .engine_threads = 1, .qps = 1, .log_sq_bb = 13,
+		     .region = REGION };
+	double g[64];
+	size_t sizes[64];
+	int n = 0, valid = 1, rc = hx_open(&P->h, &c);
+
+	if (!rc && P->st->path == GIC_PAYLOAD_PROXY)
+		rc = hxp_open(&P->x, P->h, &(hxp_cfg){ .from = 0, .workers = 1, .rings = 1,
+						       .batch = 16, .protocol = GIC_PROXY_TUNED,
+						       .log_slots = 12 });
+	if (!rc)
+		rc = pl_sizes(P, sink, g, sizes, &n, &valid);
+	if (!rc && n)
+		rc = pl_first90(P, sink, g, sizes, n, valid);
+	hxp_close(&P->x);
+	hx_close(P->h);
+	return rc;
+}
+
+static int payload_run(const gic_opts *o, void *state, const gic_run_info *info,
+		       gic_sink *sink)
+{
+	pl_host P = { .o = o, .st = state };
+
+	if (!o->host)
+		return gic_gpu_payload(o, state, info, sink);
+	P.b = o->given & GIC_GIVEN_B ? o->size_begin : 8;
+	P.e = o->given & GIC_GIVEN_E ? o->size_end : (o->quick ? 16384 : (size_t)1 << 20);
+	P.f = o->given & GIC_GIVEN_F ? o->size_factor : (o->quick ? 4 : 2);
+	if (P.e > REGION || P.e > GIC_PROXY_DESC_MAX_LENGTH) {
+		fprintf(stderr, "gic payload: -e %zu: the host mode goes up to %zu bytes\n", P.e,
+			REGION < GIC_PROXY_DESC_MAX_LENGTH ? REGION :
+			(size_t)GIC_PROXY_DESC_MAX_LENGTH);
+		return EINVAL;
+	}
+	return pl_host_run(&P, sink);
+}
+
+static void payload_free(void *state)
+{
+	free(state);
+}
+
+const gic_experiment gic_exp_payload = {
+	.name = "payload",
+	.summary = "pipelined goodput against payload size; first size at 90% (Figure 8)",
+	.help = help,
+	.parse = payload_parse,
+	.run = payload_run,
+	.free_state = payload_free,
+};

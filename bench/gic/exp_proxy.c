@@ -1,0 +1,317 @@
+/*
+ * bench/gic/exp_proxy.c - `gic proxy` (exp_proxy.h): parsing and the host
+ * mode.
+ *
+ * Host mode: host producer threads, one per ring, enqueue -n 8-byte inline
+ * requests each into a mini-proxy of T workers, R rings and batch B
+ * (softnic CPU engine); the rate is every request over the time until the
+ * last completion counter reached its target. The latency is one request
+ * at a time on ring 0: enqueue, then wait for its counter. Every request
+ * writes its own value; the destination is checked afterwards.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "exp_proxy.h"
+#include "gic.h"
+#include "host.h"
+
+#define SUB "proxy"
+enum { PX_SLOTS = 1024, PX_LAT_COUNTER = 40, PX_LAT_BASE = 32 * PX_SLOTS };
+
+static const char help[] =
+	"  -T LIST        workers, comma-separated (1..16); default 1\n"
+	"  -R LIST        rings (1..32, >= workers); default 32 (host mode: 4)\n"
+	"  -B LIST        descriptors per post (1..16); default 1,4,16\n"
+	"  --protocol P   baseline | tuned | both (default tuned)\n"
+	"  --counter C    host | gpu: completion counter bumped by the worker (host) or\n"
+	"                 by a NIC atomic into producer memory (gpu); default host\n"
+	"  --warm MS      spin each worker's core MS ms before measuring (0: cold, default)\n"
+	"  --metric M     rate | lat | both (default both)\n";
+
+static int list_flag(const char *flag, const char *val, long hi, int *out, int *n)
+{
+	return gic_arg_int_list(SUB, flag, val, 1, hi, out, GIC_PROXY_EXP_MAX_LIST, n);
+}
+
+static int proxy_flag(proxy_state *st, int argc, char **argv, int *i)
+{
+	const char *arg = argv[*i], *val;
+	long v;
+	int idx;
+
+	if (!gic_arg_is(arg, "-T") && !gic_arg_is(arg, "-R") && !gic_arg_is(arg, "-B") &&
+	    !gic_arg_is(arg, "--protocol") && !gic_arg_is(arg, "--counter") &&
+	    !gic_arg_is(arg, "--warm") && !gic_arg_is(arg, "--metric"))
+		return gic_arg_unknown(SUB, arg);
+	if (!(val = gic_arg_value(SUB, argc, argv, i)))
+		return EINVAL;
+	if (!strcmp(arg, "-T"))
+		return list_flag("-T", val, GIC_PROXY_MAX_WORKERS, st->T, &st->nT);
+	if (!strcmp(arg, "-R"))
+		return list_flag("-R", val, GIC_PROXY_MAX_RINGS, st->R, &st->nR);
+	if (!strcmp(arg, "-B"))
+		return list_flag("-B", val, GIC_PROXY_MAX_BATCH, st->B, &st->nB);
+	if (gic_arg_is(arg, "--warm")) {
+		if (gic_arg_int(SUB, "--warm", val, 0, 60000, &v))
+			return EINVAL;
+		return st->warm_ms = (int)v, 0;
+	}
+	if (gic_arg_is(arg, "--counter")) {
+		if (gic_arg_choice(SUB, "--counter", val, (const char *const[]){ "host", "gpu" },
+				   2, &idx))
+			return EINVAL;
+		return st->counter_gpu = idx, 0;
+	}
+	if (gic_arg_is(arg, "--protocol")) {
+		if (gic_arg_choice(SUB, "--protocol", val,
+				   (const char *const[]){ "baseline", "tuned", "both" }, 3, &idx))
+			return EINVAL;
+		return st->protocols = idx == 2 ? 3u : 1u << idx, 0;
+	}
+	if (gic_arg_choice(SUB, "--metric", val, (const char *const[]){ "rate", "lat", "both" }, 3,
+			   &idx))
+		return EINVAL;
+	return st->metrics = idx == 2 ? 3u : 1u << idx, 0;
+}
+
+static int proxy_parse(int argc, char **argv, void **state)
+{
+	proxy_state *st = calloc(1, sizeof(*st));
+
+	if (!st)
+		return ENOMEM;
+	for (int i = 1; i < argc; i++) {
+		if (proxy_flag(st, argc, argv, &i)) {
+			free(st);
+			return EINVAL;
+		}
+	}
+	if (!st->nT)
+		st->T[st->nT++] = 1;
+	if (!st->nB) {
+		st->B[0] = 1, st->B[1] = 4, st->B[2] = 16;
+		st->nB = 3;
+	}
+	if (!st->protocols)
+		st->protocols = GIC_PROXY_EXP_TUNED;
+	if (!st->metrics)
+		st->metrics = GIC_PROXY_EXP_RATE | GIC_PROXY_EXP_LAT;
+	*state = st; /* nR 0: run() picks 32 (GPU) or 4 (host) */
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Host mode. */
+
+typedef struct px_conf {
+	int T, R, B, protocol;
+} px_conf;
+
+typedef struct px_host {
+	const gic_opts *o;
+	const proxy_state *st;
+	gic_sink *sink;
+	hx *h;
+	hxp x;
+	px_conf c;
+	int go;
+} px_host;
+
+typedef struct px_producer {
+	pthread_t tid;
+	px_host *P;
+	int ring;
+	int rc;
+} px_producer;
+
+static size_t px_slot(int ring, uint64_t i)
+{
+	return ((size_t)ring * PX_SLOTS + (size_t)(i % PX_SLOTS)) * 8;
+}
+
+static void *producer_main(void *arg)
+{
+	px_producer *pr = arg;
+	px_host *P = pr->P;
+
+	while (!__atomic_load_n(&P->go, __ATOMIC_ACQUIRE))
+		gic_cpu_relax();
+	for (int i = 0; i < P->o->iters && !pr->rc; i++)
+		pr->rc = hxp_put_u64(&P->x, pr->ring, px_slot(pr->ring, (uint64_t)i),
+				     hx_value((uint64_t)pr->ring + 1, (uint64_t)i),
+				     (uint32_t)pr->ring, hx_deadline());
+	if (!pr->rc)
+		pr->rc = gic_proxy_wait_counter(&P->x.views[pr->ring], &P->x.counters[pr->ring],
+						(uint64_t)P->o->iters, hx_deadline());
+	return NULL;
+}
+
+/* 1 when every ring's slots hold the last value written to them. */
+static int px_validate(px_host *P)
+{
+	int n = P->o->iters;
+
+	for (int r = 0; r < P->c.R; r++) {
+		for (int s = 0; s < PX_SLOTS && s < n; s++) {
+			uint64_t last = (uint64_t)s + (uint64_t)((n - 1 - s) / PX_SLOTS) * PX_SLOTS;
+			uint64_t v = hx_value((uint64_t)r + 1, last);
+
+			if (!hx_check(SUB, "rate payload", P->h->pe[1].dst + px_slot(r, (uint64_t)s),
+				      (const uint8_t *)&v, 8))
+				return 0;
+		}
+	}
+	return 1;
+}
+
+static void px_describe(px_host *P, gic_result *r, const char *note)
+{
+	gic_result_param(r, "T=%d R=%d B=%d protocol=%s counter=%s warm_ms=%d", P->c.T, P->c.R,
+			 P->c.B, P->c.protocol == GIC_PROXY_TUNED ? "tuned" : "baseline",
+			 P->st->counter_gpu ? "gpu" : "host", P->st->warm_ms);
+	snprintf(r->transport, sizeof(r->transport), "%s", gic_transport(P->o));
+	snprintf(r->note, sizeof(r->note), "%s", note);
+	gic_result_paper(r);
+}
+
+static void px_name(const px_host *P, char *name, size_t len)
+{
+	snprintf(name, len, "%s T%d/R%d/B%d", P->c.protocol == GIC_PROXY_TUNED ? "tuned" :
+		 "baseline", P->c.T, P->c.R, P->c.B);
+}
+
+static int px_rate(px_host *P)
+{
+	px_producer pr[GIC_PROXY_MAX_RINGS];
+	int rc = 0, started = 0;
+	uint64_t t0, ns;
+	gic_result r;
+	char name[96];
+
+	P->go = 0;
+	for (int i = 0; i < P->c.R; i++) {
+		pr[i] = (px_producer){ .P = P, .ring = i };
+		if (pthread_create(&pr[i].tid, NULL, producer_main, &pr[i]))
+			break;
+		started++;
+	}
+	t0 = gic_now_ns();
+	__atomic_store_n(&P->go, 1, __ATOMIC_RELEASE);
+	for (int i = 0; i < started; i++) {
+		pthread_join(pr[i].tid, NULL);
+		if (!rc && pr[i].rc)
+			rc = hxp_fail(&P->x, SUB, "rate producer", pr[i].rc);
+	}
+	ns = gic_now_ns() - t0;
+	if (started < P->c.R)
+		rc = rc ? rc : EAGAIN;
+	if (rc)
+		return rc;
+	px_name(P, name, sizeof(name));
+	gic_result_init(&r, SUB, name, P->st->warm_ms ? "message rate warm" : "message rate",
+			"M msg/s");
+	gic_result_set_value(&r, (double)P->c.R * P->o->iters * 1e3 / (double)ns);
+	r.validated = px_validate(P);
+	px_describe(P, &r, "host analogue: one host producer thread per ring");
+	return gic_emit(P->sink, &r);
+}
+
+static int px_lat(px_host *P)
+{
+	gic_samples s = { 0 };
+	int valid = 1, rc = 0, total = P->o->iters + P->o->warmup;
+	const uint8_t *dst = P->h->pe[1].dst;
+	gic_result r;
+	char name[96];
+
+	for (int i = 0; i < total && !rc; i++) {
+		size_t off = (size_t)PX_LAT_BASE * 8 + (size_t)(i % PX_SLOTS) * 8;
+		uint64_t v = hx_value(99, (uint64_t)i), t0 = gic_now_ns();
+
+		rc = hxp_put_u64(&P->x, 0, off, v, PX_LAT_COUNTER, hx_deadline());
+		if (!rc)
+			rc = gic_proxy_wait_counter(&P->x.views[0], &P->x.counters[PX_LAT_COUNTER],
+						    (uint64_t)i + 1, hx_deadline());
+		if (rc)
+			return hxp_fail(&P->x, SUB, "put+completion", rc);
+		gic_samples_add(&s, (double)(gic_now_ns() - t0) / 1e3);
+		if (!hx_check(SUB, "latency payload", dst + off, (const uint8_t *)&v, 8))
+			valid = 0;
+	}
+	px_name(P, name, sizeof(name));
+	gic_result_init(&r, SUB, name, P->st->warm_ms ? "put+completion warm" : "put+completion",
+			"us");
+	gic_result_set_samples(&r, &s, (size_t)P->o->warmup);
+	r.validated = valid;
+	px_describe(P, &r, "host analogue: host producer, ring 0, one request at a time");
+	gic_samples_free(&s);
+	return gic_emit(P->sink, &r);
+}
+
+static int px_config(px_host *P)
+{
+	hxp_cfg c = { .from = 0, .workers = P->c.T, .rings = P->c.R, .batch = P->c.B,
+		      .protocol = P->c.protocol, .counter_gpu = P->st->counter_gpu,
+		      .warm_ms = P->st->warm_ms, .log_slots = 8 };
+	int rc = hxp_open(&P->x, P->h, &c);
+
+	if (!rc && (P->st->metrics & GIC_PROXY_EXP_RATE))
+		rc = px_rate(P);
+	if (!rc && (P->st->metrics & GIC_PROXY_EXP_LAT))
+		rc = px_lat(P);
+	hxp_close(&P->x);
+	return rc;
+}
+
+static int px_host_run(const gic_opts *o, const proxy_state *st, gic_sink *sink)
+{
+	px_host P = { .o = o, .st = st, .sink = sink };
+	hx_cfg hc = { .who = SUB, .engine_threads = 1, .qps = 1, .log_sq_bb = 6,
+		      .region = (size_t)(PX_LAT_BASE + PX_SLOTS) * 8 };
+	int rc = hx_open(&P.h, &hc), done = 0, total = st->nT * st->nR * st->nB * 2;
+
+	for (int p = 0; p < 2 && !rc; p++) {
+		if (!(st->protocols & (1u << p)))
+			continue;
+		for (int a = 0; a < st->nT && !rc; a++)
+			for (int b = 0; b < st->nR && !rc; b++)
+				for (int k = 0; k < st->nB && !rc; k++) {
+					P.c = (px_conf){ st->T[a], st->R[b], st->B[k], p };
+					gic_progress(SUB, ++done, total, "configuration");
+					if (P.c.R >= P.c.T)
+						rc = px_config(&P);
+				}
+	}
+	hx_close(P.h);
+	return rc;
+}
+
+static int proxy_run(const gic_opts *o, void *state, const gic_run_info *info, gic_sink *sink)
+{
+	proxy_state *st = state;
+
+	if (!st->nR)
+		st->R[st->nR++] = o->host ? 4 : 32;
+	if (!o->host)
+		return gic_gpu_proxy(o, st, info, sink);
+	return px_host_run(o, st, sink);
+}
+
+static void proxy_free(void *state)
+{
+	free(state);
+}
+
+const gic_experiment gic_exp_proxy = {
+	.name = "proxy",
+	.summary = "mini-proxy message rate and latency against workers, rings, batch (Figure 7, "
+		   "Tables 9, 10)",
+	.help = help,
+	.parse = proxy_parse,
+	.run = proxy_run,
+	.free_state = proxy_free,
+};

@@ -1,0 +1,432 @@
+/*
+ * bench/gic/exp_rate.c - `gic rate` (exp_rate.h): parsing, the Table 5
+ * rows, and the host mode.
+ *
+ * Host mode: the row's threads are host threads (at most HOST_MAX_THREADS;
+ * QPs scale down with them), thread t posting -n writes on QP t % qps:
+ * own (exclusive queue, --batch WQEs per doorbell, the last signaled), lock
+ * (one lock per WQE) or handoff (per-thread hand-off); warp runs as handoff
+ * (warps are a GPU notion). The rate is every write over the time from the
+ * start to the final quiet of every QP. Each thread writes its own slots;
+ * after the run every slot must hold the last value written to it.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "exp_rate.h"
+#include "gic.h"
+#include "host.h"
+
+#define SUB "rate"
+enum { HOST_MAX_THREADS = 8, RATE_SLOTS = 64, RATE_SIGNAL_EVERY = 16 };
+
+static const char *const mode_names[] = { "own", "lock", "handoff", "warp" };
+
+static const rate_row table5[] = {
+	{ "t1-q1-b1", 1, 1, 1, 1, GIC_RATE_OWN, 0, 8 },
+	{ "t1-q1-b16", 1, 1, 1, 16, GIC_RATE_OWN, 0, 8 },
+	{ "t32-q1-lock", 32, 1, 1, 1, GIC_RATE_LOCK, 0, 8 },
+	{ "t256-q1-handoff", 256, 1, 1, 32, GIC_RATE_HANDOFF, 0, 8 },
+	{ "t32-q1-warp", 32, 1, 1, 32, GIC_RATE_WARP, 0, 8 },
+	{ "t256-q1-warp", 256, 1, 1, 32, GIC_RATE_WARP, 0, 8 },
+	{ "t16-q16-s16-b1", 16, 16, 16, 1, GIC_RATE_OWN, 0, 8 },
+	{ "t16-q16-s16-b16", 16, 16, 16, 16, GIC_RATE_OWN, 0, 8 },
+	{ "t32-q32-s1-b16", 32, 32, 1, 16, GIC_RATE_OWN, 0, 8 },
+	{ "t64-q64-s1-b16", 64, 64, 1, 16, GIC_RATE_OWN, 0, 8 },
+	{ "t64-q64-s64-b16", 64, 64, 64, 16, GIC_RATE_OWN, 0, 8 },
+};
+
+const rate_row *gic_rate_rows(int *n)
+{
+	*n = (int)(sizeof(table5) / sizeof(table5[0]));
+	return table5;
+}
+
+const char *gic_rate_mode_name(int mode)
+{
+	return mode >= 0 && mode < 4 ? mode_names[mode] : NULL;
+}
+
+/* ------------------------------------------------------------------ */
+/* Flags. A row from flags keeps -1 for threads, sms and size until run()
+ * takes them from -t, -c and -b. */
+
+static const char help[] =
+	"  --row NAME     a Table 5 row, repeatable, or all: t1-q1-b1, t1-q1-b16,\n"
+	"                 t32-q1-lock, t256-q1-handoff, t32-q1-warp, t256-q1-warp,\n"
+	"                 t16-q16-s16-b1, t16-q16-s16-b16, t32-q32-s1-b16,\n"
+	"                 t64-q64-s1-b16, t64-q64-s64-b16\n"
+	"  without --row, one row from the flags:\n"
+	"  -t N           posting threads in all (common flag; default 1)\n"
+	"  -c N           SMs (CTAs) the threads are spread over (common flag; default 1)\n"
+	"  --qps N        QPs (1..1024; default 1); thread i posts on QP i % qps\n"
+	"  --batch N      WQEs per doorbell (1..256; default 1)\n"
+	"  --mode M       own | lock | handoff | warp (default own; own needs\n"
+	"                 threads <= qps)\n"
+	"  --payload P    inline | pointer (default inline)\n"
+	"  -b SIZE        payload bytes (common flag; default 8)\n";
+
+static int add_row_by_name(rate_state *st, const char *val)
+{
+	int n;
+	const rate_row *rows = gic_rate_rows(&n);
+
+	for (int i = 0; i < n; i++) {
+		if (strcmp(val, "all") && strcmp(val, rows[i].name))
+			continue;
+		if (st->nrows >= GIC_RATE_MAX_ROWS) {
+			fprintf(stderr, "gic rate: --row: at most %d rows\n", GIC_RATE_MAX_ROWS);
+			return EINVAL;
+		}
+		st->rows[st->nrows++] = rows[i];
+		if (strcmp(val, "all"))
+			return 0;
+	}
+	if (!strcmp(val, "all"))
+		return 0;
+	fprintf(stderr, "gic rate: --row: unknown row '%s' (see gic rate --help)\n", val);
+	return EINVAL;
+}
+
+static int rate_flag(rate_state *st, rate_row *custom, int *by_flags, int argc, char **argv,
+		     int *i)
+{
+	const char *arg = argv[*i], *val;
+	long v;
+
+	if (!gic_arg_is(arg, "--row") && !gic_arg_is(arg, "--qps") &&
+	    !gic_arg_is(arg, "--batch") && !gic_arg_is(arg, "--mode") &&
+	    !gic_arg_is(arg, "--payload"))
+		return gic_arg_unknown(SUB, arg);
+	if (!(val = gic_arg_value(SUB, argc, argv, i)))
+		return EINVAL;
+	if (gic_arg_is(arg, "--row"))
+		return add_row_by_name(st, val);
+	*by_flags = 1;
+	if (gic_arg_is(arg, "--qps")) {
+		if (gic_arg_int(SUB, "--qps", val, 1, 1024, &v))
+			return EINVAL;
+		return custom->qps = (int)v, 0;
+	}
+	if (gic_arg_is(arg, "--batch")) {
+		if (gic_arg_int(SUB, "--batch", val, 1, 256, &v))
+			return EINVAL;
+		return custom->batch = (int)v, 0;
+	}
+	if (gic_arg_is(arg, "--mode"))
+		return gic_arg_choice(SUB, "--mode", val, mode_names, 4, &custom->mode);
+	return gic_arg_choice(SUB, "--payload", val, (const char *const[]){ "inline", "pointer" },
+			      2, &custom->pointer);
+}
+
+static int rate_parse(int argc, char **argv, void **state)
+{
+	rate_state *st = calloc(1, sizeof(*st));
+	rate_row custom = { "custom", -1, 1, -1, 1, GIC_RATE_OWN, 0, 0 };
+	int by_flags = 0;
+
+	if (!st)
+		return ENOMEM;
+	for (int i = 1; i < argc; i++) {
+		if (rate_flag(st, &custom, &by_flags, argc, argv, &i)) {
+			free(st);
+			return EINVAL;
+		}
+	}
+	if (by_flags && st->nrows) {
+		fprintf(stderr, "gic rate: --row and the row flags (--qps, --batch, --mode, "
+			"--payload) exclude each other\n");
+		free(st);
+		return EINVAL;
+	}
+	if (!st->nrows)
+		st->rows[st->nrows++] = custom;
+	*state = st;
+	return 0;
+}
+
+/* Fills a custom row's -1 fields from the common flags; EINVAL when the
+ * row cannot run. */
+static int resolve_row(const gic_opts *o, rate_row *r)
+{
+	if (r->threads < 0)
+		r->threads = o->threads * (o->given & GIC_GIVEN_C ? o->ctas : 1);
+	if (r->sms < 0)
+		r->sms = o->ctas;
+	if (!r->size)
+		r->size = o->size_begin;
+	if (r->mode == GIC_RATE_OWN && r->threads > r->qps) {
+		fprintf(stderr, "gic rate: --mode own: %d threads need at least as many QPs "
+			"(--qps %d); use lock, handoff or warp to share\n", r->threads, r->qps);
+		return EINVAL;
+	}
+	if (r->mode != GIC_RATE_OWN && r->size != 8 && r->threads > 1) {
+		fprintf(stderr, "gic rate: --mode %s posts 8-byte inline writes; got -b %zu\n",
+			mode_names[r->mode], r->size);
+		return EINVAL;
+	}
+	if (!r->pointer && r->size > 512) {
+		fprintf(stderr, "gic rate: -b %zu: inline payloads go up to 512 bytes; use "
+			"--payload pointer\n", r->size);
+		return EINVAL;
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Host mode. */
+
+typedef struct rate_thread {
+	pthread_t tid;
+	struct rate_host *R;
+	int t, q;
+	int rc;
+} rate_thread;
+
+typedef struct rate_host {
+	const gic_opts *o;
+	rate_row row;        /* as run: threads and qps capped */
+	int order;
+	hx *h;
+	int go;              /* start flag */
+	rate_thread th[HOST_MAX_THREADS];
+} rate_host;
+
+static size_t slot_off(const rate_host *R, int t, uint64_t i)
+{
+	return ((size_t)t * RATE_SLOTS + (size_t)(i % RATE_SLOTS)) * R->row.size;
+}
+
+/* Thread t's exclusive queue: batches of --batch, the last signaled. */
+static int post_own(rate_host *R, rate_thread *T)
+{
+	int n = R->o->iters, b = R->row.batch, rc = 0;
+	gic_sq *sq = &R->h->pe[0].sq[T->q];
+
+	for (int i = 0; i < n && !rc; i++) {
+		uint64_t v = hx_value((uint64_t)T->t + 1, (uint64_t)i);
+		uint8_t data[512];
+		int last = (i + 1) % b == 0 || i + 1 == n;
+
+		if (!R->row.pointer)
+			hx_fill(data, R->row.size, v);
+		rc = hx_write(R->h, 0, T->q, slot_off(R, T->t, (uint64_t)i), data,
+			      slot_off(R, T->t, (uint64_t)i), R->row.size, R->row.pointer, last,
+			      last, R->order, hx_deadline(), NULL);
+	}
+	return rc ? rc : gic_sq_quiet(sq, R->order, hx_deadline());
+}
+
+/* Shared queue, 8-byte writes: one lock per WQE, or per-thread hand-off. */
+static int post_shared(rate_host *R, rate_thread *T)
+{
+	gic_sq *sq = &R->h->pe[0].sq[T->q];
+	uint32_t rkey = R->h->pe[1].dst_rkey;
+	int rc = 0;
+
+	for (int i = 0; i < R->o->iters && !rc; i++) {
+		uint64_t v = hx_value((uint64_t)T->t + 1, (uint64_t)i);
+		uint64_t raddr = (uint64_t)(uintptr_t)(R->h->pe[1].dst +
+						       slot_off(R, T->t, (uint64_t)i));
+
+		if (R->row.mode == GIC_RATE_LOCK)
+			rc = gic_sq_locked_write_inline_u64(sq, raddr, rkey, v, RATE_SIGNAL_EVERY,
+							    R->order, hx_deadline());
+		else
+			rc = gic_sq_handoff_write_inline_u64(sq, raddr, rkey, v,
+							     RATE_SIGNAL_EVERY, R->order,
+							     hx_deadline(), NULL);
+	}
+	return rc;
+}
+
+static void *rate_thread_main(void *arg)
+{
+	rate_thread *T = arg;
+	rate_host *R = T->R;
+
+	while (!__atomic_load_n(&R->go, __ATOMIC_ACQUIRE))
+		gic_cpu_relax();
+	T->rc = R->row.mode == GIC_RATE_OWN ? post_own(R, T) : post_shared(R, T);
+	if (T->rc)
+		hx_fail(R->h, 0, T->q, "rate post", T->rc);
+	return NULL;
+}
+
+/* Prepares sources and poisons destinations. */
+static void rate_prepare(rate_host *R)
+{
+	for (int t = 0; t < R->row.threads; t++) {
+		for (uint64_t s = 0; s < RATE_SLOTS; s++) {
+			uint8_t *src = R->h->pe[0].src + slot_off(R, t, s);
+
+			hx_fill(src, R->row.size, hx_value((uint64_t)t + 100, s));
+			memset(R->h->pe[1].dst + slot_off(R, t, s), 0, R->row.size);
+		}
+	}
+}
+
+/* 1 when every slot holds the last write to it. */
+static int rate_validate(rate_host *R)
+{
+	uint8_t want[512];
+	int n = R->o->iters;
+
+	for (int t = 0; t < R->row.threads; t++) {
+		for (int s = 0; s < RATE_SLOTS && s < n; s++) {
+			uint64_t last = (uint64_t)s + (uint64_t)((n - 1 - s) / RATE_SLOTS) * RATE_SLOTS;
+			uint64_t v = hx_value((uint64_t)t + 1, last);
+			size_t off = slot_off(R, t, (uint64_t)s);
+			const uint8_t *exp = want;
+
+			if (R->row.pointer)
+				exp = R->h->pe[0].src + off;
+			else if (R->row.mode == GIC_RATE_OWN)
+				hx_fill(want, R->row.size, v);
+			else
+				memcpy(want, &v, 8);
+			if (!hx_check(SUB, "final slot", R->h->pe[1].dst + off, exp, R->row.size))
+				return 0;
+		}
+	}
+	return 1;
+}
+
+/* Runs the threads; *ns receives the time to the last quiet. */
+static int rate_threads(rate_host *R, uint64_t *ns)
+{
+	int rc = 0, started = 0;
+	uint64_t t0;
+
+	for (int t = 0; t < R->row.threads; t++) {
+		R->th[t] = (rate_thread){ .R = R, .t = t, .q = t % R->row.qps };
+		if (pthread_create(&R->th[t].tid, NULL, rate_thread_main, &R->th[t])) {
+			rc = EAGAIN;
+			break;
+		}
+		started++;
+	}
+	t0 = gic_now_ns();
+	__atomic_store_n(&R->go, 1, __ATOMIC_RELEASE);
+	for (int t = 0; t < started; t++) {
+		pthread_join(R->th[t].tid, NULL);
+		if (!rc)
+			rc = R->th[t].rc;
+	}
+	for (int q = 0; q < R->row.qps && !rc && R->row.mode != GIC_RATE_OWN; q++)
+		if ((rc = gic_sq_quiet(&R->h->pe[0].sq[q], R->order, hx_deadline())))
+			hx_fail(R->h, 0, q, "rate quiet", rc);
+	*ns = gic_now_ns() - t0;
+	return rc;
+}
+
+/* The row as the host runs it; *note says what changed. */
+static rate_row host_row(const rate_row *in, char *note, size_t len)
+{
+	rate_row r = *in;
+	size_t k = (size_t)snprintf(note, len, "host analogue: host threads");
+
+	if (r.threads > HOST_MAX_THREADS) {
+		int q = r.qps * HOST_MAX_THREADS / r.threads;
+
+		r.qps = q < 1 ? 1 : q;
+		r.threads = HOST_MAX_THREADS;
+		k += (size_t)snprintf(note + k, len - k, "; threads capped at %d (qps %d)",
+				      r.threads, r.qps);
+	}
+	if (r.mode == GIC_RATE_WARP) {
+		r.mode = GIC_RATE_HANDOFF;
+		k += (size_t)snprintf(note + k, len - k, "; warp runs as handoff on the host");
+	}
+	if (r.mode != GIC_RATE_OWN && r.batch > 1)
+		snprintf(note + k, len - k, "; shared modes ring per WQE");
+	return r;
+}
+
+/* log2 of a ring that holds two batches of the row's WQEs (at least 2^10). */
+static int ring_log(const rate_row *r)
+{
+	uint32_t nbb = r->pointer ? 1 : gic_bb_for_ds(gic_ds_inline_write((uint32_t)r->size));
+	uint64_t need = 2ull * (uint64_t)r->batch * nbb;
+	int lg = 10;
+
+	while ((1ull << lg) < need && lg < 14)
+		lg++;
+	return lg;
+}
+
+static int rate_host_row(const gic_opts *o, const rate_row *row, gic_sink *sink)
+{
+	rate_host *R = calloc(1, sizeof(*R));
+	char note[160];
+	uint64_t ns = 0;
+	gic_result r;
+	hx_cfg c = { .who = SUB, .engine_threads = 1, .log_sq_bb = 10 };
+	int rc;
+
+	if (!R)
+		return ENOMEM;
+	R->o = o;
+	R->row = host_row(row, note, sizeof(note));
+	R->order = GIC_ORDER_RELEASE_SYS;
+	c.qps = R->row.qps;
+	c.log_sq_bb = ring_log(&R->row);
+	c.region = (size_t)HOST_MAX_THREADS * RATE_SLOTS * R->row.size;
+	rc = hx_open(&R->h, &c);
+	if (!rc) {
+		rate_prepare(R);
+		rc = rate_threads(R, &ns);
+	}
+	if (!rc) {
+		gic_result_init(&r, SUB, row->name, "message rate", "M msg/s");
+		gic_result_set_value(&r, (double)R->row.threads * o->iters * 1e3 / (double)ns);
+		gic_result_param(&r, "threads=%d qps=%d sms=%d batch=%d mode=%s payload=%s "
+				 "size=%zu msgs_per_thread=%d", R->row.threads, R->row.qps,
+				 row->sms, R->row.batch, mode_names[R->row.mode],
+				 R->row.pointer ? "pointer" : "inline", R->row.size, o->iters);
+		snprintf(r.transport, sizeof(r.transport), "%s", gic_transport(o));
+		snprintf(r.note, sizeof(r.note), "%s", note);
+		r.validated = rate_validate(R);
+		gic_result_paper(&r);
+		rc = gic_emit(sink, &r);
+	}
+	hx_close(R->h);
+	free(R);
+	return rc;
+}
+
+static int rate_run(const gic_opts *o, void *state, const gic_run_info *info, gic_sink *sink)
+{
+	rate_state *st = state;
+	int rc = 0;
+
+	for (int i = 0; i < st->nrows && !rc; i++)
+		rc = resolve_row(o, &st->rows[i]);
+	if (rc)
+		return rc;
+	if (!o->host)
+		return gic_gpu_rate(o, st, info, sink);
+	for (int i = 0; i < st->nrows && !rc; i++) {
+		gic_progress(SUB, i + 1, st->nrows, st->rows[i].name);
+		rc = rate_host_row(o, &st->rows[i], sink);
+	}
+	return rc;
+}
+
+static void rate_free(void *state)
+{
+	free(state);
+}
+
+const gic_experiment gic_exp_rate = {
+	.name = "rate",
+	.summary = "message rate against threads, QPs, SMs, batch, publication mode (Table 5, "
+		   "Figure 3b)",
+	.help = help,
+	.parse = rate_parse,
+	.run = rate_run,
+	.free_state = rate_free,
+};

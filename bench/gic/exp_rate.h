@@ -1,0 +1,69 @@
+/*
+ * bench/gic/exp_rate.h - `gic rate`: message rate against threads, QPs,
+ * SMs, WQEs per doorbell and publication mode (paper Table 5, Figure 3b).
+ *
+ * A run is a list of rows; each row is a configuration: `threads` posting
+ * threads in all, spread over `sms` CTAs (host: `threads` host threads),
+ * onto `qps` QPs (thread i uses QP i % qps), `batch` WQEs per doorbell,
+ * publication `mode`, inline or pointer payloads of `size` bytes. --row
+ * NAME picks Table 5 rows by their short names (gic_rate_rows below);
+ * without --row, one row comes from the flags (-t, --qps, -c, --batch,
+ * --mode, --payload, -b).
+ *
+ * Result names: the row's name (a Table 5 short name, or "custom"); metric
+ * "message rate", unit "M msg/s"; params carry every field of the row.
+ */
+#ifndef GIC_BENCH_EXP_RATE_H
+#define GIC_BENCH_EXP_RATE_H
+
+#include "exp.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Publication modes. */
+enum {
+	GIC_RATE_OWN = 0,     /* each thread owns its QP (exclusive calls) */
+	GIC_RATE_LOCK = 1,    /* threads share a QP under one lock per WQE */
+	GIC_RATE_HANDOFF = 2, /* shared QP, per-thread slot hand-off */
+	GIC_RATE_WARP = 3,    /* shared QP, warp-cooperative (GPU only) */
+};
+
+enum { GIC_RATE_MAX_ROWS = 16 };
+
+typedef struct rate_row {
+	char name[32];  /* "t1-q1-b1", ..., or "custom" */
+	int threads;    /* posting threads in all (1..65536) */
+	int qps;        /* QPs (1..1024) */
+	int sms;        /* CTAs (GPU) the threads are spread over (1..1024) */
+	int batch;      /* WQEs per doorbell (1..256) */
+	int mode;       /* GIC_RATE_* */
+	int pointer;    /* 0: inline payload, 1: payload read from a registered source */
+	size_t size;    /* payload bytes */
+} rate_row;
+
+typedef struct rate_state {
+	int nrows;
+	rate_row rows[GIC_RATE_MAX_ROWS];
+} rate_state;
+
+/* The Table 5 rows, by short name:
+ *   t1-q1-b1, t1-q1-b16, t32-q1-lock, t256-q1-handoff, t32-q1-warp,
+ *   t256-q1-warp, t16-q16-s16-b1, t16-q16-s16-b16, t32-q32-s1-b16,
+ *   t64-q64-s1-b16, t64-q64-s64-b16
+ * (8-byte inline writes). *n receives the count. */
+const rate_row *gic_rate_rows(int *n);
+
+/* "own", "lock", "handoff", "warp"; NULL for a bad mode. */
+const char *gic_rate_mode_name(int mode);
+
+/* GPU mode (bench/gic/gpu_rate.cu): one result per row. */
+int gic_gpu_rate(const gic_opts *o, const rate_state *st, const gic_run_info *info,
+		 gic_sink *sink);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* GIC_BENCH_EXP_RATE_H */

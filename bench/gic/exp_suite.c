@@ -1,0 +1,264 @@
+/*
+ * bench/gic/exp_suite.c - `gic suite` (exp_suite.h): every experiment at
+ * the paper's settings (GPU) or quick settings (--host), one sink for all,
+ * and the report: DIR/results.json, DIR/report.md, and PNG plots from
+ * scripts/report-plots.py when python3 is found.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "exp_suite.h"
+#include "gic.h"
+
+#define SUB "suite"
+
+#ifndef GIC_SOURCE_DIR
+#define GIC_SOURCE_DIR "."
+#endif
+
+static const char help[] =
+	"  --out DIR      report directory (created; default gic-report): report.md,\n"
+	"                 results.json and PNG plots\n"
+	"  --only LIST    comma-separated experiments to run (default all)\n"
+	"  --no-plots     do not run scripts/report-plots.py\n";
+
+/* Arguments per experiment: host (quick) and GPU (the paper's settings). */
+typedef struct suite_step {
+	const gic_experiment *e;
+	const char *host_args;
+	const char *gpu_args;
+} suite_step;
+
+static const suite_step steps[] = {
+	{ &gic_exp_lat, "--path all --order fence-gpu --order release-sys",
+	  "--path all --order all --metric all" },
+	{ &gic_exp_rate, "--row t1-q1-b1 --row t1-q1-b16 --row t32-q1-lock "
+	  "--row t256-q1-handoff --row t16-q16-s16-b16", "--row all" },
+	{ &gic_exp_proxy, "-T 1 -R 2 -B 1,16 --protocol both",
+	  "-T 1,2,4 -R 8,32 -B 1,4,16 --protocol both" },
+	{ &gic_exp_loaded, "--bg-ctas 2 --queue both", "--bg-ctas 64 --queue both" },
+	{ &gic_exp_payload, "", "" },
+	{ &gic_exp_kernel, "--msgs 0,16", "--msgs 0,1,4,16" },
+};
+
+enum { NSTEPS = sizeof(steps) / sizeof(steps[0]) };
+
+static int suite_parse(int argc, char **argv, void **state)
+{
+	suite_state *st = calloc(1, sizeof(*st));
+
+	if (!st)
+		return ENOMEM;
+	st->out = "gic-report";
+	for (int i = 1; i < argc; i++) {
+		const char *arg = argv[i];
+
+		if (!strcmp(arg, "--no-plots")) {
+			st->no_plots = 1;
+			continue;
+		}
+		if (!gic_arg_is(arg, "--out") && !gic_arg_is(arg, "--only")) {
+			free(st);
+			return gic_arg_unknown(SUB, arg);
+		}
+		if (gic_arg_is(arg, "--out"))
+			st->out = gic_arg_value(SUB, argc, argv, &i);
+		else
+			st->only = gic_arg_value(SUB, argc, argv, &i);
+		if (!st->out || (gic_arg_is(arg, "--only") && !st->only)) {
+			free(st);
+			return EINVAL;
+		}
+	}
+	*state = st;
+	return 0;
+}
+
+/* 1 when name is in the comma-separated list (NULL: every name). */
+static int selected(const char *list, const char *name)
+{
+	size_t n = strlen(name);
+
+	for (const char *p = list; p && *p;) {
+		const char *c = strchr(p, ',');
+		size_t len = c ? (size_t)(c - p) : strlen(p);
+
+		if (len == n && !strncmp(p, name, n))
+			return 1;
+		p = c ? c + 1 : p + len;
+	}
+	return list == NULL;
+}
+
+/* Runs one step: splits its argument string, parses and runs. */
+static int run_step(const suite_step *s, const gic_opts *o, const gic_run_info *info,
+		    gic_sink *sink)
+{
+	char buf[512], *argv[32], *save = NULL;
+	int argc = 0, rc;
+	void *state = NULL;
+
+	snprintf(buf, sizeof(buf), "%s", o->host ? s->host_args : s->gpu_args);
+	argv[argc++] = (char *)s->e->name;
+	for (char *t = strtok_r(buf, " ", &save); t && argc < 31; t = strtok_r(NULL, " ", &save))
+		argv[argc++] = t;
+	argv[argc] = NULL;
+	rc = s->e->parse(argc, argv, &state);
+	if (!rc) {
+		rc = s->e->run(o, state, info, sink);
+		s->e->free_state(state);
+	}
+	if (rc)
+		fprintf(stderr, "gic suite: %s failed: %s\n", s->e->name, strerror(rc));
+	return rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* The report. */
+
+/* 1 when the row's number depends on the NIC (softnic here). */
+static int nic_dependent(const gic_result *r)
+{
+	static const char *const gpu_side[] = { "issue", "registers", "spill", "blocks/SM" };
+
+	for (size_t i = 0; i < sizeof(gpu_side) / sizeof(gpu_side[0]); i++)
+		if (!strcmp(r->metric, gpu_side[i]))
+			return 0;
+	return 1;
+}
+
+static void md_num(FILE *f, double v)
+{
+	if (isfinite(v))
+		fprintf(f, " %.3f |", v);
+	else
+		fputs(" - |", f);
+}
+
+static void report_table(FILE *f, const gic_sink *sink, const char *exp, int host)
+{
+	int rows = 0;
+
+	for (size_t i = 0; i < gic_sink_count(sink); i++) {
+		const gic_result *r = gic_sink_at(sink, i);
+
+		if (strcmp(r->experiment, exp))
+			continue;
+		if (!rows++)
+			fprintf(f, "\n## %s\n\n| row | metric | p50 | p99 | unit | paper (H200) | "
+				"ratio | transport | valid |\n|---|---|---|---|---|---|---|---|---|\n",
+				exp);
+		fprintf(f, "| %s | %s |", r->name, r->metric);
+		md_num(f, r->s.p50);
+		md_num(f, r->s.p99);
+		fprintf(f, " %s |", r->unit);
+		md_num(f, r->paper);
+		md_num(f, isnan(r->paper) || r->paper == 0 ? NAN : r->s.p50 / r->paper);
+		fprintf(f, " %s | %s |\n",
+			nic_dependent(r) ? r->transport : host ? "host-side" : "gpu-side",
+			r->validated ? "yes" : "**NO**");
+	}
+}
+
+static int write_report(const suite_state *st, const gic_opts *o, const gic_run_info *info,
+			const gic_sink *sink)
+{
+	char path[1024];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/report.md", st->out);
+	if (!(f = fopen(path, "w"))) {
+		fprintf(stderr, "gic suite: --out: cannot write '%s': %s\n", path, strerror(errno));
+		return errno;
+	}
+	fprintf(f, "# gic suite report\n\n- date: %s\n- commit: %s\n- GPU: %s (SM clock %.0f "
+		"MHz)\n- %s\n- provider: %s, engine %s\n- mode: %s\n\nEvery row the paper "
+		"measured on H200 (platform P-IB) stands beside the paper's number. Rows whose "
+		"number depends on the NIC are labelled with their transport (softnic-cpu / "
+		"softnic-gpu): they are softnic numbers, not ConnectX ones.%s\n", info->date,
+		info->commit, info->gpu, info->sm_mhz, info->cpu, info->provider, info->engine,
+		o->host ? "host (host submitters, softnic CPU engine; --quick settings)" :
+			  "GPU (the paper's settings)",
+		o->host ? " In host mode every row is a host analogue; the paper's numbers are "
+			  "shown for orientation only." : "");
+	for (int i = 0; i < NSTEPS; i++)
+		report_table(f, sink, steps[i].e->name, o->host);
+	if (fclose(f))
+		return errno ? errno : EIO;
+	return 0;
+}
+
+/* Runs the plot script when python3 is there; says so when not. */
+static void run_plots(const suite_state *st)
+{
+	char cmd[2048], path[1024];
+	FILE *f;
+	int rc;
+
+	if (st->no_plots)
+		return;
+	if (system("command -v python3 >/dev/null 2>&1") != 0) {
+		fprintf(stderr, "gic suite: python3 not found: no plots\n");
+		snprintf(path, sizeof(path), "%s/report.md", st->out);
+		if ((f = fopen(path, "a"))) {
+			fputs("\n(no plots: python3 was not found)\n", f);
+			fclose(f);
+		}
+		return;
+	}
+	snprintf(cmd, sizeof(cmd), "python3 '%s/scripts/report-plots.py' '%s/results.json' '%s'",
+		 GIC_SOURCE_DIR, st->out, st->out);
+	rc = system(cmd);
+	if (rc)
+		fprintf(stderr, "gic suite: report-plots.py failed (status %d)\n", rc);
+}
+
+static int suite_run(const gic_opts *o, void *state, const gic_run_info *info,
+		     gic_sink *sink)
+{
+	const suite_state *st = state;
+	int rc = 0;
+
+	if (mkdir(st->out, 0777) && errno != EEXIST) {
+		fprintf(stderr, "gic suite: --out: cannot create '%s': %s\n", st->out,
+			strerror(errno));
+		return errno;
+	}
+	for (int i = 0; i < NSTEPS && !rc; i++) {
+		if (!selected(st->only, steps[i].e->name))
+			continue;
+		fprintf(stderr, "gic suite: %d/%d %s\n", i + 1, NSTEPS, steps[i].e->name);
+		rc = run_step(&steps[i], o, info, sink);
+	}
+	if (!rc) {
+		char path[1024];
+
+		snprintf(path, sizeof(path), "%s/results.json", st->out);
+		rc = gic_sink_write_file(sink, info, path, "--out", gic_sink_write_json);
+	}
+	if (!rc)
+		rc = write_report(st, o, info, sink);
+	if (!rc) {
+		run_plots(st);
+		fprintf(stderr, "gic suite: report in %s/report.md\n", st->out);
+	}
+	return rc;
+}
+
+static void suite_free(void *state)
+{
+	free(state);
+}
+
+const gic_experiment gic_exp_suite = {
+	.name = "suite",
+	.summary = "every experiment at the paper's settings (or --host --quick) and a report",
+	.help = help,
+	.parse = suite_parse,
+	.run = suite_run,
+	.free_state = suite_free,
+};

@@ -1,0 +1,79 @@
+/*
+ * bench/gic/gic.h - the `gic` program's internals shared by the driver and
+ * the host parts of the experiments: the experiment registry, the result
+ * sink's readers and writers, and flag-parsing helpers. (The contract with
+ * the GPU parts is exp.h and exp_<name>.h.)
+ *
+ * Errors: 0 or a positive errno; parsing helpers print what was wrong,
+ * naming the subcommand, the flag, the value and what was expected.
+ */
+#ifndef GIC_BENCH_GIC_H
+#define GIC_BENCH_GIC_H
+
+#include <stdio.h>
+
+#include "exp.h"
+
+/* The experiments, in the order `gic --help` and the suite list them. */
+extern const gic_experiment gic_exp_lat, gic_exp_rate, gic_exp_proxy, gic_exp_loaded,
+	gic_exp_payload, gic_exp_kernel, gic_exp_suite;
+
+/* Every experiment (suite last); *n receives the count. */
+const gic_experiment *const *gic_experiments(int *n);
+
+/* The experiment named name, or NULL. */
+const gic_experiment *gic_experiment_find(const char *name);
+
+/* ------------------------------------------------------------------ */
+/* Sink (sink.c). */
+
+/* A new empty sink; NULL with errno ENOMEM. */
+gic_sink *gic_sink_new(void);
+void gic_sink_free(gic_sink *sink);
+size_t gic_sink_count(const gic_sink *sink);
+/* Result i (< count), or NULL. */
+const gic_result *gic_sink_at(const gic_sink *sink, size_t i);
+/* Results whose validated is 0. */
+size_t gic_sink_failed(const gic_sink *sink);
+
+/* The readable table: name, metric, p50, p99, max, unit, paper, ratio,
+ * validated; then the notes, numbered. */
+void gic_sink_print_table(const gic_sink *sink, FILE *f);
+/* One JSON object: {"run": {...}, "results": [...]}; 0 or EIO. */
+int gic_sink_write_json(const gic_sink *sink, const gic_run_info *info, FILE *f);
+/* A header line and one line per result; 0 or EIO. */
+int gic_sink_write_csv(const gic_sink *sink, const gic_run_info *info, FILE *f);
+/* Writes to path with one of the writers above; 0, or errno after a
+ * message naming flag and path. */
+int gic_sink_write_file(const gic_sink *sink, const gic_run_info *info, const char *path,
+			const char *flag,
+			int (*writer)(const gic_sink *, const gic_run_info *, FILE *));
+
+/* ------------------------------------------------------------------ */
+/* Flag parsing (args.c), for the experiments' parse(). Each returns 0, or
+ * EINVAL after printing "gic <sub>: <flag>: expected ..., got '<val>'". */
+
+/* Iterates argv[1..argc): *i is the index of the current flag; returns the
+ * flag's value (from "--flag=v" or the next argument, advancing *i), or
+ * NULL after a message when it is missing. */
+const char *gic_arg_value(const char *sub, int argc, char **argv, int *i);
+/* 1 when argv[*i] is flag (alone or as "flag=value"). */
+int gic_arg_is(const char *arg, const char *flag);
+
+int gic_arg_int(const char *sub, const char *flag, const char *val, long lo, long hi, long *out);
+int gic_arg_size(const char *sub, const char *flag, const char *val, size_t lo, size_t hi,
+		 size_t *out); /* accepts K/M/G suffixes (powers of 1024) */
+/* val must be one of names[0..n) (or "all" when all_bits != 0, giving
+ * all_bits); ORs 1u << index into *bits (or all_bits). */
+int gic_arg_choice_bits(const char *sub, const char *flag, const char *val,
+			const char *const *names, int n, unsigned all_bits, unsigned *bits);
+/* val must be one of names[0..n); *index receives its index. */
+int gic_arg_choice(const char *sub, const char *flag, const char *val,
+		   const char *const *names, int n, int *index);
+/* Comma-separated integers in [lo, hi], at most max of them. */
+int gic_arg_int_list(const char *sub, const char *flag, const char *val, long lo, long hi,
+		     int *out, int max, int *n);
+/* The message for an argument nobody took: "gic <sub>: unknown flag ...". */
+int gic_arg_unknown(const char *sub, const char *arg);
+
+#endif /* GIC_BENCH_GIC_H */

@@ -1,0 +1,389 @@
+/*
+ * bench/gic/gpu_kernel.cu - `gic kernel` on the GPU: what mini-gda's send
+ * path costs the kernel that encloses it (paper §4.3.2, Figure 9, Table 14).
+ *
+ * The enclosing kernel: -c blocks of -t threads (paper: 528 x 256), each
+ * thread holding --live N values in registers across the whole kernel.
+ *   fma     every iteration applies an FMA to each value (compute-bound);
+ *   stream  every iteration adds one value per slot read from a large array
+ *           (memory-bound).
+ * Halfway through, variants differ:
+ *   none      nothing;
+ *   code      the send path is compiled in behind a flag that is false at
+ *             run time (what a dormant call costs in registers);
+ *   send      thread 0 of each block posts --msgs writes of --size bytes on
+ *             the block's own QP (8 B inline, larger from a registered
+ *             source), then the block synchronizes;
+ *   sendwait  the same, and thread 0 waits for their completion first.
+ * The live count and the variant are template parameters, as they would be
+ * compile-time facts of a real kernel. Results per configuration:
+ * registers per thread, spill (local memory, bytes per thread), resident
+ * blocks per SM, kernel time (median of rounds), useful-throughput loss
+ * against "none" (1 - t_none / t), and for sendwait the waiting loss against
+ * send with the same messages. Every message's payload is checked.
+ */
+#include "exp_kernel.h"
+#include "gpu_common.h"
+
+#include <errno.h>
+
+enum { K_ROUNDS = 5, K_FMA = 0, K_STREAM = 1, K_MAX_BLOCKS = 1024 };
+enum { V_NONE = 0, V_CODE = 1, V_SEND = 2, V_SENDWAIT = 3 };
+
+#define DL (gic_now_ns() + ENV_DEADLINE_NS)
+#define ORD GIC_ORDER_FENCE_GPU
+
+static __host__ __device__ uint64_t kval(uint64_t b, uint64_t m)
+{
+	return (b << 32) ^ (m * 0x9e3779b97f4a7c15ull) ^ 0x4b4b000000000001ull;
+}
+
+typedef struct kcfg {
+	int iters;          /* work iterations per thread */
+	int enable;         /* 0: the send path is never taken ("code") */
+	int msgs, max_msgs; /* messages per block; slots per block */
+	uint32_t size;      /* bytes per message */
+	gic_sq *qps;        /* block b owns qps[b] */
+	uint8_t *dst;
+	uint32_t rkey;
+	const uint8_t *src;
+	uint32_t lkey;
+	float *data;        /* live values in and out; the stream's array */
+	size_t stream_len;  /* floats in the stream array */
+	int *rc;            /* per block */
+} kcfg;
+
+/* Thread 0 of the block: the block's messages, then (sendwait) their
+ * completion. */
+static __device__ __forceinline__ int block_send(const kcfg &c, int wait)
+{
+	gic_sq *sq = &c.qps[blockIdx.x];
+	int rc = 0;
+
+	for (int m = 0; m < c.msgs && !rc; m++) {
+		uint64_t pos, off = ((uint64_t)blockIdx.x * c.max_msgs + m) * c.size;
+		uint8_t sig = m + 1 == c.msgs ? GIC_CTRL_CQ_UPDATE : 0;
+
+		rc = gic_sq_reserve_excl(sq, 1, &pos, ORD, DL);
+		if (rc)
+			break;
+		if (c.size == 8)
+			gic_wqe_write_inline_u64(sq, pos, (uint64_t)(c.dst + off), c.rkey,
+						 kval(blockIdx.x, m), sig);
+		else
+			gic_wqe_write(sq, pos, GIC_OPCODE_RDMA_WRITE, (uint64_t)(c.dst + off), c.rkey,
+				      (uint64_t)(c.src + off), c.lkey, c.size, sig, 0);
+		if (sig)
+			gic_sq_note_signaled(sq, pos + 1, 0);
+		gic_sq_publish_excl(sq, ORD);
+	}
+	if (!rc && wait)
+		rc = gic_sq_quiet(sq, ORD, DL);
+	return rc;
+}
+
+/* Iterations [from, to) of the caller's work on the live values. */
+template <int CALLER, int LIVE>
+static __device__ __forceinline__ void work(float (&v)[LIVE], const kcfg &c, int from, int to,
+					    size_t tid, size_t nthreads)
+{
+	for (int it = from; it < to; it++) {
+		if (CALLER == K_FMA) {
+#pragma unroll
+			for (int k = 0; k < LIVE; k++)
+				v[k] = fmaf(v[k], 0.999f, 0.001f * (float)k);
+		} else {
+			size_t base = (((size_t)it * nthreads + tid) * LIVE) % (c.stream_len - LIVE);
+#pragma unroll
+			for (int k = 0; k < LIVE; k++)
+				v[k] += c.data[base + k];
+		}
+	}
+}
+
+/* The same two halves of work in every variant; the variants differ only
+ * in what sits between them. */
+template <int CALLER, int VARIANT, int LIVE>
+__global__ void enclosing_kernel(kcfg c)
+{
+	size_t tid = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+	size_t nthreads = (size_t)gridDim.x * blockDim.x;
+	float v[LIVE];
+
+#pragma unroll
+	for (int k = 0; k < LIVE; k++)
+		v[k] = c.data[tid * LIVE + k];
+	work<CALLER, LIVE>(v, c, 0, c.iters / 2, tid, nthreads);
+	if (VARIANT != V_NONE && c.enable) {
+		if (threadIdx.x == 0)
+			c.rc[blockIdx.x] = block_send(c, VARIANT == V_SENDWAIT);
+		__syncthreads(); /* the block goes on once its sends are posted (or done) */
+	}
+	work<CALLER, LIVE>(v, c, c.iters / 2, c.iters, tid, nthreads);
+#pragma unroll
+	for (int k = 0; k < LIVE; k++)
+		c.data[tid * LIVE + k] = v[k];
+}
+
+/* Completes every block's QP between rounds (send leaves writes in flight). */
+__global__ void drain_kernel(gic_sq *qps, int *rc)
+{
+	int r = gic_sq_quiet(&qps[blockIdx.x], ORD, DL);
+
+	if (r)
+		rc[blockIdx.x] = r;
+}
+
+typedef void (*enclosing_fn)(kcfg);
+
+template <int CALLER, int VARIANT>
+static enclosing_fn pick_live(int live)
+{
+	switch (live) {
+	case 4: return enclosing_kernel<CALLER, VARIANT, 4>;
+	case 8: return enclosing_kernel<CALLER, VARIANT, 8>;
+	case 16: return enclosing_kernel<CALLER, VARIANT, 16>;
+	case 32: return enclosing_kernel<CALLER, VARIANT, 32>;
+	case 64: return enclosing_kernel<CALLER, VARIANT, 64>;
+	default: return NULL;
+	}
+}
+
+template <int CALLER>
+static enclosing_fn pick_variant(int variant, int live)
+{
+	switch (variant) {
+	case V_NONE: return pick_live<CALLER, V_NONE>(live);
+	case V_CODE: return pick_live<CALLER, V_CODE>(live);
+	case V_SEND: return pick_live<CALLER, V_SEND>(live);
+	default: return pick_live<CALLER, V_SENDWAIT>(live);
+	}
+}
+
+static enclosing_fn pick(int caller, int variant, int live)
+{
+	return caller == K_FMA ? pick_variant<K_FMA>(variant, live) : pick_variant<K_STREAM>(variant, live);
+}
+
+/* ------------------------------------------------------------------ */
+/* Host side. */
+
+static const char *const caller_names[] = { "fma", "stream" };
+static const char *const variant_names[] = { "none", "code", "send", "sendwait" };
+
+typedef struct krun {
+	const gic_opts *o;
+	const kernel_state *st;
+	gic_sink *sink;
+	gpu_env e;
+	int blocks, threads, max_msgs;
+	float *data;
+	size_t stream_len;
+	int *d_rc;
+	uint8_t *h;          /* host copy of the destination */
+	int failed;
+} krun;
+
+/* Fills the source and clears the destination for the run's messages. */
+static int prepare(krun *K, uint32_t size)
+{
+	size_t bytes = (size_t)K->blocks * K->max_msgs * size;
+
+	for (size_t j = 0; j < bytes; j++)
+		K->h[j] = (uint8_t)(j * 7 + (j >> 11));
+	if (gpu_env_write(&K->e, K->e.src, K->h, bytes))
+		return EIO;
+	memset(K->h, 0, bytes);
+	if (gpu_env_write(&K->e, K->e.dst, K->h, bytes) ||
+	    cudaMemsetAsync(K->d_rc, 0, sizeof(int) * K->blocks, K->e.stream) != cudaSuccess)
+		return EIO;
+	return gpu_env_wait(&K->e, "gic kernel prepare", 10);
+}
+
+/* Checks every block's messages and return codes. */
+static int check(krun *K, int msgs, uint32_t size)
+{
+	size_t bytes = (size_t)K->blocks * K->max_msgs * size;
+	int rc[K_MAX_BLOCKS];
+
+	if (gpu_env_read(&K->e, rc, K->d_rc, sizeof(int) * K->blocks) ||
+	    gpu_env_read(&K->e, K->h, K->e.dst, bytes))
+		return 0;
+	for (int b = 0; b < K->blocks; b++) {
+		if (rc[b]) {
+			fprintf(stderr, "gic kernel: block %d: error %d (%s)\n", b, rc[b],
+				softnic_qp_error(K->e.qp[b]));
+			return 0;
+		}
+		for (int m = 0; m < msgs; m++) {
+			size_t off = ((size_t)b * K->max_msgs + m) * size;
+			int ok = 1;
+
+			if (size == 8) {
+				uint64_t got;
+
+				memcpy(&got, K->h + off, 8);
+				ok = got == kval(b, m);
+			} else {
+				for (uint32_t j = 0; j < size && ok; j++)
+					ok = K->h[off + j] == (uint8_t)((off + j) * 7 + ((off + j) >> 11));
+			}
+			if (!ok) {
+				fprintf(stderr, "gic kernel: block %d message %d wrong\n", b, m);
+				return 0;
+			}
+		}
+	}
+	return 1;
+}
+
+/* Runs one configuration K_ROUNDS times; *ms gets the median time. */
+static int run_config(krun *K, enclosing_fn fn, int variant, int msgs, double *ms)
+{
+	double t[K_ROUNDS];
+	kcfg c;
+	int ok = 1;
+
+	memset(&c, 0, sizeof(c));
+	c.iters = K->o->quick ? 256 : 4096;
+	c.enable = variant >= V_SEND;
+	c.msgs = msgs;
+	c.max_msgs = K->max_msgs;
+	c.size = (uint32_t)K->st->size;
+	c.qps = K->e.d_sq;
+	c.dst = K->e.dst;
+	c.rkey = softnic_mr_rkey(K->e.dst_mr);
+	c.src = K->e.src;
+	c.lkey = softnic_mr_lkey(K->e.src_mr);
+	c.data = K->data;
+	c.stream_len = K->stream_len;
+	c.rc = K->d_rc;
+	if (prepare(K, c.size))
+		return 0;
+	for (int r = 0; r < K_ROUNDS && ok; r++) {
+		uint64_t t0 = gic_now_ns();
+
+		fn<<<K->blocks, K->threads, 0, K->e.stream>>>(c);
+		ok = cudaGetLastError() == cudaSuccess && !gpu_env_wait(&K->e, "gic kernel", 120);
+		t[r] = (double)(gic_now_ns() - t0) / 1e6;
+		if (ok && variant >= V_SEND) { /* outside the timed span */
+			drain_kernel<<<K->blocks, 1, 0, K->e.stream>>>(K->e.d_sq, K->d_rc);
+			ok = !gpu_env_wait(&K->e, "gic kernel drain", 60);
+		}
+	}
+	for (int i = 1; i < K_ROUNDS; i++) /* insertion sort for the median */
+		for (int j = i; j > 0 && t[j] < t[j - 1]; j--) {
+			double x = t[j];
+
+			t[j] = t[j - 1];
+			t[j - 1] = x;
+		}
+	*ms = t[K_ROUNDS / 2];
+	return ok && (variant < V_SEND || check(K, msgs, c.size));
+}
+
+static void emit(krun *K, const char *name, const char *metric, const char *unit, double value,
+		 int valid, const char *note)
+{
+	gic_result r;
+
+	gic_result_init(&r, "kernel", name, metric, unit);
+	snprintf(r.params, sizeof(r.params), "blocks=%d threads=%d live=%d size=%zu rounds=%d",
+		 K->blocks, K->threads, K->st->live, K->st->size, K_ROUNDS);
+	snprintf(r.note, sizeof(r.note), "%s", note);
+	gpu_result_transport(&r, K->o->gpu_engine);
+	gic_result_set_value(&r, value);
+	r.validated = valid;
+	gic_emit(K->sink, &r);
+}
+
+/* Every variant and message count of one caller. */
+static void run_caller(krun *K, int caller)
+{
+	double t_none = 0, t_send[GIC_KERNEL_MAX_MSGS] = { 0 };
+
+	for (int v = V_NONE; v <= V_SENDWAIT; v++) {
+		enclosing_fn fn = pick(caller, v, K->st->live);
+		int nm = v >= V_SEND ? K->st->nmsgs : 1;
+		cudaFuncAttributes attr;
+		int per_sm = 0;
+
+		if (!(K->st->variants & (1u << v)) && v != V_NONE)
+			continue;
+		cudaFuncGetAttributes(&attr, (const void *)fn);
+		cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, (const void *)fn, K->threads, 0);
+		for (int k = 0; k < nm; k++) {
+			int msgs = v >= V_SEND ? K->st->msgs[k] : 0;
+			char name[96];
+			double ms = 0;
+			int ok = run_config(K, fn, v, msgs, &ms);
+
+			snprintf(name, sizeof(name), "%s %s msgs=%d size=%zu", caller_names[caller],
+				 variant_names[v], msgs, K->st->size);
+			K->failed += !ok;
+			emit(K, name, "registers", "regs", attr.numRegs, ok, "per thread (sm_90, -O3)");
+			emit(K, name, "spill", "B", (double)attr.localSizeBytes, ok,
+			     "local memory per thread");
+			emit(K, name, "blocks/SM", "blocks", per_sm, ok, "resident blocks per SM");
+			emit(K, name, "time", "us", ms * 1e3, ok, "kernel, median of rounds");
+			if (v == V_NONE)
+				t_none = ms;
+			else if (t_none > 0)
+				emit(K, name, "loss", "%", 100.0 * (1.0 - t_none / ms), ok,
+				     "useful throughput lost against none");
+			if (v == V_SEND)
+				t_send[k] = ms;
+			if (v == V_SENDWAIT && t_send[k] > 0)
+				emit(K, name, "waiting loss", "%", 100.0 * (1.0 - t_send[k] / ms), ok,
+				     "against send with the same messages");
+		}
+	}
+}
+
+int gic_gpu_kernel(const gic_opts *o, const kernel_state *st, const gic_run_info *info,
+		   gic_sink *sink)
+{
+	krun K;
+	int maxm = 0;
+	size_t region;
+
+	(void)info;
+	memset(&K, 0, sizeof(K));
+	K.o = o;
+	K.st = st;
+	K.sink = sink;
+	K.blocks = o->given & GIC_GIVEN_C ? o->ctas : 528;   /* the paper's launch */
+	K.threads = o->given & GIC_GIVEN_T ? o->threads : 256;
+	for (int k = 0; k < st->nmsgs; k++)
+		maxm = st->msgs[k] > maxm ? st->msgs[k] : maxm;
+	K.max_msgs = maxm > 0 ? maxm : 1;
+	region = (size_t)K.blocks * K.max_msgs * st->size;
+	if (!pick(K_FMA, V_NONE, st->live) || K.blocks > K_MAX_BLOCKS || K.blocks > ENV_MAX_QPS ||
+	    region > (256u << 20)) {
+		fprintf(stderr, "gic kernel: --live must be 4, 8, 16, 32 or 64; at most %d blocks; "
+			"blocks x messages x size at most 256 MiB\n", ENV_MAX_QPS);
+		return EINVAL;
+	}
+	K.stream_len = (size_t)64 << 20; /* 256 MiB of floats: past the L2 */
+	K.h = (uint8_t *)malloc(region);
+	/* Every CUDA allocation before the engine starts (DESIGN.md). */
+	if (!K.h || cudaMalloc(&K.data, K.stream_len * sizeof(float)) != cudaSuccess ||
+	    cudaMemset(K.data, 0, K.stream_len * sizeof(float)) != cudaSuccess ||
+	    cudaMalloc(&K.d_rc, sizeof(int) * K_MAX_BLOCKS) != cudaSuccess) {
+		free(K.h);
+		return ENOMEM;
+	}
+	{
+		gpu_env_cfg cfg = { o->gpu_engine, K.blocks, 6, region, 0, 4, 4 };
+
+		gpu_env_open(&K.e, &cfg);
+	}
+	for (int caller = K_FMA; caller <= K_STREAM; caller++)
+		if (st->callers & (1u << caller))
+			run_caller(&K, caller);
+	gpu_env_close(&K.e);
+	cudaFree(K.data);
+	cudaFree(K.d_rc);
+	free(K.h);
+	return K.failed ? EIO : 0;
+}

@@ -1,0 +1,596 @@
+/*
+ * bench/gic/gpu_lat.cu - `gic lat` on the GPU: one operation at a time,
+ * one GPU thread per PE (paper Table 3, Table 4, Figure 3a, Figure 4).
+ *
+ * mini-gda: PE0's thread posts to PE1 through softnic (the engine of
+ * --engine), keeping its queue view in registers:
+ *   issue           reserve, build, doorbell record, doorbell (SM cycles);
+ *   put+completion  issue, then the CQE of that WQE (--scope all: then a
+ *                   quiet over every other configured QP as well);
+ *   rtt             PE0 writes 8 bytes to PE1; PE1's thread (another CTA)
+ *                   sees them and writes 8 bytes back; PE0 sees the answer.
+ * With 8-byte inline writes and the issue metric, a floor row gives the
+ * same stores with no queue logic (the variant's fences included).
+ * mini-proxy: a GPU producer per PE, the CPU workers of gic/proxy.h and
+ * softnic's CPU engine; the producer polls a host-resident counter.
+ *
+ * The ordering variant is a template parameter: the paper selects it at
+ * build time, and a run-time switch in the posting path would be part of
+ * what is timed. Every payload is checked after each run.
+ */
+#include "exp_lat.h"
+#include "gpu_common.h"
+#include "../../tests/gpu/proxy_env.h"
+
+#include <errno.h>
+#include <math.h>
+
+enum { LAT_MAX_SAMPLES = 4096, LAT_REGION = 4 << 20 };
+
+#define DL (gic_now_ns() + ENV_DEADLINE_NS)
+
+static __host__ __device__ uint64_t lat_val(uint64_t i, uint64_t tag)
+{
+	return (tag << 40) ^ (i * 0x9e3779b97f4a7c15ull) ^ 0x6c6c6c6c00000003ull;
+}
+
+static __host__ __device__ uint8_t lat_byte(uint64_t i, uint32_t j)
+{
+	return (uint8_t)(lat_val(i, 9) >> (8 * (j & 7))) ^ (uint8_t)(j * 29u);
+}
+
+typedef struct gda_cfg {
+	int n;              /* samples, warm-up included */
+	int pointer;        /* 0: inline from the staging buffer, 1: from src */
+	uint32_t size;      /* payload bytes */
+	uint32_t stride;    /* destination bytes per sample (>= size, multiple of 8) */
+	int rtt;            /* 1: round trips (size 8) */
+	int nq;             /* QPs configured; QP 0 is used */
+	int scope_all;      /* completion is a quiet over every QP */
+	uint8_t *dst;       /* PE1's region */
+	uint32_t rkey;
+	const uint8_t *stage; /* inline payloads, device memory */
+	uint8_t *src;       /* pointer payloads, registered in PE0 */
+	uint32_t lkey;
+	uint8_t *back;      /* PE0's region: round-trip answers */
+	uint32_t back_rkey;
+} gda_cfg;
+
+typedef struct lat_sample {
+	long long issue;    /* cycles */
+	long long total;    /* cycles: to the completion or the answer */
+	int rc;
+	int pad;
+} lat_sample;
+
+/* What a sample posts (a template parameter, so that the timed path holds
+ * no branch on it): an 8-byte inline value, an inline payload of c.size
+ * bytes from the staging buffer, or a pointer write of c.size bytes. */
+enum { K_INLINE8 = 0, K_INLINE = 1, K_POINTER = 2 };
+
+/* Posts sample i on the exclusive local view; returns the rc. */
+template <int O, int KIND>
+static __device__ __forceinline__ int gda_post(gic_sq *s, const gda_cfg &c, int i, uint64_t v,
+					      uint64_t raddr)
+{
+	uint64_t pos;
+	uint32_t nbb = KIND == K_INLINE ? gic_bb_for_ds(gic_ds_inline_write(c.size)) : 1;
+	int rc = gic_sq_reserve_excl(s, nbb, &pos, O, DL);
+
+	if (rc)
+		return rc;
+	if (KIND == K_POINTER)
+		gic_wqe_write(s, pos, GIC_OPCODE_RDMA_WRITE, raddr, c.rkey,
+			      (uint64_t)(c.src + (uint64_t)i * c.stride), c.lkey, c.size,
+			      GIC_CTRL_CQ_UPDATE, 0);
+	else if (KIND == K_INLINE8)
+		gic_wqe_write_inline_u64(s, pos, raddr, c.rkey, v, GIC_CTRL_CQ_UPDATE);
+	else
+		gic_wqe_write_inline(s, pos, raddr, c.rkey, c.stage + (uint64_t)i * c.stride, c.size,
+				     GIC_CTRL_CQ_UPDATE);
+	gic_sq_note_signaled(s, pos + nbb, 0);
+	gic_sq_publish_excl(s, O);
+	return 0;
+}
+
+/* Waits until the 8-byte word at p holds want. */
+static __device__ int wait_word(const uint64_t *p, uint64_t want)
+{
+	uint64_t deadline = DL;
+
+	while (gic_ld_acquire_sys_u64(p) != want)
+		if (gic_now_ns() > deadline)
+			return ETIMEDOUT;
+	return 0;
+}
+
+/* PE0: the measured side. */
+template <int O, int KIND>
+static __device__ void gda_pe0(gic_sq *g, const gda_cfg &c, lat_sample *out)
+{
+	gic_sq s;
+	gic_cq cq;
+
+	gic_sq_local_begin(&s, &cq, g);
+	for (int i = 0; i < c.n; i++) {
+		uint64_t v = lat_val(i, 1), raddr = (uint64_t)(c.dst + (uint64_t)i * c.stride);
+		/* Inputs are made before the clock starts. */
+		asm volatile("" : "+l"(v), "+l"(raddr));
+		long long c0 = clock64();
+		int rc = gda_post<O, KIND>(&s, c, i, v, raddr);
+		long long c1 = clock64();
+
+		if (!rc && c.rtt)
+			rc = wait_word((const uint64_t *)(c.back + (uint64_t)i * 8), ~lat_val(i, 1));
+		if (!rc && !c.rtt)
+			rc = gic_sq_wait_retired(&s, s.ready, 0, O, DL);
+		if (!rc && !c.rtt && c.scope_all && c.nq > 1)
+			rc = gic_quiet_all(g + 1, c.nq - 1, O, DL);
+		out[i].total = clock64() - c0;
+		out[i].issue = c1 - c0;
+		if (!rc && c.rtt) /* retire the write outside the timed span */
+			rc = gic_sq_wait_retired(&s, s.ready, 0, O, DL);
+		out[i].rc = rc;
+		if (rc && rc != EIO)
+			break;
+	}
+	gic_sq_local_end(g, &s);
+}
+
+/* PE1 (round trips): waits for each request and answers it. */
+template <int O>
+static __device__ void gda_pe1(gic_sq *g, const gda_cfg &c)
+{
+	gic_sq s;
+	gic_cq cq;
+
+	gic_sq_local_begin(&s, &cq, g);
+	for (int i = 0; i < c.n; i++) {
+		uint64_t pos;
+		int rc = wait_word((const uint64_t *)(c.dst + (uint64_t)i * c.stride), lat_val(i, 1));
+
+		if (!rc)
+			rc = gic_sq_reserve_excl(&s, 1, &pos, O, DL);
+		if (rc)
+			break;
+		gic_wqe_write_inline_u64(&s, pos, (uint64_t)(c.back + (uint64_t)i * 8), c.back_rkey,
+					 ~lat_val(i, 1), GIC_CTRL_CQ_UPDATE);
+		gic_sq_note_signaled(&s, pos + 1, 0);
+		gic_sq_publish_excl(&s, O);
+		if (gic_sq_wait_retired(&s, s.ready, 0, O, DL))
+			break;
+	}
+	gic_sq_local_end(g, &s);
+}
+
+template <int O, int KIND>
+__global__ void gda_lat_kernel(gic_sq *pe0, gic_sq *pe1, gda_cfg c, lat_sample *out)
+{
+	if (blockIdx.x == 0)
+		gda_pe0<O, KIND>(pe0, c, out);
+	else
+		gda_pe1<O>(pe1, c);
+}
+
+/* The floor: three 16-byte stores and the variant's doorbell sequence into
+ * scratch memory of the queue's placement, no reservation or index logic. */
+template <int O>
+__global__ void gda_floor_kernel(gic_sq *g, int n, lat_sample *out)
+{
+	gic_sq s = *g;
+
+	for (int i = 0; i < n; i++) {
+		uint4 seg = make_uint4(i, 1, 2, 3);
+		uint8_t *w = s.wqes + (i & (s.bb_cnt - 1)) * 64;
+		long long c0 = clock64();
+
+		gic_st_seg16(w, &seg);
+		gic_st_seg16(w + 16, &seg);
+		gic_st_seg16(w + 32, &seg);
+		gic_sq_ring(&s, (uint64_t)i + 1, O);
+		out[i].issue = out[i].total = clock64() - c0;
+		out[i].rc = 0;
+	}
+}
+
+typedef void (*gda_kernel_fn)(gic_sq *, gic_sq *, gda_cfg, lat_sample *);
+typedef void (*floor_kernel_fn)(gic_sq *, int, lat_sample *);
+#define GDA_KINDS(O) { gda_lat_kernel<O, K_INLINE8>, gda_lat_kernel<O, K_INLINE>, \
+			  gda_lat_kernel<O, K_POINTER> }
+static const gda_kernel_fn gda_kernels[GIC_LAT_ORDERS][3] = {
+	GDA_KINDS(0), GDA_KINDS(1), GDA_KINDS(2), GDA_KINDS(3), GDA_KINDS(4), GDA_KINDS(5),
+	GDA_KINDS(6),
+};
+static const floor_kernel_fn floor_kernels[GIC_LAT_ORDERS] = {
+	gda_floor_kernel<0>, gda_floor_kernel<1>, gda_floor_kernel<2>, gda_floor_kernel<3>,
+	gda_floor_kernel<4>, gda_floor_kernel<5>, gda_floor_kernel<6>,
+};
+
+/* ------------------------------------------------------------------ */
+/* Host side. */
+
+typedef struct lat_run {
+	const gic_opts *o;
+	const gic_run_info *info;
+	gic_sink *sink;
+	gpu_env e;
+	uint8_t *stage;       /* device memory: inline payloads */
+	void *scratch_mem;    /* the floor's queue-shaped scratch */
+	gic_sq *scratch;
+	lat_sample *d, *h;
+	double *v;
+	int n;                /* samples per measurement, warm-up included */
+	int failed;
+} lat_run;
+
+/* Fills the staging buffer and PE0's source with the payload pattern, and
+ * clears the destination and answer regions. */
+static int prepare_payloads(lat_run *L, uint32_t size, uint32_t stride)
+{
+	size_t bytes = (size_t)L->n * stride;
+	uint8_t *h = (uint8_t *)calloc(1, bytes);
+	int rc;
+
+	if (!h)
+		return ENOMEM;
+	for (int i = 0; i < L->n; i++)
+		for (uint32_t j = 0; j < size; j++)
+			h[(size_t)i * stride + j] = size == 8 ? (uint8_t)(lat_val(i, 1) >> (8 * j))
+							      : lat_byte(i, j);
+	rc = gpu_env_write(&L->e, L->stage, h, bytes) || gpu_env_write(&L->e, L->e.src, h, bytes);
+	memset(h, 0, bytes);
+	rc = rc || gpu_env_write(&L->e, L->e.dst, h, bytes) ||
+	     gpu_env_write(&L->e, L->e.back, h, (size_t)L->n * 8);
+	free(h);
+	return rc ? EIO : 0;
+}
+
+/* Checks what PE1 received (and PE0's answers for round trips). */
+static int validate(lat_run *L, const gda_cfg *c)
+{
+	size_t bytes = (size_t)L->n * c->stride;
+	uint8_t *h = (uint8_t *)malloc(bytes);
+	uint64_t *b = (uint64_t *)malloc((size_t)L->n * 8);
+	int ok = h && b && !gpu_env_read(&L->e, h, L->e.dst, bytes) &&
+		 !gpu_env_read(&L->e, b, L->e.back, (size_t)L->n * 8);
+
+	for (int i = 0; i < L->n && ok; i++) {
+		for (uint32_t j = 0; j < c->size && ok; j++)
+			ok = h[(size_t)i * c->stride + j] ==
+			     (c->size == 8 ? (uint8_t)(lat_val(i, 1) >> (8 * j)) : lat_byte(i, j));
+		if (ok && c->rtt)
+			ok = b[i] == ~lat_val(i, 1);
+		if (!ok)
+			fprintf(stderr, "gic lat: sample %d: payload %s\n", i,
+				c->rtt ? "or answer wrong" : "wrong");
+	}
+	free(h);
+	free(b);
+	return ok;
+}
+
+/* Runs one kernel of n samples; 0, or the number of failed samples
+ * (negative when the kernel did not finish). */
+static int run_samples(lat_run *L, const char *what)
+{
+	int bad = 0;
+
+	if (cudaGetLastError() != cudaSuccess || gpu_env_wait(&L->e, what, 120))
+		return -1;
+	if (gpu_env_read(&L->e, L->h, L->d, sizeof(lat_sample) * L->n))
+		return -1;
+	for (int i = 0; i < L->n; i++)
+		if (L->h[i].rc && !bad++)
+			fprintf(stderr, "gic lat: %s: sample %d: error %d (%s)\n", what, i, L->h[i].rc,
+				softnic_qp_error(L->e.qp[0]));
+	return bad;
+}
+
+static void emit_cycles(lat_run *L, const char *name, const char *metric, int total, int valid,
+			const char *params, const char *note)
+{
+	gic_result r;
+
+	gic_result_init(&r, "lat", name, metric, "us");
+	for (int i = 0; i < L->n; i++)
+		L->v[i] = (double)(total ? L->h[i].total : L->h[i].issue) / L->info->sm_mhz;
+	snprintf(r.params, sizeof(r.params), "%s", params);
+	snprintf(r.note, sizeof(r.note), "%s", note);
+	gpu_result_transport(&r, L->o->gpu_engine);
+	r.validated = valid;
+	gpu_samples_emit(L->sink, &r, L->v, L->n, L->o->warmup);
+}
+
+/* One mini-gda configuration: a path, an order, a size; emits the
+ * selected metrics. */
+static void gda_one(lat_run *L, const lat_state *st, int pointer, int order, uint32_t size,
+		    int sweep)
+{
+	gda_cfg c;
+	char name[96], params[256];
+	const char *path = pointer ? "gda-pointer" : "gda-inline";
+	int bad, valid;
+
+	memset(&c, 0, sizeof(c));
+	c.n = L->n;
+	c.pointer = pointer;
+	c.size = size;
+	c.stride = (size + 7) & ~7u;
+	c.nq = st->qps;
+	c.scope_all = st->scope_all;
+	c.dst = L->e.dst;
+	c.rkey = softnic_mr_rkey(L->e.dst_mr);
+	c.stage = L->stage;
+	c.src = L->e.src;
+	c.lkey = softnic_mr_lkey(L->e.src_mr);
+	c.back = L->e.back;
+	c.back_rkey = softnic_mr_rkey(L->e.back_mr);
+	if (sweep)
+		snprintf(name, sizeof(name), "%s %s size=%u", path, gic_lat_order_name(order), size);
+	else
+		snprintf(name, sizeof(name), "%s %s", path, gic_lat_order_name(order));
+	snprintf(params, sizeof(params), "size=%u qps=%d scope=%s order=%s", size, st->qps,
+		 st->scope_all ? "all" : "qp", gic_lat_order_name(order));
+	for (int rtt = 0; rtt <= 1; rtt++) {
+		if (rtt ? !(st->metrics & GIC_LAT_RTT) || size != 8
+			: !(st->metrics & (GIC_LAT_ISSUE | GIC_LAT_PUTC)))
+			continue;
+		c.rtt = rtt;
+		if (prepare_payloads(L, size, c.stride)) {
+			L->failed++;
+			continue;
+		}
+		gda_kernels[order][pointer ? K_POINTER : size == 8 ? K_INLINE8 : K_INLINE]
+			<<<rtt ? 2 : 1, 1, 0, L->e.stream>>>(L->e.d_sq, L->e.d_peer_sq, c, L->d);
+		bad = run_samples(L, name);
+		if (bad < 0) {
+			L->failed++;
+			return;
+		}
+		valid = !bad && validate(L, &c);
+		if (!rtt && (st->metrics & GIC_LAT_ISSUE))
+			emit_cycles(L, name, "issue", 0, valid, params,
+				    order == GIC_ORDER_NONE ? "unordered: unsafe as named" : "");
+		if (!rtt && (st->metrics & GIC_LAT_PUTC))
+			emit_cycles(L, name, "put+completion", 1, valid, params,
+				    "completion by softnic (not a NIC number)");
+		if (rtt)
+			emit_cycles(L, name, "rtt", 1, valid, params,
+				    "answer written by a GPU thread through softnic");
+		if (!rtt && !pointer && size == 8 && (st->metrics & GIC_LAT_ISSUE)) {
+			char fname[112];
+
+			floor_kernels[order]<<<1, 1, 0, L->e.stream>>>(L->scratch, L->n, L->d);
+			snprintf(fname, sizeof(fname), "%s floor", name);
+			if (run_samples(L, fname) == 0)
+				emit_cycles(L, fname, "issue", 0, 1, params,
+					    "the same stores and fences, no queue logic");
+		}
+	}
+}
+
+/* A view shaped like a queue, in memory of the queue's placement. */
+static int make_scratch(lat_run *L)
+{
+	gic_sq s;
+	size_t ring = 1024 * 64;
+
+	if (L->o->gpu_engine) {
+		if (cudaMalloc(&L->scratch_mem, ring + 128) != cudaSuccess)
+			return ENOMEM;
+	} else if (!(L->scratch_mem = gpu_mapped_alloc(ring + 128, 4096, NULL))) {
+		return ENOMEM;
+	}
+	memset(&s, 0, sizeof(s));
+	s.wqes = (uint8_t *)L->scratch_mem;
+	s.dbrec = (uint32_t *)((uint8_t *)L->scratch_mem + ring);
+	s.db = (uint64_t *)((uint8_t *)L->scratch_mem + ring + 64);
+	s.bb_cnt = 1024;
+	if (cudaMalloc(&L->scratch, sizeof(s)) != cudaSuccess)
+		return ENOMEM;
+	return cudaMemcpy(L->scratch, &s, sizeof(s), cudaMemcpyHostToDevice) == cudaSuccess ? 0 : EIO;
+}
+
+static void gda_all(lat_run *L, const lat_state *st)
+{
+	gpu_env_cfg cfg = { L->o->gpu_engine, st->qps, 10, LAT_REGION, 0, 4, 4 };
+
+	/* Every CUDA allocation before the engine starts (DESIGN.md). */
+	if (cudaMalloc(&L->stage, LAT_REGION) != cudaSuccess || make_scratch(L)) {
+		L->failed++;
+		return;
+	}
+	gpu_env_open(&L->e, &cfg);
+	for (int p = 0; p < 2; p++) {
+		if (!(st->paths & (p ? GIC_LAT_GDA_POINTER : GIC_LAT_GDA_INLINE)))
+			continue;
+		for (int o = 0; o < GIC_LAT_ORDERS; o++) {
+			if (!(st->orders & (1u << o)))
+				continue;
+			gic_progress("lat", o, GIC_LAT_ORDERS, gic_lat_order_name(o));
+			gda_one(L, st, p, o, 8, 0);
+		}
+	}
+	if (st->sweep && (st->paths & GIC_LAT_GDA_INLINE)) {
+		size_t max = LAT_REGION / L->n;
+
+		for (double sz = (double)L->o->size_begin; sz <= (double)L->o->size_end;
+		     sz *= L->o->size_factor) {
+			uint32_t size = (uint32_t)sz;
+
+			if (size < 1 || size > 900 || size > max) {
+				fprintf(stderr, "gic lat --sweep: size %u skipped (1..900 B inline, "
+					"and %zu B per sample fit the region)\n", size, max);
+				continue;
+			}
+			for (int o = 0; o < GIC_LAT_ORDERS; o++)
+				if (st->orders & (1u << o))
+					gda_one(L, st, 0, o, size, 1);
+		}
+	}
+	gpu_env_close(&L->e);
+	cudaFree(L->stage);
+	cudaFree(L->scratch);
+	if (L->o->gpu_engine)
+		cudaFree(L->scratch_mem);
+	else
+		gpu_mapped_free(L->scratch_mem, NULL);
+}
+
+/* ------------------------------------------------------------------ */
+/* mini-proxy paths. */
+
+/* PE0 enqueues request i (8 bytes into PE1) and waits for counter i + 1
+ * (put+completion); or, for round trips, for PE1's answer in its own
+ * region while PE1 (block 1) answers through proxy 1. */
+template <int TUNED>
+static __device__ void proxy_side(gic_proxy_ring *g, int pe, const uint64_t *in,
+				  const uint64_t *counter, int n, int rtt, lat_sample *out)
+{
+	gic_proxy_ring local = *g;
+	gic_proxy_ring *r = TUNED ? &local : g; /* baseline: atomics on the global view */
+
+	for (int i = 0; i < n; i++) {
+		gic_proxy_desc d = { 0, 0 };
+		uint64_t deadline = DL, want = pe ? lat_val(i, 1) : ~lat_val(i, 1);
+		int rc = 0;
+
+		if (pe == 1) /* the request first */
+			rc = wait_word(&in[i], want);
+		if (!rc)
+			rc = gic_proxy_desc_inline(&d, 8 * (uint64_t)i,
+						   pe ? ~lat_val(i, 1) : lat_val(i, 1), 8, 0);
+		asm volatile("" : "+l"(d.header), "+l"(d.payload));
+		long long c0 = clock64();
+		if (!rc)
+			rc = TUNED ? gic_proxy_enqueue_tuned(r, &d, deadline, NULL)
+				   : gic_proxy_enqueue_baseline(r, &d, deadline, NULL);
+		long long c1 = clock64();
+		if (pe == 0 && !rc)
+			rc = rtt ? wait_word(&in[i], want)
+				 : gic_proxy_wait_counter(r, counter, (uint64_t)i + 1, deadline);
+		if (pe == 0) {
+			out[i].issue = c1 - c0;
+			out[i].total = clock64() - c0;
+			out[i].rc = rc;
+		}
+		if (rc)
+			break;
+	}
+	if (TUNED)
+		*g = local;
+}
+
+__global__ void proxy_lat_kernel(gic_proxy_ring *v0, gic_proxy_ring *v1, const uint64_t *in0,
+				 const uint64_t *in1, const uint64_t *counter, int n, int tuned,
+				 int rtt, lat_sample *out)
+{
+	int pe = blockIdx.x;
+
+	if (tuned)
+		proxy_side<1>(pe ? v1 : v0, pe, pe ? in1 : in0, counter, n, rtt, out);
+	else
+		proxy_side<0>(pe ? v1 : v0, pe, pe ? in1 : in0, counter, n, rtt, out);
+}
+
+/* Checks PE k's region: word i == want(i). */
+static int proxy_check(proxy_env *e, int k, int n, int answer)
+{
+	uint64_t *h = (uint64_t *)malloc((size_t)n * 8);
+	int ok = h && !proxy_env_read(e, h, e->region[k], (size_t)n * 8);
+
+	for (int i = 0; i < n && ok; i++)
+		ok = h[i] == (answer ? ~lat_val(i, 1) : lat_val(i, 1));
+	free(h);
+	return ok;
+}
+
+static void proxy_one(lat_run *L, const lat_state *st, int tuned)
+{
+	const char *name = tuned ? "proxy-tuned" : "proxy-baseline";
+	proxy_env_cfg cfg = { PROXY_NIC_CPU, 2, 1, 1, 1, tuned, 0, (size_t)L->n * 8, 0 };
+	const char *params = "T=1 R=1 B=1 size=8 counter=host";
+	uint64_t *zeros = (uint64_t *)calloc(L->n, 8);
+	proxy_env pe;
+
+	if (!zeros || proxy_env_open(&pe, &cfg)) {
+		if (zeros)
+			proxy_env_close(&pe);
+		free(zeros);
+		L->failed++;
+		return;
+	}
+	for (int rtt = 0; rtt <= 1; rtt++) {
+		int bad, valid;
+
+		if (rtt ? !(st->metrics & GIC_LAT_RTT) : !(st->metrics & (GIC_LAT_ISSUE | GIC_LAT_PUTC)))
+			continue;
+		proxy_lat_kernel<<<rtt ? 2 : 1, 1, 0, pe.stream>>>(pe.d_views[0], pe.d_views[1],
+								    pe.region[0], pe.region[1],
+								    &pe.counters[0][0], L->n, tuned,
+								    rtt, L->d);
+		if (proxy_env_wait(&pe, name, 120) ||
+		    proxy_env_read(&pe, L->h, L->d, sizeof(lat_sample) * L->n)) {
+			L->failed++;
+			break;
+		}
+		bad = 0;
+		for (int i = 0; i < L->n; i++)
+			bad += L->h[i].rc != 0;
+		valid = !bad && proxy_check(&pe, 1, L->n, 0) && (!rtt || proxy_check(&pe, 0, L->n, 1));
+		if (bad)
+			fprintf(stderr, "gic lat: %s: %d requests failed (%s)\n", name, bad,
+				gic_proxy_error(pe.proxy[0]));
+		if (!rtt && (st->metrics & GIC_LAT_ISSUE))
+			emit_cycles(L, name, "issue", 0, valid, params, "enqueue into mapped host memory");
+		if (!rtt && (st->metrics & GIC_LAT_PUTC))
+			emit_cycles(L, name, "put+completion", 1, valid, params,
+				    "CPU workers, softnic CPU engine, host-resident counter");
+		if (rtt)
+			emit_cycles(L, name, "rtt", 1, valid, params,
+				    "two proxies; each PE polls its own (host-mapped) region");
+		/* The next run writes the same slots again. */
+		if (proxy_env_write(&pe, pe.region[0], zeros, (size_t)L->n * 8) ||
+		    proxy_env_write(&pe, pe.region[1], zeros, (size_t)L->n * 8))
+			L->failed++;
+	}
+	proxy_env_close(&pe);
+	free(zeros);
+}
+
+/* ------------------------------------------------------------------ */
+
+int gic_gpu_lat(const gic_opts *o, const lat_state *st, const gic_run_info *info,
+		gic_sink *sink)
+{
+	lat_run L;
+
+	memset(&L, 0, sizeof(L));
+	L.o = o;
+	L.info = info;
+	L.sink = sink;
+	L.n = o->iters + o->warmup;
+	if (L.n < 1 || L.n > LAT_MAX_SAMPLES) {
+		fprintf(stderr, "gic lat: -n plus -w must be 1..%d on the GPU\n", LAT_MAX_SAMPLES);
+		return EINVAL;
+	}
+	if (info->sm_mhz <= 0)
+		return ENODEV;
+	L.h = (lat_sample *)calloc(L.n, sizeof(lat_sample));
+	L.v = (double *)calloc(L.n, sizeof(double));
+	if (!L.h || !L.v || cudaMalloc(&L.d, sizeof(lat_sample) * L.n) != cudaSuccess) {
+		free(L.h);
+		free(L.v);
+		return ENOMEM;
+	}
+	if (st->paths & (GIC_LAT_GDA_INLINE | GIC_LAT_GDA_POINTER))
+		gda_all(&L, st);
+	if (st->paths & GIC_LAT_PROXY_BASELINE)
+		proxy_one(&L, st, 0);
+	if (st->paths & GIC_LAT_PROXY_TUNED)
+		proxy_one(&L, st, 1);
+	cudaFree(L.d);
+	free(L.h);
+	free(L.v);
+	return L.failed ? EIO : 0;
+}

@@ -1,0 +1,250 @@
+/*
+ * bench/gic/gpu_payload.cu - `gic payload` on the GPU: pipelined goodput
+ * against payload size (paper Figure 8).
+ *
+ * gda: one GPU thread owns a QP and posts -n pointer writes of each size
+ * from PE0's source to PE1's region, keeping at most --window of them
+ * outstanding (a CQE every window/4 writes retires them). proxy: one GPU
+ * producer enqueues -n pointer requests into one ring of a T=1 R=1 B=16
+ * mini-proxy (the ring's slots bound what is outstanding) and waits for the
+ * counter. Goodput is bytes over the time from the first post to the last
+ * completion (GB/s). Write i lands in slot i % slots of the region; every
+ * slot is checked afterwards. The data moves through softnic's engine: these
+ * are softnic numbers (memory copies by the engine), not a NIC's.
+ */
+#include "exp_payload.h"
+#include "gpu_common.h"
+#include "../../tests/gpu/proxy_env.h"
+
+#include <errno.h>
+
+enum { PAYLOAD_REGION = 16 << 20 };
+
+#define DL (gic_now_ns() + ENV_DEADLINE_NS)
+#define ORD GIC_ORDER_FENCE_GPU
+
+static __host__ __device__ uint8_t pbyte(uint64_t i, uint64_t j)
+{
+	return (uint8_t)((i * 131u) ^ (j * 7u) ^ (j >> 8) ^ 0x5du);
+}
+
+typedef struct span2 {
+	unsigned long long t0, t1;
+	int rc;
+	int pad;
+} span2;
+
+/* Write i copies source slot i % slots to the same destination slot. */
+__global__ void payload_gda_kernel(gic_sq *g, uint8_t *dst, uint32_t rkey, const uint8_t *src,
+				   uint32_t lkey, uint32_t size, int n, int slots, int window,
+				   span2 *out)
+{
+	gic_sq s;
+	gic_cq cq;
+	int every = window / 4 > 0 ? window / 4 : 1, rc = 0;
+
+	gic_sq_local_begin(&s, &cq, g);
+	out->t0 = gic_now_ns();
+	for (int i = 0; i < n && !rc; i++) {
+		uint64_t pos, off = (uint64_t)(i % slots) * size;
+		int sig = (i + 1) % every == 0 || i + 1 == n;
+
+		if (s.resv >= (uint64_t)window)
+			rc = gic_sq_wait_retired(&s, s.resv + 1 - window, 0, ORD, DL);
+		if (!rc)
+			rc = gic_sq_reserve_excl(&s, 1, &pos, ORD, DL);
+		if (rc)
+			break;
+		gic_wqe_write(&s, pos, GIC_OPCODE_RDMA_WRITE, (uint64_t)(dst + off), rkey,
+			      (uint64_t)(src + off), lkey, size, sig ? GIC_CTRL_CQ_UPDATE : 0, 0);
+		if (sig)
+			gic_sq_note_signaled(&s, pos + 1, 0);
+		gic_sq_publish_excl(&s, ORD);
+	}
+	if (!rc)
+		rc = gic_sq_quiet(&s, ORD, DL);
+	out->t1 = gic_now_ns();
+	out->rc = rc;
+	gic_sq_local_end(g, &s);
+}
+
+/* The same through mini-proxy: pointer requests, one producer. */
+__global__ void payload_proxy_kernel(gic_proxy_ring *g, const uint64_t *counter, uint32_t size,
+				     int n, int slots, span2 *out)
+{
+	gic_proxy_ring r = *g;
+	uint64_t deadline = gic_now_ns() + 60000000000ull;
+	int rc = 0;
+
+	out->t0 = gic_now_ns();
+	for (int i = 0; i < n && !rc; i++) {
+		gic_proxy_desc d;
+		uint64_t off = (uint64_t)(i % slots) * size;
+
+		rc = gic_proxy_desc_pointer(&d, off, off, size, 0);
+		if (!rc)
+			rc = gic_proxy_enqueue_tuned(&r, &d, deadline, NULL);
+	}
+	if (!rc)
+		rc = gic_proxy_wait_counter(&r, counter, (uint64_t)n, deadline);
+	out->t1 = gic_now_ns();
+	out->rc = rc;
+	*g = r;
+}
+
+/* ------------------------------------------------------------------ */
+
+/* Host patterns: fills (check 0) or verifies (check 1) n_slots slots of
+ * size bytes; the slot k was last written by write i = the largest i < n
+ * with i % slots == k, and every write copies the source slot, so the
+ * destination must equal the source pattern. */
+static int pattern(uint8_t *h, uint32_t size, int slots, int check)
+{
+	for (int k = 0; k < slots; k++)
+		for (uint32_t j = 0; j < size; j++) {
+			uint8_t want = pbyte((uint64_t)k, j);
+			uint8_t *p = &h[(size_t)k * size + j];
+
+			if (!check)
+				*p = want;
+			else if (*p != want) {
+				fprintf(stderr, "gic payload: size %u slot %d byte %u wrong\n", size, k, j);
+				return 0;
+			}
+		}
+	return 1;
+}
+
+static void emit_goodput(gic_sink *sink, const gic_opts *o, const char *path, uint32_t size,
+			 const payload_state *st, const double *gbps, int n, int valid)
+{
+	gic_result r;
+	char name[96];
+
+	snprintf(name, sizeof(name), "%s size=%u", path, size);
+	gic_result_init(&r, "payload", name, "goodput", "GB/s");
+	snprintf(r.params, sizeof(r.params), "size=%u writes=%d window=%d path=%s", size, o->iters,
+		 st->window, path);
+	snprintf(r.note, sizeof(r.note), "bytes copied by softnic's engine: not a NIC number");
+	gpu_result_transport(&r, st->path == GIC_PAYLOAD_PROXY ? 0 : o->gpu_engine);
+	r.validated = valid;
+	gpu_samples_emit(sink, &r, gbps, n, 0);
+}
+
+/* One size through mini-gda; returns the goodput (GB/s) or 0. */
+static double gda_size(gpu_env *e, const gic_opts *o, const payload_state *st, uint32_t size,
+		       uint8_t *h, span2 *d, int *valid)
+{
+	int slots = (int)(PAYLOAD_REGION / size) < o->iters ? (int)(PAYLOAD_REGION / size) : o->iters;
+	span2 sp;
+
+	pattern(h, size, slots, 0);
+	if (gpu_env_write(e, e->src, h, (size_t)slots * size))
+		return 0;
+	memset(h, 0, (size_t)slots * size);
+	if (gpu_env_write(e, e->dst, h, (size_t)slots * size))
+		return 0;
+	payload_gda_kernel<<<1, 1, 0, e->stream>>>(e->d_sq, e->dst, softnic_mr_rkey(e->dst_mr), e->src,
+						    softnic_mr_lkey(e->src_mr), size, o->iters, slots,
+						    st->window, d);
+	if (gpu_env_wait(e, "gic payload", 120) || gpu_env_read(e, &sp, d, sizeof(sp)))
+		return 0;
+	if (sp.rc) {
+		fprintf(stderr, "gic payload: size %u: error %d (%s)\n", size, sp.rc,
+			softnic_qp_error(e->qp[0]));
+		return 0;
+	}
+	*valid = !gpu_env_read(e, h, e->dst, (size_t)slots * size) && pattern(h, size, slots, 1);
+	return (double)o->iters * size / (double)(sp.t1 - sp.t0);
+}
+
+/* One size through mini-proxy on a fresh fixture. */
+static double proxy_size(const gic_opts *o, uint32_t size, uint8_t *h, span2 *d, int *valid)
+{
+	int slots = (int)(PAYLOAD_REGION / size) < o->iters ? (int)(PAYLOAD_REGION / size) : o->iters;
+	proxy_env_cfg cfg = { PROXY_NIC_CPU, 1, 1, 1, 16, GIC_PROXY_TUNED, 8, PAYLOAD_REGION, 0, 0 };
+	double gbps = 0;
+	span2 sp;
+	proxy_env e;
+
+	if (proxy_env_open(&e, &cfg)) {
+		proxy_env_close(&e);
+		return 0;
+	}
+	pattern(h, size, slots, 0);
+	if (!proxy_env_write(&e, e.src[0], h, (size_t)slots * size)) {
+		payload_proxy_kernel<<<1, 1, 0, e.stream>>>(e.d_views[0], &e.counters[0][0], size,
+							     o->iters, slots, d);
+		if (!proxy_env_wait(&e, "gic payload proxy", 120) &&
+		    !proxy_env_read(&e, &sp, d, sizeof(sp)) && sp.rc == 0) {
+			gbps = (double)o->iters * size / (double)(sp.t1 - sp.t0);
+			*valid = !proxy_env_read(&e, h, e.region[1], (size_t)slots * size) &&
+				 pattern(h, size, slots, 1);
+		} else {
+			fprintf(stderr, "gic payload: proxy size %u failed (%s)\n", size,
+				gic_proxy_error(e.proxy[0]));
+		}
+	}
+	proxy_env_close(&e);
+	return gbps;
+}
+
+int gic_gpu_payload(const gic_opts *o, const payload_state *st, const gic_run_info *info,
+		    gic_sink *sink)
+{
+	gpu_env_cfg cfg = { o->gpu_engine, 1, 12, PAYLOAD_REGION, 0, 4, 4 };
+	const char *path = st->path == GIC_PAYLOAD_PROXY ? "proxy" : "gda";
+	uint8_t *h = (uint8_t *)malloc(PAYLOAD_REGION);
+	double ref = 0, sizes[64], good[64];
+	int nsz = 0, failed = 0;
+	span2 *d;
+	gpu_env e;
+
+	(void)info;
+	if (!h || cudaMalloc(&d, sizeof(span2)) != cudaSuccess) {
+		free(h);
+		return ENOMEM;
+	}
+	if (st->path == GIC_PAYLOAD_GDA)
+		gpu_env_open(&e, &cfg);
+	for (double sz = (double)o->size_begin; sz <= (double)o->size_end && nsz < 64;
+	     sz *= o->size_factor) {
+		uint32_t size = (uint32_t)sz;
+		int valid = 0;
+		double g;
+
+		if (size < 1 || size > PAYLOAD_REGION ||
+		    (st->path == GIC_PAYLOAD_PROXY && size > GIC_PROXY_DESC_MAX_LENGTH)) {
+			fprintf(stderr, "gic payload: size %u skipped (1..%d bytes; a proxy request "
+				"carries at most %u)\n", size, PAYLOAD_REGION,
+				(unsigned)GIC_PROXY_DESC_MAX_LENGTH);
+			continue;
+		}
+		gic_progress("payload", nsz, 0, path);
+		g = st->path == GIC_PAYLOAD_GDA ? gda_size(&e, o, st, size, h, d, &valid)
+						: proxy_size(o, size, h, d, &valid);
+		emit_goodput(sink, o, path, size, st, &g, 1, valid);
+		failed += !valid;
+		sizes[nsz] = size;
+		good[nsz++] = g;
+		if (st->reference ? size == st->reference : 1)
+			ref = g; /* the largest size run, unless --reference names one */
+	}
+	if (st->path == GIC_PAYLOAD_GDA)
+		gpu_env_close(&e);
+	cudaFree(d);
+	free(h);
+	for (int k = 0; k < nsz && ref > 0; k++)
+		if (good[k] >= 0.9 * ref) {
+			gic_result r;
+
+			gic_result_init(&r, "payload", path, "first size at 90%", "B");
+			snprintf(r.params, sizeof(r.params), "reference_gbps=%.3f", ref);
+			gpu_result_transport(&r, st->path == GIC_PAYLOAD_PROXY ? 0 : o->gpu_engine);
+			gic_result_set_value(&r, sizes[k]);
+			r.validated = !failed;
+			gic_emit(sink, &r);
+			break;
+		}
+	return failed ? EIO : 0;
+}

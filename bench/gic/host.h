@@ -1,0 +1,117 @@
+/*
+ * bench/gic/host.h - the host modes' fixture: two PEs on one softnic (CPU
+ * engine), each with `qps` RC QPs connected pairwise (PE0 QP i <-> PE1 QP
+ * i), a registered source and destination region per PE, and optionally
+ * a mini-proxy from one PE to the other. Helpers post writes with
+ * gic/post.h, fill and check payload patterns, and time with
+ * CLOCK_MONOTONIC (gic_now_ns).
+ *
+ * Errors: 0 or a positive errno, after a message on stderr naming the
+ * experiment and what failed (with softnic's account).
+ */
+#ifndef GIC_BENCH_HOST_H
+#define GIC_BENCH_HOST_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gic/proxy.h"
+#include "gic/softnic.h"
+
+enum {
+	HX_MAX_QPS = 64,
+	HX_WAIT_NS_S = 5,        /* every wait gives up after this many seconds */
+};
+
+#define HX_WAIT_NS (HX_WAIT_NS_S * 1000000000ull)
+
+typedef struct hx_cfg {
+	const char *who;     /* experiment name, for messages */
+	int engine_threads;  /* softnic CPU engine threads (1..2) */
+	int qps;             /* QPs per PE (1..HX_MAX_QPS) */
+	int log_sq_bb;       /* ring of 2^n BBs per QP (6..14) */
+	size_t region;       /* bytes of each PE's source and destination */
+} hx_cfg;
+
+typedef struct hx_pe {
+	softnic_pd *pd;
+	softnic_cq *cq[HX_MAX_QPS];
+	softnic_qp *qp[HX_MAX_QPS];
+	gic_sq sq[HX_MAX_QPS];
+	gic_cq cqv[HX_MAX_QPS];
+	uint8_t *src, *dst;
+	softnic_mr *src_mr, *dst_mr;
+	uint32_t dst_rkey, src_lkey;
+} hx_pe;
+
+typedef struct hx {
+	hx_cfg c;
+	softnic *nic;
+	hx_pe pe[2];
+} hx;
+
+/* Opens the fixture (*out NULL on failure). */
+int hx_open(hx **out, const hx_cfg *c);
+void hx_close(hx *h);
+
+/* A deadline HX_WAIT_NS from now. */
+uint64_t hx_deadline(void);
+
+/* The 8-byte value of message i of stream s: distinct and nonzero. */
+uint64_t hx_value(uint64_t s, uint64_t i);
+/* Fills len bytes with the pattern of seed. */
+void hx_fill(uint8_t *buf, size_t len, uint64_t seed);
+/* Stores the complement of pat (a write that never lands cannot pass). */
+void hx_poison(uint8_t *dst, const uint8_t *pat, size_t len);
+/* 1 when got[0..len) equals want; else 0 after a message. */
+int hx_check(const char *who, const char *what, const uint8_t *got, const uint8_t *want,
+	     size_t len);
+
+/* Posts one RDMA write from PE `pe` on its QP q to the peer's destination
+ * at dst_off: inline (data) or pointer (from the PE's source at src_off),
+ * signaled or not, and rings (publish) unless ring is 0. Exclusive use of
+ * the queue. *end (may be NULL) receives the WQE's end position. */
+int hx_write(hx *h, int pe, int q, size_t dst_off, const void *data, size_t src_off,
+	     size_t len, int pointer, int signaled, int ring, int order, uint64_t deadline,
+	     uint64_t *end);
+
+/* Prints why a post or wait on PE pe, QP q failed (rc) and returns rc. */
+int hx_fail(hx *h, int pe, int q, const char *what, int rc);
+
+/* Waits (bounded) until *word == want; 0 or ETIMEDOUT. Yields the CPU
+ * now and then so that an oversubscribed machine progresses. */
+int hx_wait_u64(const uint64_t *word, uint64_t want, uint64_t deadline);
+
+/* ------------------------------------------------------------------ */
+/* A mini-proxy from PE `from` to the other PE. */
+
+typedef struct hxp {
+	gic_proxy *p;
+	gic_proxy_ring views[GIC_PROXY_MAX_RINGS];
+	uint64_t *counters;       /* 64 words */
+	softnic_mr *ctr_mr;
+	int rings;
+} hxp;
+
+typedef struct hxp_cfg {
+	int from;                 /* producers' PE */
+	int workers, rings, batch;
+	int protocol;             /* GIC_PROXY_BASELINE or GIC_PROXY_TUNED */
+	int counter_gpu;          /* GIC_PROXY_COUNTER_GPU when 1 */
+	int warm_ms;
+	int log_slots;            /* 0: 256 slots */
+} hxp_cfg;
+
+/* Creates and starts the proxy (workers unpinned, idle_sleep_ns set so
+ * that shared cores progress). */
+int hxp_open(hxp *x, hx *h, const hxp_cfg *c);
+void hxp_close(hxp *x);
+
+/* Enqueues an 8-byte inline write of value to the peer's destination at
+ * dst_off on ring r, counted on counter c. */
+int hxp_put_u64(hxp *x, int r, size_t dst_off, uint64_t value, uint32_t c, uint64_t deadline);
+
+/* Prints the proxy's error with what and returns rc. */
+int hxp_fail(hxp *x, const char *who, const char *what, int rc);
+
+#endif /* GIC_BENCH_HOST_H */
