@@ -3,7 +3,8 @@
 # runs the GPU conformance suite on both softnic engines (and on two GPUs
 # when there are two), then compute-sanitizer on reduced runs, and prints
 # "N passed, N failed" last. Full logs go to $OUT (or ./gpu-logs).
-# Usage: scripts/gpu-test.sh [--bench]   (--bench: also gic-gpu-bench all)
+# Usage: scripts/gpu-test.sh [--bench]   (--bench: also the engine's ceiling and
+# `gic suite`, whose report goes to $OUT/report)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-gpu-logs}
@@ -13,8 +14,8 @@ export CUDA_MODULE_LOADING=EAGER # DESIGN.md: lazy loading deadlocks persistent 
 
 if [ ! -x "$bin/gic-gpu-suite" ]; then
 	cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >"$out/cmake.log" 2>&1 &&
-		cmake --build build -j "$(nproc)" --target gic-gpu-suite gic-gpu-bench gic-gpu-engine-check \
-			gic-gpu-proxy-bench gic-gpu-proxy-suite \
+		cmake --build build -j "$(nproc)" --target gic-gpu-suite gic-gpu-ceiling gic-gpu-engine-check \
+			gic-gpu-proxy-suite gic \
 			>>"$out/cmake.log" 2>&1 ||
 		{ echo "build failed (see $out/cmake.log)"; tail -20 "$out/cmake.log"; echo "0 passed, 1 failed"; exit 1; }
 	bin=build
@@ -48,10 +49,12 @@ run memcheck_engine 200 $san --tool memcheck "$bin/gic-gpu-engine-check"
 run racecheck_cpu 200 $san --tool racecheck "$bin/gic-gpu-suite" cpu
 run racecheck_engine 200 $san --tool racecheck "$bin/gic-gpu-engine-check"
 if [ "${1:-}" = "--bench" ]; then
-	run bench 300 "$bin/gic-gpu-bench" all gpu
-	cat "$out/bench.log"
-	run proxy_bench 300 "$bin/gic-gpu-proxy-bench"
-	cat "$out/proxy_bench.log"
+	run ceiling 300 "$bin/gic-gpu-ceiling"
+	cat "$out/ceiling.log"
+	gic=$bin/gic
+	[ -x "$gic" ] || gic=$bin/bench/gic/gic
+	run gic_suite 540 "$gic" suite --out "$out/report"
+	tail -3 "$out/gic_suite.log"
 fi
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -72,7 +72,14 @@ def main(argv):
     out = argv[2]
     made = []
     made.append(bar(plt, os.path.join(out, "lat_issue.png"), "issue time per ordering",
-                    items_of(rows(results, "lat", "issue")), "us"))
+                    items_of([r for r in rows(results, "lat", "issue")
+                              if "size=" not in r["name"]]), "us"))
+    sweep = [r for r in rows(results, "lat", "issue")
+             if "size=" in r["name"] and not r["name"].endswith("floor")]
+    made.append(line(plt, os.path.join(out, "lat_inline_sweep.png"),
+                     "issue time against inline payload size",
+                     [int(r["name"].split("size=")[1]) for r in sweep],
+                     [r["p50"] for r in sweep], "inline payload bytes", "us"))
     made.append(bar(plt, os.path.join(out, "rate.png"), "message rate per row",
                     items_of(rows(results, "rate", "message rate")), "M msg/s"))
     made.append(bar(plt, os.path.join(out, "proxy_rate.png"), "proxy rate against T/R/B",
@@ -83,7 +90,11 @@ def main(argv):
     made.append(line(plt, os.path.join(out, "payload.png"), "pipelined goodput", sizes,
                      [r["p50"] for r in good], "payload bytes", "GB/s"))
     made.append(bar(plt, os.path.join(out, "loaded.png"), "probe round trip under load",
-                    items_of(rows(results, "loaded", "loaded rtt")), "us"))
+                    items_of([r for r in results if r["experiment"] == "loaded" and
+                              r["metric"] in ("rtt", "loaded rtt")]), "us"))
+    made.append(bar(plt, os.path.join(out, "kernel_loss.png"),
+                    "enclosing kernel: useful throughput lost",
+                    items_of(rows(results, "kernel", "loss")), "%", paper=False))
     made = [m for m in made if m]
     with open(os.path.join(out, "report.md"), "a") as f:
         f.write("\n## plots\n\n")

@@ -10,7 +10,8 @@
  * mini-proxy baseline / tuned. --qps configures that many QPs (the first
  * one is used); --scope all completes with a PE-wide quiet over every QP
  * (Figure 4). --sweep runs inline payload sizes -b..-e (factor -f) for the
- * mini-gda inline path (Figure 3a).
+ * mini-gda inline path (Figure 3a); on the GPU it then runs only those rows
+ * (default sizes 8..512 B by 2).
  *
  * Result names (also the keys of the paper table, bench/gic/paper.c):
  *   "<path> <order>"   for mini-gda paths, e.g. "gda-inline fence-gpu";

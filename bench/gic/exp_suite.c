@@ -36,6 +36,8 @@ typedef struct suite_step {
 static const suite_step steps[] = {
 	{ &gic_exp_lat, "--path all --order fence-gpu --order release-sys",
 	  "--path all --order all --metric all" },
+	{ &gic_exp_lat, "--path gda-inline --order fence-gpu --metric issue --sweep",
+	  "--path gda-inline --order fence-gpu --metric issue --sweep" },
 	{ &gic_exp_rate, "--row t1-q1-b1 --row t1-q1-b16 --row t32-q1-lock "
 	  "--row t256-q1-handoff --row t16-q16-s16-b16", "--row all" },
 	{ &gic_exp_proxy, "-T 1 -R 2 -B 1,16 --protocol both",
@@ -186,7 +188,8 @@ static int write_report(const suite_state *st, const gic_opts *o, const gic_run_
 		o->host ? " In host mode every row is a host analogue; the paper's numbers are "
 			  "shown for orientation only." : "");
 	for (int i = 0; i < NSTEPS; i++)
-		report_table(f, sink, steps[i].e->name, o->host);
+		if (i == 0 || steps[i].e != steps[i - 1].e) /* one table per experiment */
+			report_table(f, sink, steps[i].e->name, o->host);
 	if (fclose(f))
 		return errno ? errno : EIO;
 	return 0;

@@ -286,8 +286,10 @@ static int run_samples(lat_run *L, const char *what)
 	return bad;
 }
 
+/* Emits the samples' issue or total times; gpu_engine says which softnic
+ * engine carried them (the proxy paths run the CPU engine). */
 static void emit_cycles(lat_run *L, const char *name, const char *metric, int total, int valid,
-			const char *params, const char *note)
+			const char *params, const char *note, int gpu_engine)
 {
 	gic_result r;
 
@@ -296,7 +298,7 @@ static void emit_cycles(lat_run *L, const char *name, const char *metric, int to
 		L->v[i] = (double)(total ? L->h[i].total : L->h[i].issue) / L->info->sm_mhz;
 	snprintf(r.params, sizeof(r.params), "%s", params);
 	snprintf(r.note, sizeof(r.note), "%s", note);
-	gpu_result_transport(&r, L->o->gpu_engine);
+	gpu_result_transport(&r, gpu_engine);
 	r.validated = valid;
 	gpu_samples_emit(L->sink, &r, L->v, L->n, L->o->warmup);
 }
@@ -350,13 +352,14 @@ static void gda_one(lat_run *L, const lat_state *st, int pointer, int order, uin
 		valid = !bad && validate(L, &c);
 		if (!rtt && (st->metrics & GIC_LAT_ISSUE))
 			emit_cycles(L, name, "issue", 0, valid, params,
-				    order == GIC_ORDER_NONE ? "unordered: unsafe as named" : "");
+				    order == GIC_ORDER_NONE ? "unordered: unsafe as named" : "", L->o->gpu_engine);
 		if (!rtt && (st->metrics & GIC_LAT_PUTC))
 			emit_cycles(L, name, "put+completion", 1, valid, params,
-				    "completion by softnic (not a NIC number)");
+				    "completion by softnic (not a NIC number)", L->o->gpu_engine);
 		if (rtt)
 			emit_cycles(L, name, "rtt", 1, valid, params,
-				    "answer written by a GPU thread through softnic");
+				    "answer written by a GPU thread through softnic",
+				    L->o->gpu_engine);
 		if (!rtt && !pointer && size == 8 && (st->metrics & GIC_LAT_ISSUE)) {
 			char fname[112];
 
@@ -364,7 +367,8 @@ static void gda_one(lat_run *L, const lat_state *st, int pointer, int order, uin
 			snprintf(fname, sizeof(fname), "%s floor", name);
 			if (run_samples(L, fname) == 0)
 				emit_cycles(L, fname, "issue", 0, 1, params,
-					    "the same stores and fences, no queue logic");
+					    "the same stores and fences, no queue logic",
+					    L->o->gpu_engine);
 		}
 	}
 }
@@ -401,7 +405,7 @@ static void gda_all(lat_run *L, const lat_state *st)
 		return;
 	}
 	gpu_env_open(&L->e, &cfg);
-	for (int p = 0; p < 2; p++) {
+	for (int p = 0; p < 2 && !st->sweep; p++) { /* --sweep: the sweep's rows only */
 		if (!(st->paths & (p ? GIC_LAT_GDA_POINTER : GIC_LAT_GDA_INLINE)))
 			continue;
 		for (int o = 0; o < GIC_LAT_ORDERS; o++) {
@@ -412,10 +416,14 @@ static void gda_all(lat_run *L, const lat_state *st)
 		}
 	}
 	if (st->sweep && (st->paths & GIC_LAT_GDA_INLINE)) {
+		/* Sizes: -b/-e/-f when given; else 8 .. 512 B by 2 (Figure 3a). */
+		const gic_opts *op = L->o;
+		double first = op->given & GIC_GIVEN_B ? (double)op->size_begin : 8;
+		double last = op->given & GIC_GIVEN_E ? (double)op->size_end : 512;
+		double factor = op->given & GIC_GIVEN_F ? op->size_factor : 2;
 		size_t max = LAT_REGION / L->n;
 
-		for (double sz = (double)L->o->size_begin; sz <= (double)L->o->size_end;
-		     sz *= L->o->size_factor) {
+		for (double sz = first; sz <= last; sz *= factor) {
 			uint32_t size = (uint32_t)sz;
 
 			if (size < 1 || size > 900 || size > max) {
@@ -542,13 +550,13 @@ static void proxy_one(lat_run *L, const lat_state *st, int tuned)
 			fprintf(stderr, "gic lat: %s: %d requests failed (%s)\n", name, bad,
 				gic_proxy_error(pe.proxy[0]));
 		if (!rtt && (st->metrics & GIC_LAT_ISSUE))
-			emit_cycles(L, name, "issue", 0, valid, params, "enqueue into mapped host memory");
+			emit_cycles(L, name, "issue", 0, valid, params, "enqueue into mapped host memory", 0);
 		if (!rtt && (st->metrics & GIC_LAT_PUTC))
 			emit_cycles(L, name, "put+completion", 1, valid, params,
-				    "CPU workers, softnic CPU engine, host-resident counter");
+				    "CPU workers, softnic CPU engine, host-resident counter", 0);
 		if (rtt)
 			emit_cycles(L, name, "rtt", 1, valid, params,
-				    "two proxies; each PE polls its own (host-mapped) region");
+				    "two proxies; each PE polls its own (host-mapped) region", 0);
 		/* The next run writes the same slots again. */
 		if (proxy_env_write(&pe, pe.region[0], zeros, (size_t)L->n * 8) ||
 		    proxy_env_write(&pe, pe.region[1], zeros, (size_t)L->n * 8))

@@ -4,7 +4,8 @@
  *
  * gda: one GPU thread owns a QP and posts -n pointer writes of each size
  * from PE0's source to PE1's region, keeping at most --window of them
- * outstanding (a CQE every window/4 writes retires them). proxy: one GPU
+ * outstanding (a CQE every window/4 writes retires them; at most one per
+ * destination slot of the 64 MiB region). proxy: one GPU
  * producer enqueues -n pointer requests into one ring of a T=1 R=1 B=16
  * mini-proxy (the ring's slots bound what is outstanding) and waits for the
  * counter. Goodput is bytes over the time from the first post to the last
@@ -18,7 +19,7 @@
 
 #include <errno.h>
 
-enum { PAYLOAD_REGION = 16 << 20 };
+enum { PAYLOAD_REGION = 64 << 20 };
 
 #define DL (gic_now_ns() + ENV_DEADLINE_NS)
 #define ORD GIC_ORDER_FENCE_GPU
@@ -124,7 +125,8 @@ static void emit_goodput(gic_sink *sink, const gic_opts *o, const char *path, ui
 	snprintf(name, sizeof(name), "%s size=%u", path, size);
 	gic_result_init(&r, "payload", name, "goodput", "GB/s");
 	snprintf(r.params, sizeof(r.params), "size=%u writes=%d window=%d path=%s", size, o->iters,
-		 st->window, path);
+		 st->window < (int)(PAYLOAD_REGION / size) ? st->window : (int)(PAYLOAD_REGION / size),
+		 path);
 	snprintf(r.note, sizeof(r.note), "bytes copied by softnic's engine: not a NIC number");
 	gpu_result_transport(&r, st->path == GIC_PAYLOAD_PROXY ? 0 : o->gpu_engine);
 	r.validated = valid;
@@ -144,9 +146,11 @@ static double gda_size(gpu_env *e, const gic_opts *o, const payload_state *st, u
 	memset(h, 0, (size_t)slots * size);
 	if (gpu_env_write(e, e->dst, h, (size_t)slots * size))
 		return 0;
+	/* Writes in flight never share a destination slot: softnic runs a
+	 * batch whose destinations overlap one WQE at a time, in order. */
 	payload_gda_kernel<<<1, 1, 0, e->stream>>>(e->d_sq, e->dst, softnic_mr_rkey(e->dst_mr), e->src,
 						    softnic_mr_lkey(e->src_mr), size, o->iters, slots,
-						    st->window, d);
+						    st->window < slots ? st->window : slots, d);
 	if (gpu_env_wait(e, "gic payload", 120) || gpu_env_read(e, &sp, d, sizeof(sp)))
 		return 0;
 	if (sp.rc) {
@@ -207,8 +211,12 @@ int gic_gpu_payload(const gic_opts *o, const payload_state *st, const gic_run_in
 	}
 	if (st->path == GIC_PAYLOAD_GDA)
 		gpu_env_open(&e, &cfg);
-	for (double sz = (double)o->size_begin; sz <= (double)o->size_end && nsz < 64;
-	     sz *= o->size_factor) {
+	/* Sizes: -b/-e/-f when given; else 8 B .. 1 MiB by 2 (Figure 8). */
+	double first = o->given & GIC_GIVEN_B ? (double)o->size_begin : 8;
+	double last = o->given & GIC_GIVEN_E ? (double)o->size_end : (double)(1 << 20);
+	double factor = o->given & GIC_GIVEN_F ? o->size_factor : 2;
+
+	for (double sz = first; sz <= last && nsz < 64; sz *= factor) {
 		uint32_t size = (uint32_t)sz;
 		int valid = 0;
 		double g;

@@ -168,6 +168,27 @@ GIC_HD void gic_st_seg16(void *dst, const void *src)
  * caller) and returns the number of BBs it occupies. fm_ce_se usually is
  * GIC_CTRL_CQ_UPDATE (signaled) or 0. */
 
+/* Fills chunk words [from, 4) with the next payload bytes s[*done..len),
+ * advancing *done; bytes past len are zero. A 4-byte aligned source is read
+ * a word at a time (the header takes one word, so payload words stay
+ * aligned with segment words), anything else a byte at a time. */
+GIC_HD void gic_inline_fill(uint32_t chunk[4], uint32_t from, const uint8_t *s, uint32_t len,
+			    uint32_t *done)
+{
+	int aligned = ((uintptr_t)s & 3) == 0;
+
+	for (uint32_t w = from; w < 4; w++) {
+		chunk[w] = 0;
+		if (aligned && *done + 4 <= len) {
+			__builtin_memcpy(&chunk[w], s + *done, 4);
+			*done += 4;
+			continue;
+		}
+		for (uint32_t b = 0; b < 4 && *done < len; b++, (*done)++)
+			((uint8_t *)&chunk[w])[b] = s[*done];
+	}
+}
+
 /* RDMA write with the payload copied into the WQE; len <= sq->max_inline. */
 GIC_HD uint32_t gic_wqe_write_inline(gic_sq *sq, uint64_t pos, uint64_t raddr, uint32_t rkey,
 				     const void *src, uint32_t len, uint8_t fm_ce_se)
@@ -185,14 +206,10 @@ GIC_HD uint32_t gic_wqe_write_inline(gic_sq *sq, uint64_t pos, uint64_t raddr, u
 	/* The first chunk holds the 4-byte header and 12 payload bytes; later
 	 * chunks hold 16 payload bytes each. Unused tail bytes are zero. */
 	chunk[0] = gic_inline_hdr_be(len);
-	chunk[1] = chunk[2] = chunk[3] = 0;
-	for (uint32_t b = 0; b < 12 && done < len; b++, done++)
-		((uint8_t *)chunk)[4 + b] = s[done];
+	gic_inline_fill(chunk, 1, s, len, &done);
 	gic_st_seg16(gic_sq_seg(sq, pos, seg++), chunk);
 	while (done < len) {
-		chunk[0] = chunk[1] = chunk[2] = chunk[3] = 0;
-		for (uint32_t b = 0; b < 16 && done < len; b++, done++)
-			((uint8_t *)chunk)[b] = s[done];
+		gic_inline_fill(chunk, 0, s, len, &done);
 		gic_st_seg16(gic_sq_seg(sq, pos, seg++), chunk);
 	}
 	return gic_bb_for_ds(ds);

@@ -46,15 +46,16 @@ static tk_pair *open_pair(int engines)
 CASE(inline_sizes)
 {
 	tk_pair *p = open_pair(1);
-	uint8_t data[1024], want[1024];
+	uint8_t data[1028] __attribute__((aligned(16))), want[1024];
 
 	REQUIRE(p, "fixture");
 	for (uint32_t len = 0; len <= p->pe[0].sq.max_inline; len++) {
 		uint64_t off = (uint64_t)len * 7 % 4096;
+		uint8_t *src = data + len % 4; /* word-aligned and byte-aligned sources */
 
-		tk_fill(data, len, len + 1);
-		memcpy(want, data, len);
-		REQUIRE(tk_post_inline(p, off, data, len, SIGNALED) == 0, "post %u", len);
+		tk_fill(src, len, len + 1);
+		memcpy(want, src, len);
+		REQUIRE(tk_post_inline(p, off, src, len, SIGNALED) == 0, "post %u", len);
 		memset(data, 0, sizeof(data)); /* the WQE holds its own copy */
 		REQUIRE(gic_sq_quiet(&p->pe[0].sq, GIC_ORDER_RELEASE_SYS, tk_deadline()) == 0,
 			"inline %u: %s", len, softnic_qp_error(p->pe[0].qp));

@@ -77,6 +77,60 @@ static __device__ int lanes_overlap(uint64_t lo, uint64_t hi, int n, int lane)
 	return __any_sync(FULL_WARP, clash);
 }
 
+enum { WARP_COPY_MIN = 256 }; /* bytes from which a payload is moved by the whole warp */
+
+/* The whole warp copies len bytes: 16-byte units, four in flight per lane
+ * (2 KiB per step), when both ends are 16-byte aligned; bytes otherwise
+ * and for the tail. All lanes call it with the same arguments. */
+static __device__ void warp_copy(uint8_t *d, const uint8_t *s, uint64_t len, int lane)
+{
+	uint64_t i = 0;
+
+	if ((((uintptr_t)d | (uintptr_t)s) & 15) == 0) {
+		for (; i + 2048 <= len; i += 2048) {
+			uint4 v[4];
+
+#pragma unroll
+			for (int k = 0; k < 4; k++)
+				v[k] = *(const uint4 *)(s + i + k * 512 + lane * 16);
+#pragma unroll
+			for (int k = 0; k < 4; k++)
+				*(uint4 *)(d + i + k * 512 + lane * 16) = v[k];
+		}
+		for (; i + 512 <= len; i += 512)
+			*(uint4 *)(d + i + lane * 16) = *(const uint4 *)(s + i + lane * 16);
+	}
+	for (uint64_t j = i + (uint64_t)lane; j < len; j += 32)
+		d[j] = s[j];
+}
+
+/* Moves the batch's payloads: each lane its own small one; the large
+ * pointer writes one after another, each by the whole warp. */
+static __device__ void warp_move(const softnic_wqe *w, uint8_t *const src[SOFTNIC_MAX_SGE],
+				 uint8_t *dst, int n, int lane)
+{
+	int big = lane < n && w->inline_len == 0 && w->total_len >= WARP_COPY_MIN;
+	unsigned bigmask = __ballot_sync(FULL_WARP, big);
+
+	if (lane < n && !big)
+		snx_move_write(w, src, dst);
+	while (bigmask) {
+		int l = __ffs(bigmask) - 1;
+		uint32_t nsge = __shfl_sync(FULL_WARP, w->num_sge, l);
+		uint8_t *d = (uint8_t *)__shfl_sync(FULL_WARP, (unsigned long long)dst, l);
+
+		bigmask &= bigmask - 1;
+		for (uint32_t i = 0; i < nsge && i < SOFTNIC_MAX_SGE; i++) {
+			const uint8_t *sp =
+				(const uint8_t *)__shfl_sync(FULL_WARP, (unsigned long long)src[i], l);
+			uint32_t len = __shfl_sync(FULL_WARP, w->sge[i].len, l);
+
+			warp_copy(d, sp, len, lane);
+			d += len;
+		}
+	}
+}
+
 /* Runs the n WQEs at cons one per lane, when every one is a single-BB RDMA
  * write that checks out, no two destinations overlap (so order cannot
  * show) and the send CQ has slots for the signaled ones. Returns n, or 0
@@ -109,8 +163,7 @@ static __device__ int warp_batch(snx_pass *p, snx_qp *qp, uint64_t cons, int n, 
 	}
 	if (!__shfl_sync(FULL_WARP, got, 0))
 		return 0;
-	if (lane < n)
-		snx_move_write(&w, src, dst);
+	warp_move(&w, src, dst, n, lane);
 	/* Orders every lane's data writes before lane 0's CQE releases. */
 	__syncwarp(FULL_WARP);
 	for (int l = 0; l < n; l++) {

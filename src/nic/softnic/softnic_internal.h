@@ -11,7 +11,7 @@
 #include "engine_state.h"
 
 enum {
-	SOFTNIC_MAX_QP_PER_ENGINE = 1024,
+	SOFTNIC_MAX_QP_PER_ENGINE = SNX_MAX_QP, /* the GPU engine is one engine: all QPs */
 	SOFTNIC_ERR_LEN = 256,
 	SOFTNIC_CACHELINE = 64,
 };
