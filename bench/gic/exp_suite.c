@@ -150,19 +150,22 @@ static void report_table(FILE *f, const gic_sink *sink, const char *exp, int hos
 
 		if (strcmp(r->experiment, exp))
 			continue;
+		double ratio = isnan(r->paper) || r->paper == 0 ? NAN : r->s.p50 / r->paper;
+
 		if (!rows++)
 			fprintf(f, "\n## %s\n\n| row | metric | p50 | p99 | unit | paper (H200) | "
-				"ratio | transport | valid |\n|---|---|---|---|---|---|---|---|---|\n",
-				exp);
+				"ratio | transport | valid | why, when off by more than 15%% |\n"
+				"|---|---|---|---|---|---|---|---|---|---|\n", exp);
 		fprintf(f, "| %s | %s |", r->name, r->metric);
 		md_num(f, r->s.p50);
 		md_num(f, r->s.p99);
 		fprintf(f, " %s |", r->unit);
 		md_num(f, r->paper);
-		md_num(f, isnan(r->paper) || r->paper == 0 ? NAN : r->s.p50 / r->paper);
-		fprintf(f, " %s | %s |\n",
+		md_num(f, ratio);
+		fprintf(f, " %s | %s | %s |\n",
 			nic_dependent(r) ? r->transport : host ? "host-side" : "gpu-side",
-			r->validated ? "yes" : "**NO**");
+			r->validated ? "yes" : "**NO**",
+			isfinite(ratio) && fabs(ratio - 1) > 0.15 ? r->note : "");
 	}
 }
 

@@ -10,6 +10,8 @@
 #include "../../tests/gpu/gpu_env.h"
 #include "exp.h"
 
+#include <errno.h>
+
 /* Summarizes v[0..n) (dropping the first warmup) into r and emits it. */
 void gpu_samples_emit(gic_sink *sink, gic_result *r, const double *v, int n, int warmup);
 
@@ -17,5 +19,18 @@ void gpu_samples_emit(gic_sink *sink, gic_result *r, const double *v, int n, int
 void gpu_result_transport(gic_result *r, int gpu_engine);
 
 #define GPU_DEADLINE(ns) (gic_now_ns() + (ns))
+
+/* Waits (ENV_DEADLINE_NS at most) until the 8-byte word at p holds want:
+ * a system-scope acquire, so that it serves words written by either softnic
+ * engine, in GPU or mapped host memory. 0 or ETIMEDOUT. */
+static __device__ __forceinline__ int gpu_wait_word(const uint64_t *p, uint64_t want)
+{
+	uint64_t deadline = gic_now_ns() + ENV_DEADLINE_NS;
+
+	while (gic_ld_acquire_sys_u64(p) != want)
+		if (gic_now_ns() > deadline)
+			return ETIMEDOUT;
+	return 0;
+}
 
 #endif /* GIC_BENCH_GPU_COMMON_H */

@@ -301,6 +301,8 @@ static void emit(krun *K, const char *name, const char *metric, const char *unit
 static void run_caller(krun *K, int caller)
 {
 	double t_none = 0, t_send[GIC_KERNEL_MAX_MSGS] = { 0 };
+	int regs_none = 0;
+	char regs_note[160] = "per thread (sm_90, -O3)";
 
 	for (int v = V_NONE; v <= V_SENDWAIT; v++) {
 		enclosing_fn fn = pick(caller, v, K->st->live);
@@ -321,7 +323,12 @@ static void run_caller(krun *K, int caller)
 			snprintf(name, sizeof(name), "%s %s msgs=%d size=%zu", caller_names[caller],
 				 variant_names[v], msgs, K->st->size);
 			K->failed += !ok;
-			emit(K, name, "registers", "regs", attr.numRegs, ok, "per thread (sm_90, -O3)");
+			if (v == V_NONE)
+				regs_none = attr.numRegs;
+			else
+				snprintf(regs_note, sizeof(regs_note), "per thread (sm_90, -O3); the "
+					 "same caller without the send path: %d (this run)", regs_none);
+			emit(K, name, "registers", "regs", attr.numRegs, ok, regs_note);
 			emit(K, name, "spill", "B", (double)attr.localSizeBytes, ok,
 			     "local memory per thread");
 			emit(K, name, "blocks/SM", "blocks", per_sm, ok, "resident blocks per SM");

@@ -81,16 +81,6 @@ static __device__ int drain(gic_sq *sq, int shared, uint64_t end)
 	return gic_sq_wait_retired(sq, end, shared, ORD, DL);
 }
 
-static __device__ int wait_word(const uint64_t *p, uint64_t want)
-{
-	uint64_t deadline = DL;
-
-	while (gic_ld_acquire_sys_u64(p) != want)
-		if (gic_now_ns() > deadline)
-			return ETIMEDOUT;
-	return 0;
-}
-
 /* CTA 0: the probe; CTA 1: the responder; CTAs 2..: writers. */
 __global__ void loaded_kernel(gic_sq *pe0, gic_sq *pe1, loaded_cfg c, long long *cycles, int *rc_out)
 {
@@ -105,13 +95,13 @@ __global__ void loaded_kernel(gic_sq *pe0, gic_sq *pe1, loaded_cfg c, long long 
 			long long c0 = clock64();
 
 			if (b == 1)
-				rc = wait_word((const uint64_t *)(c.dst + 8 * i), lval(i, 1));
+				rc = gpu_wait_word((const uint64_t *)(c.dst + 8 * i), lval(i, 1));
 			if (!rc)
 				rc = post8(sq, c.shared, (uint64_t)((b ? c.back : c.dst) + 8 * i),
 					   b ? c.back_rkey : c.dst_rkey, b ? ~lval(i, 1) : lval(i, 1),
 					   i + 1 == c.n, &end);
 			if (!rc && b == 0)
-				rc = wait_word((const uint64_t *)(c.back + 8 * i), ~lval(i, 1));
+				rc = gpu_wait_word((const uint64_t *)(c.back + 8 * i), ~lval(i, 1));
 			if (b == 0)
 				cycles[i] = clock64() - c0;
 		}
