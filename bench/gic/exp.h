@@ -86,7 +86,8 @@ typedef struct gic_result {
 typedef struct gic_sink gic_sink;
 
 /* Appends a copy of *r, with the paper's number filled in (when r->paper
- * is NAN and the paper has one for the row: gic_result_paper()). ENOMEM. */
+ * is NAN and the paper has one for the row: gic_result_paper()); in host
+ * mode without one (a host analogue is not the paper's row). ENOMEM. */
 int gic_emit(gic_sink *sink, const gic_result *r);
 
 /* Starts a result: clears *r, sets experiment, name, metric, unit, paper to

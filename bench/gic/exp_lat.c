@@ -19,12 +19,13 @@
 #include "exp_lat.h"
 #include "gic.h"
 #include "host.h"
+#include "nvshmem_pe.h"
 
 #define SUB "lat"
 enum { LAT_SLOTS = 256, LAT_MAX_INLINE = 512 };
 
 static const char *const path_names[] = { "gda-inline", "gda-pointer", "proxy-baseline",
-					  "proxy-tuned" };
+					  "proxy-tuned", "nvshmem" };
 static const char *const order_names[] = { "none", "fence-gpu", "fence-gpu-dbr", "release-gpu",
 					   "threadfence", "release-sys", "fence-sys" };
 static const char *const metric_names[] = { "issue", "putc", "rtt" };
@@ -32,7 +33,7 @@ static const char *const metric_labels[] = { "issue", "put+completion", "rtt" };
 
 const char *gic_lat_path_name(unsigned path_bit)
 {
-	for (int i = 0; i < 4; i++)
+	for (int i = 0; i < 5; i++)
 		if (path_bit == 1u << i)
 			return path_names[i];
 	return NULL;
@@ -55,8 +56,12 @@ const char *gic_lat_metric_name(unsigned metric_bit)
 /* Flags. */
 
 static const char help[] =
-	"  --path P       gda-inline | gda-pointer | proxy-baseline | proxy-tuned | all\n"
-	"                 (repeatable; default all)\n"
+	"  --path P       gda-inline | gda-pointer | proxy-baseline | proxy-tuned | all |\n"
+	"                 nvshmem (repeatable; default all, which leaves nvshmem out).\n"
+	"                 nvshmem: the NVSHMEM path, put/p/quiet/round trip between two\n"
+	"                 GPUs (PE r on CUDA device r, one process each); GPU mode only;\n"
+	"                 fewer than 2 GPUs: says so, skips, exit status 0; a binary built\n"
+	"                 without NVSHMEM: says so, exit status 2\n"
 	"  --order O      none | fence-gpu | fence-gpu-dbr | release-gpu | threadfence |\n"
 	"                 release-sys | fence-sys | all: ordering of the mini-gda post\n"
 	"                 (repeatable; default fence-gpu; none is the 'unordered' row)\n"
@@ -81,9 +86,15 @@ static int lat_flag(lat_state *st, int argc, char **argv, int *i)
 		return gic_arg_unknown(SUB, arg);
 	if (!(val = gic_arg_value(SUB, argc, argv, i)))
 		return EINVAL;
-	if (gic_arg_is(arg, "--path"))
-		return gic_arg_choice_bits(SUB, "--path", val, path_names, 4, GIC_LAT_PATH_ALL,
-					   &st->paths);
+	if (gic_arg_is(arg, "--path")) {
+		unsigned bits = 0; /* "all" adds to the paths given before it */
+
+		if (!strcmp(val, "nvshmem") && !gic_nvshmem_built())
+			return gic_nvshmem_not_built(SUB, "--path", val);
+		if (gic_arg_choice_bits(SUB, "--path", val, path_names, 5, GIC_LAT_PATH_ALL, &bits))
+			return EINVAL;
+		return st->paths |= bits, 0;
+	}
 	if (gic_arg_is(arg, "--order"))
 		return gic_arg_choice_bits(SUB, "--order", val, order_names, GIC_LAT_ORDERS,
 					   (1u << GIC_LAT_ORDERS) - 1, &st->orders);
@@ -115,6 +126,12 @@ static int lat_parse(int argc, char **argv, void **state)
 	}
 	if (!st->paths)
 		st->paths = GIC_LAT_PATH_ALL;
+	if (st->sweep && (st->paths & GIC_LAT_NVSHMEM)) {
+		fprintf(stderr, "gic lat: --sweep runs the gda-inline path; not with --path "
+			"nvshmem\n");
+		free(st);
+		return EINVAL;
+	}
 	if (!st->orders)
 		st->orders = 1u << GIC_ORDER_FENCE_GPU;
 	if (!st->metrics)
@@ -473,6 +490,28 @@ static int run_host(lat_run *L)
 	return rc;
 }
 
+/* The GPU mode: the mini-gda and proxy paths in this process, then the
+ * NVSHMEM path in processes of its own (nvshmem_pe.h). */
+static int lat_gpu(const gic_opts *o, const lat_state *st, const gic_run_info *info,
+		   gic_sink *sink)
+{
+	gic_nv_job job = { .kind = GIC_NV_LAT, .iters = o->iters, .warmup = o->warmup,
+			   .metrics = st->metrics };
+	int rc = 0, nrc;
+
+	if ((st->paths & GIC_LAT_PATH_ALL) || st->sweep)
+		rc = gic_gpu_lat(o, st, info, sink);
+	if (!(st->paths & GIC_LAT_NVSHMEM))
+		return rc;
+	if (o->iters + o->warmup > GIC_NV_MAX_SAMPLES) {
+		fprintf(stderr, "gic lat: --path nvshmem: -n plus -w must be at most %d\n",
+			GIC_NV_MAX_SAMPLES);
+		return rc ? rc : EINVAL;
+	}
+	nrc = gic_nvshmem_run(SUB, &job, sink);
+	return rc ? rc : nrc;
+}
+
 static int lat_run_fn(const gic_opts *o, void *state, const gic_run_info *info, gic_sink *sink)
 {
 	const lat_state *st = state;
@@ -482,7 +521,11 @@ static int lat_run_fn(const gic_opts *o, void *state, const gic_run_info *info, 
 	int rc;
 
 	if (!o->host)
-		return gic_gpu_lat(o, st, info, sink);
+		return lat_gpu(o, st, info, sink);
+	if (st->paths & GIC_LAT_NVSHMEM) {
+		fprintf(stderr, "gic lat: --path nvshmem runs on GPUs (not with --host)\n");
+		return EINVAL;
+	}
 	rc = hx_open(&L.h, &c);
 	if (!rc)
 		rc = run_host(&L);

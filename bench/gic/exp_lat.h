@@ -7,7 +7,9 @@
  * proxy's counter), rtt (PE0 writes PE1, PE1 answers with a write, PE0
  * sees the answer). Paths: mini-gda inline / pointer (each with every
  * ordering variant selected; order none is the paper's "unordered" row),
- * mini-proxy baseline / tuned. --qps configures that many QPs (the first
+ * mini-proxy baseline / tuned, and nvshmem (NVSHMEM's public API between
+ * two GPUs, PEs in processes of their own: bench/gic/nvshmem_pe.h; only
+ * when asked for, never in --path all). --qps configures that many QPs (the first
  * one is used); --scope all completes with a PE-wide quiet over every QP
  * (Figure 4). --sweep runs inline payload sizes -b..-e (factor -f) for the
  * mini-gda inline path (Figure 3a); on the GPU it then runs only those rows
@@ -17,6 +19,9 @@
  *   "<path> <order>"   for mini-gda paths, e.g. "gda-inline fence-gpu";
  *   "<path>"           for proxy paths, e.g. "proxy-tuned";
  *   "<path> <order> size=<B>" for --sweep rows;
+ *   "nvshmem put" (issue, put+completion) and "nvshmem p" (issue,
+ *   put+completion, rtt) for the NVSHMEM path, transport "nvshmem-p2p"
+ *   (or the NIC transport NVSHMEM was told to use);
  * metric "issue", "put+completion" or "rtt"; unit "us".
  */
 #ifndef GIC_BENCH_EXP_LAT_H
@@ -34,7 +39,8 @@ enum {
 	GIC_LAT_GDA_POINTER = 1u << 1,
 	GIC_LAT_PROXY_BASELINE = 1u << 2,
 	GIC_LAT_PROXY_TUNED = 1u << 3,
-	GIC_LAT_PATH_ALL = 0xfu,
+	GIC_LAT_PATH_ALL = 0xfu,      /* --path all: not nvshmem (it needs two GPUs) */
+	GIC_LAT_NVSHMEM = 1u << 4,    /* --path nvshmem (nvshmem_pe.h) */
 };
 
 /* Metrics (bits of lat_state.metrics). */

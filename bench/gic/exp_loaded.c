@@ -109,6 +109,8 @@ struct ld_host {
 	ld_bg bg[HOST_MAX_BG];
 	int probes;
 	uint64_t probe_sent[2]; /* proxy path: probe requests per PE (counter 0) */
+	uint64_t bg_base[2];    /* proxy path: background counter (1) at the start of a
+				 * configuration: the counters run on across them */
 	uint64_t flag[2];   /* flag[pe]: probe writes delivered to pe */
 	int bad;            /* probe payloads that did not check out */
 	int rc;             /* the responder's failure */
@@ -122,7 +124,7 @@ static int ld_post(ld_host *L, int pe, int lane, size_t off, uint64_t v, uint32_
 		return hxp_put_u64(&L->px[pe], lane, off, v, counter, hx_deadline());
 	return gic_sq_handoff_write_inline_u64(&L->h->pe[pe].sq[lane],
 					       (uint64_t)(uintptr_t)(L->h->pe[1 - pe].dst + off),
-					       L->h->pe[1 - pe].dst_rkey, v, LD_SIGNAL,
+					       L->h->pe[1 - pe].dst_rkey, v, LD_SIGNAL, 1,
 					       GIC_ORDER_RELEASE_SYS, hx_deadline(), NULL);
 }
 
@@ -170,7 +172,7 @@ static int ld_probe_send(ld_host *L, int pe, uint64_t v)
 		uint64_t pos = 0;
 
 		rc = gic_sq_handoff_write_inline_u64(sq, (uint64_t)(uintptr_t)L->h->pe[1 - pe].dst,
-						     L->h->pe[1 - pe].dst_rkey, v, 1,
+						     L->h->pe[1 - pe].dst_rkey, v, 1, 1,
 						     GIC_ORDER_RELEASE_SYS, hx_deadline(), &pos);
 		if (!rc)
 			rc = gic_sq_wait_retired(sq, pos + 1, 1, GIC_ORDER_RELEASE_SYS,
@@ -260,7 +262,7 @@ static int ld_drain(ld_host *L)
 	int rc = 0;
 
 	if (L->st->path == GIC_LOADED_PROXY) {
-		uint64_t want[2] = { 0, 0 };
+		uint64_t want[2] = { L->bg_base[0], L->bg_base[1] };
 
 		for (int k = 0; k < L->nbg; k++)
 			want[L->bg[k].pe] += L->bg[k].sent;
@@ -316,6 +318,9 @@ static int ld_config(ld_host *L, gic_sink *sink)
 	L->rc = 0;
 	L->bad = 0;
 	L->flag[0] = L->flag[1] = 0;
+	if (L->st->path == GIC_LOADED_PROXY)
+		for (int pe = 0; pe < 2; pe++)
+			L->bg_base[pe] = __atomic_load_n(&L->px[pe].counters[1], __ATOMIC_ACQUIRE);
 	for (int k = 0; k < L->nbg; k++) {
 		L->bg[k] = (ld_bg){ .L = L, .k = k, .pe = k % 2 };
 		if (pthread_create(&L->bg[k].tid, NULL, bg_main, &L->bg[k]))

@@ -206,7 +206,8 @@ static int pl_first90(pl_host *P, gic_sink *sink, const double *g, const size_t 
 			ref = g[i];
 	for (int i = n - 1; i >= 0 && g[i] >= 0.9 * ref; i--)
 		first = sizes[i];
-	gic_result_init(&r, SUB, P->st->path ? "proxy" : "gda", "first size at 90%", "B");
+	gic_result_init(&r, SUB, P->st->path ? "proxy" : "gda", "first size at 90% of own max",
+			"B");
 	gic_result_set_value(&r, (double)first);
 	r.validated = valid;
 	pl_describe(P, &r, first);

@@ -7,8 +7,9 @@
  * goodput at --reference SIZE (default: the largest size run).
  *
  * Result names: "<path> size=<B>" with metric "goodput" (GB/s), and one
- * "<path>" row with metric "first size at 90%" (unit "B") whose value is
- * the first size whose goodput reaches 90% of the reference.
+ * "<path>" row with metric "first size at 90% of own max" (unit "B"): the
+ * smallest size from which every larger size run keeps at least 90% of the
+ * reference.
  */
 #ifndef GIC_BENCH_EXP_PAYLOAD_H
 #define GIC_BENCH_EXP_PAYLOAD_H

@@ -19,11 +19,12 @@
 #include "exp_rate.h"
 #include "gic.h"
 #include "host.h"
+#include "nvshmem_pe.h"
 
 #define SUB "rate"
 enum { HOST_MAX_THREADS = 8, RATE_SLOTS = 64, RATE_SIGNAL_EVERY = 16 };
 
-static const char *const mode_names[] = { "own", "lock", "handoff", "warp" };
+static const char *const mode_names[] = { "own", "lock", "handoff", "warp", "nvshmem" };
 
 static const rate_row table5[] = {
 	{ "t1-q1-b1", 1, 1, 1, 1, GIC_RATE_OWN, 0, 8 },
@@ -39,6 +40,14 @@ static const rate_row table5[] = {
 	{ "t64-q64-s64-b16", 64, 64, 64, 16, GIC_RATE_OWN, 0, 8 },
 };
 
+/* The NVSHMEM rows (exp_rate.h): asked for by name only. */
+static const rate_row nvshmem_rows[] = {
+	{ "nvshmem-t1", 1, 1, 1, 1, GIC_RATE_NVSHMEM, 0, 8 },
+	{ "nvshmem-t32", 32, 1, 1, 1, GIC_RATE_NVSHMEM, 0, 8 },
+	{ "nvshmem-t256", 256, 1, 1, 1, GIC_RATE_NVSHMEM, 0, 8 },
+	{ "nvshmem-t4096-c16", 4096, 1, 16, 1, GIC_RATE_NVSHMEM, 0, 8 },
+};
+
 const rate_row *gic_rate_rows(int *n)
 {
 	*n = (int)(sizeof(table5) / sizeof(table5[0]));
@@ -47,7 +56,7 @@ const rate_row *gic_rate_rows(int *n)
 
 const char *gic_rate_mode_name(int mode)
 {
-	return mode >= 0 && mode < 4 ? mode_names[mode] : NULL;
+	return mode >= 0 && mode < 5 ? mode_names[mode] : NULL;
 }
 
 /* ------------------------------------------------------------------ */
@@ -59,20 +68,60 @@ static const char help[] =
 	"                 t32-q1-lock, t256-q1-handoff, t32-q1-warp, t256-q1-warp,\n"
 	"                 t16-q16-s16-b1, t16-q16-s16-b16, t32-q32-s1-b16,\n"
 	"                 t64-q64-s1-b16, t64-q64-s64-b16\n"
+	"                 or the NVSHMEM path (never in all; two GPUs, GPU mode only):\n"
+	"                 nvshmem-t1, nvshmem-t32, nvshmem-t256, nvshmem-t4096-c16\n"
+	"                 (4096 threads over 16 CTAs), or nvshmem for these four;\n"
+	"                 each thread -n nvshmem_putmem_nbi of 8 B, then nvshmem_quiet.\n"
+	"                 Fewer than 2 GPUs: says so, skips, exit status 0; a binary\n"
+	"                 built without NVSHMEM: says so, exit status 2\n"
 	"  without --row, one row from the flags:\n"
 	"  -t N           posting threads in all (common flag; default 1)\n"
 	"  -c N           SMs (CTAs) the threads are spread over (common flag; default 1)\n"
 	"  --qps N        QPs (1..1024; default 1); thread i posts on QP i % qps\n"
 	"  --batch N      WQEs per doorbell (1..256; default 1)\n"
-	"  --mode M       own | lock | handoff | warp (default own; own needs\n"
-	"                 threads <= qps)\n"
+	"  --mode M       own | lock | handoff | warp (default own; own gives every\n"
+	"                 thread its own QP: threads == qps on the GPU, <= on the host)\n"
 	"  --payload P    inline | pointer (default inline)\n"
 	"  -b SIZE        payload bytes (common flag; default 8)\n";
 
+/* Appends row; EINVAL when full. */
+static int add_row(rate_state *st, const rate_row *row)
+{
+	if (st->nrows >= GIC_RATE_MAX_ROWS) {
+		fprintf(stderr, "gic rate: --row: at most %d rows\n", GIC_RATE_MAX_ROWS);
+		return EINVAL;
+	}
+	st->rows[st->nrows++] = *row;
+	return 0;
+}
+
+/* --row nvshmem or nvshmem-*: 1 when val names NVSHMEM rows (added, or
+ * -1 after a message), 0 when not. */
+static int add_nvshmem_rows(rate_state *st, const char *val)
+{
+	int n = (int)(sizeof(nvshmem_rows) / sizeof(nvshmem_rows[0])), hit = 0;
+
+	if (strncmp(val, "nvshmem", 7))
+		return 0;
+	for (int i = 0; i < n; i++) {
+		if (strcmp(val, "nvshmem") && strcmp(val, nvshmem_rows[i].name))
+			continue;
+		if (!gic_nvshmem_built())
+			return gic_nvshmem_not_built(SUB, "--row", val), -1;
+		if (add_row(st, &nvshmem_rows[i]))
+			return -1;
+		hit = 1;
+	}
+	return hit;
+}
+
 static int add_row_by_name(rate_state *st, const char *val)
 {
-	int n;
+	int n, nv = add_nvshmem_rows(st, val);
 	const rate_row *rows = gic_rate_rows(&n);
+
+	if (nv)
+		return nv < 0 ? EINVAL : 0;
 
 	for (int i = 0; i < n; i++) {
 		if (strcmp(val, "all") && strcmp(val, rows[i].name))
@@ -237,7 +286,7 @@ static int post_shared(rate_host *R, rate_thread *T)
 							    R->order, hx_deadline());
 		else
 			rc = gic_sq_handoff_write_inline_u64(sq, raddr, rkey, v,
-							     RATE_SIGNAL_EVERY, R->order,
+							     RATE_SIGNAL_EVERY, 1, R->order,
 							     hx_deadline(), NULL);
 	}
 	return rc;
@@ -398,6 +447,40 @@ static int rate_host_row(const gic_opts *o, const rate_row *row, gic_sink *sink)
 	return rc;
 }
 
+/* The GPU mode: the mini-gda rows in this process, then the NVSHMEM rows
+ * in processes of their own (nvshmem_pe.h). */
+static int rate_gpu(const gic_opts *o, const rate_state *st, const gic_run_info *info,
+		    gic_sink *sink)
+{
+	rate_state *gda = calloc(1, sizeof(*gda));
+	gic_nv_job job = { .kind = GIC_NV_RATE, .iters = o->iters };
+	int rc = 0, nrc;
+
+	if (!gda)
+		return ENOMEM;
+	for (int i = 0; i < st->nrows; i++) {
+		const rate_row *r = &st->rows[i];
+
+		if (r->mode != GIC_RATE_NVSHMEM) {
+			gda->rows[gda->nrows++] = *r;
+			continue;
+		}
+		gic_nv_rate_row *j = &job.rows[job.nrows++];
+
+		/* "nvshmem-t256" -> result name "nvshmem t256" */
+		snprintf(j->name, sizeof(j->name), "nvshmem %s", r->name + 8);
+		j->threads = r->threads;
+		j->ctas = r->sms;
+	}
+	if (gda->nrows)
+		rc = gic_gpu_rate(o, gda, info, sink);
+	free(gda);
+	if (!job.nrows)
+		return rc;
+	nrc = gic_nvshmem_run(SUB, &job, sink);
+	return rc ? rc : nrc;
+}
+
 static int rate_run(const gic_opts *o, void *state, const gic_run_info *info, gic_sink *sink)
 {
 	rate_state *st = state;
@@ -408,7 +491,14 @@ static int rate_run(const gic_opts *o, void *state, const gic_run_info *info, gi
 	if (rc)
 		return rc;
 	if (!o->host)
-		return gic_gpu_rate(o, st, info, sink);
+		return rate_gpu(o, st, info, sink);
+	for (int i = 0; i < st->nrows; i++) {
+		if (st->rows[i].mode == GIC_RATE_NVSHMEM) {
+			fprintf(stderr, "gic rate: --row %s runs on GPUs (not with --host)\n",
+				st->rows[i].name);
+			return EINVAL;
+		}
+	}
 	for (int i = 0; i < st->nrows && !rc; i++) {
 		gic_progress(SUB, i + 1, st->nrows, st->rows[i].name);
 		rc = rate_host_row(o, &st->rows[i], sink);

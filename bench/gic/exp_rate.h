@@ -28,6 +28,8 @@ enum {
 	GIC_RATE_LOCK = 1,    /* threads share a QP under one lock per WQE */
 	GIC_RATE_HANDOFF = 2, /* shared QP, per-thread slot hand-off */
 	GIC_RATE_WARP = 3,    /* shared QP, warp-cooperative (GPU only) */
+	GIC_RATE_NVSHMEM = 4, /* NVSHMEM's public API, PEs in processes of their own
+			       * (nvshmem_pe.h); --row nvshmem-* only */
 };
 
 enum { GIC_RATE_MAX_ROWS = 16 };
@@ -52,7 +54,12 @@ typedef struct rate_state {
  *   t1-q1-b1, t1-q1-b16, t32-q1-lock, t256-q1-handoff, t32-q1-warp,
  *   t256-q1-warp, t16-q16-s16-b1, t16-q16-s16-b16, t32-q32-s1-b16,
  *   t64-q64-s1-b16, t64-q64-s64-b16
- * (8-byte inline writes). *n receives the count. */
+ * (8-byte inline writes). *n receives the count. The NVSHMEM rows
+ * (mode GIC_RATE_NVSHMEM: -n nvshmem_putmem_nbi of 8 B per thread to its
+ * own slots, then nvshmem_quiet; result names "nvshmem t1", ...) are
+ * separate: --row nvshmem-t1, nvshmem-t32, nvshmem-t256, nvshmem-t4096-c16
+ * (4096 threads over 16 CTAs), or nvshmem for all four; never in --row all
+ * (they need two GPUs). */
 const rate_row *gic_rate_rows(int *n);
 
 /* "own", "lock", "handoff", "warp"; NULL for a bad mode. */

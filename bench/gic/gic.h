@@ -16,7 +16,7 @@
 
 /* The experiments, in the order `gic --help` and the suite list them. */
 extern const gic_experiment gic_exp_lat, gic_exp_rate, gic_exp_proxy, gic_exp_loaded,
-	gic_exp_payload, gic_exp_kernel, gic_exp_suite;
+	gic_exp_payload, gic_exp_kernel, gic_exp_conns, gic_exp_suite;
 
 /* Every experiment (suite last); *n receives the count. */
 const gic_experiment *const *gic_experiments(int *n);
@@ -29,6 +29,9 @@ const gic_experiment *gic_experiment_find(const char *name);
 
 /* A new empty sink; NULL with errno ENOMEM. */
 gic_sink *gic_sink_new(void);
+/* host 1: the results are host analogues, which carry no paper number
+ * (gic_emit() clears it). */
+void gic_sink_set_host(gic_sink *sink, int host);
 void gic_sink_free(gic_sink *sink);
 size_t gic_sink_count(const gic_sink *sink);
 /* Result i (< count), or NULL. */

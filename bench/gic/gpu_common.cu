@@ -13,8 +13,9 @@ int gic_gpu_available(char *name, size_t len, double *sm_mhz, int device)
 	int n = 0;
 
 	/* DESIGN.md: under lazy loading a kernel launched while a persistent
-	 * engine spins can never load; every GPU mode runs one. */
-	setenv("CUDA_MODULE_LOADING", "EAGER", 0);
+	 * engine spins can never load; every GPU mode runs one, so EAGER
+	 * overrides what the environment says. */
+	setenv("CUDA_MODULE_LOADING", "EAGER", 1);
 	if (cudaGetDeviceCount(&n) != cudaSuccess || n == 0) {
 		cudaGetLastError();
 		return ENODEV;

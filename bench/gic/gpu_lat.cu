@@ -275,21 +275,33 @@ static int run_samples(lat_run *L, const char *what)
 	return bad;
 }
 
-/* Emits the samples' issue or total times; gpu_engine says which softnic
+/* Marks every sample unwritten (rc -1) before a kernel fills them, so
+ * that a kernel that stops early leaves no stale samples behind. */
+static void clear_samples(lat_run *L, cudaStream_t stream)
+{
+	cudaMemsetAsync(L->d, 0xff, sizeof(lat_sample) * L->n, stream);
+}
+
+/* Emits the samples' issue or total times (those written before any
+ * early stop); gpu_engine says which softnic
  * engine carried them (the proxy paths run the CPU engine). */
 static void emit_cycles(lat_run *L, const char *name, const char *metric, int total, int valid,
 			const char *params, const char *note, int gpu_engine)
 {
 	gic_result r;
+	int m = 0;
 
 	gic_result_init(&r, "lat", name, metric, "us");
-	for (int i = 0; i < L->n; i++)
-		L->v[i] = (double)(total ? L->h[i].total : L->h[i].issue) / L->info->sm_mhz;
+	for (int i = 0; i < L->n; i++) {
+		if (L->h[i].rc == -1) /* never written: the kernel stopped before it */
+			break;
+		L->v[m++] = (double)(total ? L->h[i].total : L->h[i].issue) / L->info->sm_mhz;
+	}
 	snprintf(r.params, sizeof(r.params), "%s", params);
 	snprintf(r.note, sizeof(r.note), "%s", note);
 	gpu_result_transport(&r, gpu_engine);
-	r.validated = valid;
-	gpu_samples_emit(L->sink, &r, L->v, L->n, L->o->warmup);
+	r.validated = valid && m == L->n;
+	gpu_samples_emit(L->sink, &r, L->v, m, L->o->warmup);
 }
 
 /* Median of the last run's issue times, us (warm-up dropped). */
@@ -313,6 +325,7 @@ static double floor_of(lat_run *L, int order, const char *name, const char *para
 	char fname[112];
 	double p50;
 
+	clear_samples(L, L->e.stream);
 	floor_kernels[order]<<<1, 1, 0, L->e.stream>>>(L->scratch, L->n, L->d);
 	snprintf(fname, sizeof(fname), "%s floor", name);
 	if (run_samples(L, fname) != 0)
@@ -320,7 +333,8 @@ static double floor_of(lat_run *L, int order, const char *name, const char *para
 	p50 = issue_p50(L);
 	if (emit)
 		emit_cycles(L, fname, "issue", 0, 1, params,
-			    "the same stores and fences, no queue logic", L->o->gpu_engine);
+			    "the same stores and fences into scratch, no queue logic (no payload)",
+			    L->o->gpu_engine);
 	return p50;
 }
 
@@ -372,6 +386,7 @@ static void gda_one(lat_run *L, const lat_state *st, int pointer, int order, uin
 			L->failed++;
 			continue;
 		}
+		clear_samples(L, L->e.stream);
 		gda_kernels[order][pointer ? K_POINTER : size == 8 ? K_INLINE8 : K_INLINE]
 			<<<rtt ? 2 : 1, 1, 0, L->e.stream>>>(L->e.d_sq, L->e.d_peer_sq, c, L->d);
 		bad = run_samples(L, name);
@@ -567,6 +582,7 @@ static void proxy_one(lat_run *L, const lat_state *st, int tuned)
 	}
 	if (st->metrics & GIC_LAT_ISSUE) {
 		/* The floor first: the issue row's note cites it. */
+		clear_samples(L, pe.stream);
 		store_floor_kernel<<<1, 1, 0, pe.stream>>>(pe.scratch, L->n, L->d);
 		if (!proxy_env_wait(&pe, "store floor", 60) &&
 		    !proxy_env_read(&pe, L->h, L->d, sizeof(lat_sample) * L->n)) {
@@ -582,6 +598,7 @@ static void proxy_one(lat_run *L, const lat_state *st, int tuned)
 
 		if (rtt ? !(st->metrics & GIC_LAT_RTT) : !(st->metrics & (GIC_LAT_ISSUE | GIC_LAT_PUTC)))
 			continue;
+		clear_samples(L, pe.stream);
 		proxy_lat_kernel<<<rtt ? 2 : 1, 1, 0, pe.stream>>>(pe.d_views[0], pe.d_views[1],
 								    pe.region[0], pe.region[1],
 								    &pe.counters[0][0], L->n, tuned,

@@ -2,21 +2,27 @@
  * bench/gic/gpu_loaded.cu - `gic loaded` on the GPU: the round trip of a
  * probe while background CTAs load both ends (paper Figure 6, Table 11).
  *
- * mini-gda path. PE0's probe thread (CTA 0) writes 8 bytes to PE1; PE1's
- * responder (CTA 1) answers with 8 bytes; the probe times the round trip.
- * --bg-ctas N background CTAs (one posting thread each; half on PE0 writing
- * to PE1, half on PE1 writing to PE0) stream 8-byte writes until the probe
- * is done, each pausing --pace ns between posts (0: unpaced).
+ * PE0's probe thread (CTA 0) writes 8 bytes to PE1; PE1's responder (CTA 1)
+ * answers with 8 bytes; the probe times the round trip. --bg-ctas N
+ * background CTAs (one posting thread each; half on PE0 writing to PE1,
+ * half on PE1 writing to PE0) stream 8-byte writes until the probe is done,
+ * each pausing --pace ns between posts (0: unpaced).
+ * mini-gda (softnic, the engine of --engine):
  *   shared:   the probe and PE0's writers share QP 0, the responder and
  *             PE1's writers share PE1's QP 0 (per-thread hand-off);
- *   reserved: probe and responder own QP 0; each writer owns a QP of its
- *             own (QPs 1..).
- * Results: the probe's rtt, and the background's carried rate ("background
- * rate", M msg/s) as its own row. Payloads: every answer, and the last
- * write of every background slot, are checked.
+ *   reserved: probe and responder own QP 0; each writer owns a QP.
+ * mini-proxy (T4/R32/B16 per PE, CPU workers, softnic CPU engine):
+ *   shared:   the probe and its side's writers enqueue into ring 0
+ *             (baseline protocol: several producers per ring);
+ *   reserved: the probe owns ring 0; writers own rings 1..31 (tuned
+ *             protocol: one producer per ring, so at most 31 per side).
+ * Results: the probe's rtt ("loaded rtt") and the background's carried rate
+ * over the probe's span ("background rate", M msg/s). Payloads: every
+ * answer, and the last write of every background slot, are checked.
  */
 #include "exp_loaded.h"
 #include "gpu_common.h"
+#include "../../tests/gpu/proxy_env.h"
 
 #include <errno.h>
 
@@ -40,6 +46,7 @@ typedef struct loaded_cfg {
 	uint8_t *back;    /* PE0's region: answers at [0, n*8), writers after */
 	uint32_t back_rkey;
 	uint32_t *stop;   /* set by the probe when done */
+	unsigned long long *window;   /* the probe's first sample and its stop (ns) */
 	unsigned long long *bg_count; /* messages per writer */
 } loaded_cfg;
 
@@ -59,7 +66,8 @@ static __device__ int post8(gic_sq *sq, int shared, uint64_t raddr, uint32_t rke
 	int rc, sig;
 
 	if (shared) {
-		rc = gic_sq_handoff_write_inline_u64(sq, raddr, rkey, v, final ? 1 : 16, ORD, DL, &pos);
+		rc = gic_sq_handoff_write_inline_u64(sq, raddr, rkey, v, final ? 1 : 16, 1, ORD, DL,
+						     &pos);
 		*end = pos + 1;
 		return rc;
 	}
@@ -91,6 +99,8 @@ __global__ void loaded_kernel(gic_sq *pe0, gic_sq *pe1, loaded_cfg c, long long 
 		gic_sq *sq = b ? &pe1[0] : &pe0[0];
 		uint64_t end = 0;
 
+		if (b == 0)
+			c.window[0] = gic_now_ns();
 		for (int i = 0; i < c.n && !rc; i++) {
 			long long c0 = clock64();
 
@@ -105,8 +115,10 @@ __global__ void loaded_kernel(gic_sq *pe0, gic_sq *pe1, loaded_cfg c, long long 
 			if (b == 0)
 				cycles[i] = clock64() - c0;
 		}
-		if (b == 0) /* the writers stop; the probe and responder drain */
+		if (b == 0) { /* the writers stop; the probe and responder drain */
+			c.window[1] = gic_now_ns();
 			gic_st_release_gpu_u32(c.stop, 1);
+		}
 		if (!rc)
 			rc = drain(sq, c.shared, end);
 	} else {
@@ -135,25 +147,216 @@ __global__ void loaded_kernel(gic_sq *pe0, gic_sq *pe1, loaded_cfg c, long long 
 }
 
 /* ------------------------------------------------------------------ */
+/* mini-proxy on the device. */
 
-/* Checks the answers and the last write of every writer slot. */
-static int check(gpu_env *e, const loaded_cfg *c, const unsigned long long *count)
+typedef struct proxy_loaded_cfg {
+	int n, nbg, per_side;  /* probe samples; writers; writers per side */
+	int shared;
+	long pace_ns;
+	gic_proxy_ring *views[2]; /* proxy k's ring views (PE k's producers) */
+	const uint8_t *region[2]; /* PE k's region (answers / requests land here) */
+	uint32_t *stop;
+	unsigned long long *window, *bg_count;
+} proxy_loaded_cfg;
+
+/* One request on ring r of side k: the tuned protocol on a reserved ring
+ * (its view in registers, *local), the baseline one on a shared ring. */
+static __device__ int proxy_put(const proxy_loaded_cfg &c, gic_proxy_ring *local, int k, int ring,
+				uint64_t off, uint64_t v)
 {
-	size_t bytes = (size_t)bg_off(c->n, c->nbg, 0);
-	uint64_t *d = (uint64_t *)malloc(bytes), *k = (uint64_t *)malloc(bytes);
-	int ok = d && k && !gpu_env_read(e, d, e->dst, bytes) && !gpu_env_read(e, k, e->back, bytes);
+	gic_proxy_desc d;
+	int rc = gic_proxy_desc_inline(&d, off, v, 8, (uint32_t)ring);
 
-	for (int i = 0; i < c->n && ok; i++)
-		ok = d[i] == lval(i, 1) && k[i] == ~lval(i, 1);
-	for (int w = 0; w < c->nbg && ok; w++) {
+	if (rc)
+		return rc;
+	if (c.shared)
+		return gic_proxy_enqueue_baseline(&c.views[k][ring], &d, DL, NULL);
+	return gic_proxy_enqueue_tuned(local, &d, DL, NULL);
+}
+
+/* CTA 0: the probe; CTA 1: the responder; CTAs 2..: writers (even: PE0's,
+ * odd: PE1's; ring 0 when shared, 1 + index when reserved). */
+__global__ void proxy_loaded_kernel(proxy_loaded_cfg c, long long *cycles, int *rc_out)
+{
+	int b = blockIdx.x, rc = 0;
+	int k = b < 2 ? b : (b - 2) % 2, w = b - 2;
+	int active = b < 2 || w / 2 < c.per_side; /* reserved: one writer per ring */
+	int ring = b < 2 || c.shared || !active ? 0 : 1 + w / 2;
+	gic_proxy_ring local;
+
+	if (active && !c.shared)
+		local = c.views[k][ring];
+
+	if (b < 2) {
+		if (b == 0)
+			c.window[0] = gic_now_ns();
+		for (int i = 0; i < c.n && !rc; i++) {
+			long long c0 = clock64();
+
+			if (b == 1)
+				rc = gpu_wait_word((const uint64_t *)(c.region[1] + 8 * i), lval(i, 1));
+			if (!rc)
+				rc = proxy_put(c, &local, k, 0, 8 * (uint64_t)i, b ? ~lval(i, 1) : lval(i, 1));
+			if (!rc && b == 0)
+				rc = gpu_wait_word((const uint64_t *)(c.region[0] + 8 * i), ~lval(i, 1));
+			if (b == 0)
+				cycles[i] = clock64() - c0;
+		}
+		if (b == 0) {
+			c.window[1] = gic_now_ns();
+			gic_st_release_gpu_u32(c.stop, 1);
+		}
+	} else if (active) {
+		uint64_t i = 0, deadline = gic_now_ns() + 60000000000ull;
+
+		while (!rc && !gic_ld_acquire_gpu_u32(c.stop) && gic_now_ns() < deadline) {
+			rc = proxy_put(c, &local, k, ring, bg_off(c.n, w, i % BG_SLOTS), lval(i, 100 + w));
+			i += !rc;
+			if (c.pace_ns)
+				__nanosleep((unsigned)c.pace_ns);
+		}
+		c.bg_count[w] = i;
+	}
+	if (active && !c.shared)
+		c.views[k][ring] = local; /* a tuned view goes back where it came from */
+	rc_out[b] = rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* Host side. */
+
+/* Device buffers of a run, allocated before any engine starts. */
+typedef struct loaded_dev {
+	long long *cycles;
+	int *rc;
+	uint32_t *stop;
+	unsigned long long *window, *bg_count;
+} loaded_dev;
+
+static int dev_open(loaded_dev *d, int n)
+{
+	memset(d, 0, sizeof(*d));
+	if (cudaMalloc(&d->cycles, 8 * (size_t)n) || cudaMalloc(&d->rc, sizeof(int) * (LOADED_MAX_BG + 2)) ||
+	    cudaMalloc(&d->stop, 4) || cudaMalloc(&d->window, 16) ||
+	    cudaMalloc(&d->bg_count, 8 * LOADED_MAX_BG) || cudaMemset(d->stop, 0, 4) ||
+	    cudaMemset(d->bg_count, 0, 8 * LOADED_MAX_BG) || cudaMemset(d->window, 0, 16))
+		return ENOMEM;
+	return 0;
+}
+
+static void dev_close(loaded_dev *d)
+{
+	cudaFree(d->cycles);
+	cudaFree(d->rc);
+	cudaFree(d->stop);
+	cudaFree(d->window);
+	cudaFree(d->bg_count);
+}
+
+/* What a run brought back (host copies). */
+typedef struct loaded_out {
+	int n, nbg;
+	long long cycles[4096];
+	int rc[LOADED_MAX_BG + 2];
+	unsigned long long window[2], count[LOADED_MAX_BG];
+} loaded_out;
+
+/* Checks the answers (d: PE1's region, k: PE0's) and the last write of
+ * every writer slot. */
+static int check_regions(const uint64_t *d, const uint64_t *k, const loaded_out *r)
+{
+	for (int i = 0; i < r->n; i++)
+		if (d[i] != lval(i, 1) || k[i] != ~lval(i, 1))
+			return 0;
+	for (int w = 0; w < r->nbg; w++) {
 		const uint64_t *region = w % 2 == 0 ? d : k;
 
-		for (uint64_t s = 0; s < BG_SLOTS && s < count[w] && ok; s++) {
-			uint64_t last = s + (count[w] - 1 - s) / BG_SLOTS * BG_SLOTS;
+		for (uint64_t s = 0; s < BG_SLOTS && s < r->count[w]; s++) {
+			uint64_t last = s + (r->count[w] - 1 - s) / BG_SLOTS * BG_SLOTS;
 
-			ok = region[bg_off(c->n, w, s) / 8] == lval(last, 100 + w);
+			if (region[bg_off(r->n, w, s) / 8] != lval(last, 100 + w))
+				return 0;
 		}
 	}
+	return 1;
+}
+
+/* Every CTA's return code; 1 when all are 0. */
+static int all_ok(const loaded_out *r)
+{
+	for (int b = 0; b < 2 + r->nbg; b++)
+		if (r->rc[b]) {
+			fprintf(stderr, "gic loaded: CTA %d: error %d\n", b, r->rc[b]);
+			return 0;
+		}
+	return 1;
+}
+
+/* The probe's rtt row and the background's rate row. */
+static void emit_loaded(gic_sink *sink, const gic_opts *o, const loaded_state *st,
+			const gic_run_info *info, const char *path, int shared,
+			const char *transport, const loaded_out *r, int ok, const char *note)
+{
+	static double v[4096];
+	char name[96], params[256];
+	double total = 0;
+	gic_result res;
+
+	snprintf(name, sizeof(name), "%s %s%s", path, shared ? "shared" : "reserved",
+		 st->pace_ns ? " paced" : "");
+	snprintf(params, sizeof(params), "bg_ctas=%d pace_ns=%ld queue=%s", r->nbg, st->pace_ns,
+		 shared ? "shared" : "reserved");
+	for (int i = 0; i < r->n; i++)
+		v[i] = (double)r->cycles[i] / info->sm_mhz;
+	gic_result_init(&res, "loaded", name, "loaded rtt", "us");
+	snprintf(res.params, sizeof(res.params), "%s", params);
+	snprintf(res.note, sizeof(res.note), "%s", note);
+	snprintf(res.transport, sizeof(res.transport), "%s", transport);
+	res.validated = ok;
+	gpu_samples_emit(sink, &res, v, r->n, o->warmup);
+	for (int w = 0; w < r->nbg; w++)
+		total += (double)r->count[w];
+	gic_result_init(&res, "loaded", name, "background rate", "M msg/s");
+	snprintf(res.params, sizeof(res.params), "%s", params);
+	snprintf(res.note, sizeof(res.note), "carried over the probe's span, both directions");
+	snprintf(res.transport, sizeof(res.transport), "%s", transport);
+	/* Every writer's count over the probe's span (device clock): the
+	 * writers start with the probe and stop at its signal. */
+	gic_result_set_value(&res, r->window[1] > r->window[0]
+					   ? total / (double)(r->window[1] - r->window[0]) * 1e3 : 0);
+	res.validated = ok;
+	gic_emit(sink, &res);
+}
+
+/* Copies a finished run's device buffers into *r. */
+static int fetch(const loaded_dev *d, loaded_out *r, int (*read)(void *, void *, const void *, size_t),
+		 void *env)
+{
+	return read(env, r->cycles, d->cycles, 8 * (size_t)r->n) ||
+	       read(env, r->rc, d->rc, sizeof(int) * (2 + (size_t)r->nbg)) ||
+	       read(env, r->window, d->window, sizeof(r->window)) ||
+	       read(env, r->count, d->bg_count, sizeof(r->count));
+}
+
+static int read_gpu_env(void *env, void *host, const void *from, size_t n)
+{
+	return gpu_env_read((gpu_env *)env, host, from, n);
+}
+
+static int read_proxy_env(void *env, void *host, const void *from, size_t n)
+{
+	return proxy_env_read((proxy_env *)env, host, from, n);
+}
+
+/* Reads both regions and checks them. */
+static int check(loaded_out *r, const void *pe1, const void *pe0,
+		 int (*read)(void *, void *, const void *, size_t), void *env)
+{
+	size_t bytes = (size_t)bg_off(r->n, r->nbg, 0);
+	uint64_t *d = (uint64_t *)malloc(bytes), *k = (uint64_t *)malloc(bytes);
+	int ok = d && k && !read(env, d, pe1, bytes) && !read(env, k, pe0, bytes) &&
+		 check_regions(d, k, r);
+
 	if (!ok)
 		fprintf(stderr, "gic loaded: a payload is wrong\n");
 	free(d);
@@ -161,96 +364,138 @@ static int check(gpu_env *e, const loaded_cfg *c, const unsigned long long *coun
 	return ok;
 }
 
-static int run_mode(const gic_opts *o, const loaded_state *st, const gic_run_info *info,
-		    gic_sink *sink, int shared)
+static loaded_out out; /* large: one run at a time */
+
+static int run_gda(const gic_opts *o, const loaded_state *st, const gic_run_info *info,
+		   gic_sink *sink, int shared, loaded_dev *d)
 {
-	int nbg = st->bg_ctas & ~1, n = o->iters + o->warmup, ok;
-	gpu_env_cfg cfg = { o->gpu_engine, 1 + nbg / 2, 12, LOADED_REGION, 0, 8, 4 };
-	unsigned long long count[LOADED_MAX_BG] = { 0 }, t0, t1;
-	long long *d_cycles, *h = (long long *)calloc(n, sizeof(long long));
-	double *v = (double *)calloc(n, sizeof(double)), total = 0;
-	int *d_rc, rc[LOADED_MAX_BG + 2];
+	gpu_env_cfg cfg = { o->gpu_engine, 1 + (st->bg_ctas & ~1) / 2, 12, LOADED_REGION, 0, 8, 4 };
 	loaded_cfg c;
 	gpu_env e;
-	gic_result r;
+	int ran, ok;
 
-	if (!h || !v || cudaMalloc(&d_cycles, 8 * n) || cudaMalloc(&d_rc, sizeof(rc)) ||
-	    cudaMalloc(&c.stop, 4) || cudaMalloc(&c.bg_count, sizeof(count)) ||
-	    cudaMemset(c.stop, 0, 4)) {
-		free(h);
-		free(v);
-		return ENOMEM;
-	}
+	memset(&out, 0, sizeof(out));
+	out.n = o->iters + o->warmup;
+	out.nbg = st->bg_ctas & ~1;
 	gpu_env_open(&e, &cfg);
-	c.n = n;
+	c.n = out.n;
 	c.shared = shared;
-	c.nbg = nbg;
+	c.nbg = out.nbg;
 	c.pace_ns = st->pace_ns;
 	c.dst = e.dst;
 	c.dst_rkey = softnic_mr_rkey(e.dst_mr);
 	c.back = e.back;
 	c.back_rkey = softnic_mr_rkey(e.back_mr);
-	t0 = gic_now_ns();
-	loaded_kernel<<<2 + nbg, 1, 0, e.stream>>>(e.d_sq, e.d_peer_sq, c, d_cycles, d_rc);
-	ok = !gpu_env_wait(&e, "gic loaded", 180);
-	t1 = gic_now_ns();
-	ok = ok && !gpu_env_read(&e, h, d_cycles, 8 * n) &&
-	     !gpu_env_read(&e, rc, d_rc, sizeof(int) * (2 + nbg)) &&
-	     !gpu_env_read(&e, count, c.bg_count, sizeof(count));
-	for (int b = 0; b < 2 + nbg && ok; b++)
-		if (rc[b]) {
-			fprintf(stderr, "gic loaded: CTA %d: error %d\n", b, rc[b]);
-			ok = 0;
-		}
-	ok = ok && check(&e, &c, count);
+	c.stop = d->stop;
+	c.window = d->window;
+	c.bg_count = d->bg_count;
+	cudaMemsetAsync(d->stop, 0, 4, e.stream);
+	loaded_kernel<<<2 + out.nbg, 1, 0, e.stream>>>(e.d_sq, e.d_peer_sq, c, d->cycles, d->rc);
+	ran = !gpu_env_wait(&e, "gic loaded", 180);
+	ok = ran && !fetch(d, &out, read_gpu_env, &e) && all_ok(&out) &&
+	     check(&out, e.dst, e.back, read_gpu_env, &e);
 	gpu_env_close(&e);
-	for (int i = 0; i < n; i++)
-		v[i] = (double)h[i] / info->sm_mhz;
-	for (int w = 0; w < nbg; w++)
-		total += (double)count[w];
-	gic_result_init(&r, "loaded", shared ? "gda shared queue" : "gda reserved queue", "rtt", "us");
-	snprintf(r.params, sizeof(r.params), "bg_ctas=%d pace_ns=%ld queue=%s", nbg, st->pace_ns,
-		 shared ? "shared" : "reserved");
-	snprintf(r.note, sizeof(r.note), "probe and background through softnic");
-	gpu_result_transport(&r, o->gpu_engine);
-	r.validated = ok;
-	gpu_samples_emit(sink, &r, v, n, o->warmup);
-	gic_result_init(&r, "loaded", shared ? "gda shared queue" : "gda reserved queue",
-			"background rate", "M msg/s");
-	snprintf(r.params, sizeof(r.params), "bg_ctas=%d pace_ns=%ld queue=%s", nbg, st->pace_ns,
-		 shared ? "shared" : "reserved");
-	snprintf(r.note, sizeof(r.note), "carried while the probe ran (both directions)");
-	gpu_result_transport(&r, o->gpu_engine);
-	gic_result_set_value(&r, total / (double)(t1 - t0) * 1e3);
-	r.validated = ok;
-	gic_emit(sink, &r);
-	cudaFree(d_cycles);
-	cudaFree(d_rc);
-	cudaFree(c.stop);
-	cudaFree(c.bg_count);
-	free(h);
-	free(v);
-	return ok ? 0 : EIO;
+	emit_loaded(sink, o, st, info, "gda", shared, o->gpu_engine ? "softnic-gpu" : "softnic-cpu",
+		    &out, ok, "probe and background through softnic");
+	return ran ? 0 : EIO; /* a failed check is in the rows' verdicts */
+}
+
+/* Waits until every ring's counter shows what was enqueued on it, so that
+ * the regions are final before they are checked. */
+static int drain_counters(proxy_env *e, const loaded_out *r, int shared, int per_side)
+{
+	uint64_t want[2][PROXY_ENV_RINGS] = { { 0 } }, deadline = gic_now_ns() + 10000000000ull;
+
+	for (int k = 0; k < 2; k++)
+		want[k][0] = (uint64_t)r->n;
+	for (int w = 0; w < r->nbg; w++)
+		if (w / 2 < per_side)
+			want[w % 2][shared ? 0 : 1 + w / 2] += r->count[w];
+	for (int k = 0; k < 2; k++)
+		for (int ring = 0; ring < PROXY_ENV_RINGS; ring++)
+			while (__atomic_load_n(&e->counters[k][ring], __ATOMIC_ACQUIRE) < want[k][ring]) {
+				if (gic_now_ns() > deadline) {
+					fprintf(stderr, "gic loaded: PE%d ring %d: %llu of %llu done\n", k,
+						ring, (unsigned long long)e->counters[k][ring],
+						(unsigned long long)want[k][ring]);
+					return ETIMEDOUT;
+				}
+				gic_cpu_relax();
+			}
+	return 0;
+}
+
+static int run_proxy(const gic_opts *o, const loaded_state *st, const gic_run_info *info,
+		     gic_sink *sink, int shared, loaded_dev *d)
+{
+	int nbg = st->bg_ctas & ~1, n = o->iters + o->warmup;
+	int per_side = shared ? nbg / 2 : (nbg / 2 < PROXY_ENV_RINGS - 1 ? nbg / 2 : PROXY_ENV_RINGS - 1);
+	proxy_env_cfg cfg = { PROXY_NIC_CPU, 2, 4, PROXY_ENV_RINGS, 16,
+			      shared ? GIC_PROXY_BASELINE : GIC_PROXY_TUNED, 10,
+			      (size_t)bg_off(n, nbg, 0), 0, 0 };
+	proxy_loaded_cfg c;
+	proxy_env e;
+	int ran, ok;
+
+	memset(&out, 0, sizeof(out));
+	out.n = n;
+	out.nbg = nbg;
+	if (proxy_env_open(&e, &cfg)) {
+		proxy_env_close(&e);
+		return EIO;
+	}
+	memset(&c, 0, sizeof(c));
+	c.n = n;
+	c.nbg = nbg;
+	c.per_side = per_side;
+	c.shared = shared;
+	c.pace_ns = st->pace_ns;
+	for (int k = 0; k < 2; k++) {
+		c.views[k] = e.d_views[k];
+		c.region[k] = (const uint8_t *)e.region[k];
+	}
+	c.stop = d->stop;
+	c.window = d->window;
+	c.bg_count = d->bg_count;
+	cudaMemsetAsync(d->stop, 0, 4, e.stream);
+	cudaMemsetAsync(d->bg_count, 0, 8 * LOADED_MAX_BG, e.stream);
+	proxy_loaded_kernel<<<2 + nbg, 1, 0, e.stream>>>(c, d->cycles, d->rc);
+	ran = !proxy_env_wait(&e, "gic loaded proxy", 180);
+	ok = ran && !fetch(d, &out, read_proxy_env, &e) && all_ok(&out) &&
+	     !drain_counters(&e, &out, shared, per_side) &&
+	     check(&out, e.region[1], e.region[0], read_proxy_env, &e);
+	proxy_env_close(&e);
+	emit_loaded(sink, o, st, info, "proxy", shared, "softnic-cpu", &out, ok,
+		    shared ? "T4/R32/B16, baseline: probe and writers share ring 0"
+			   : "T4/R32/B16, tuned: probe on ring 0, writers on rings 1..31");
+	return ran ? 0 : EIO;
 }
 
 int gic_gpu_loaded(const gic_opts *o, const loaded_state *st, const gic_run_info *info,
 		   gic_sink *sink)
 {
-	int failed = 0;
+	int n = o->iters + o->warmup, failed = 0;
+	loaded_dev d;
 
-	if (st->path != GIC_LOADED_GDA) {
-		fprintf(stderr, "gic loaded: --path proxy is not measured on the GPU yet\n");
-		return ENOTSUP;
-	}
-	if (st->bg_ctas > LOADED_MAX_BG || o->iters + o->warmup > 4096 ||
-	    (size_t)bg_off(o->iters + o->warmup, st->bg_ctas, 0) > LOADED_REGION) {
+	if (st->bg_ctas > LOADED_MAX_BG || n > 4096 ||
+	    (size_t)bg_off(n, st->bg_ctas, 0) > LOADED_REGION) {
 		fprintf(stderr, "gic loaded: at most %d background CTAs and 4096 samples on the GPU\n",
 			LOADED_MAX_BG);
 		return EINVAL;
 	}
-	if (st->queues & GIC_LOADED_SHARED)
-		failed += run_mode(o, st, info, sink, 1) != 0;
-	if (st->queues & GIC_LOADED_RESERVED)
-		failed += run_mode(o, st, info, sink, 0) != 0;
+	if (info->sm_mhz <= 0)
+		return ENODEV;
+	/* Every CUDA allocation before the engine starts (DESIGN.md). */
+	if (dev_open(&d, n)) {
+		dev_close(&d);
+		return ENOMEM;
+	}
+	for (int shared = 1; shared >= 0; shared--) {
+		if (!(st->queues & (shared ? GIC_LOADED_SHARED : GIC_LOADED_RESERVED)))
+			continue;
+		failed += (st->path == GIC_LOADED_PROXY ? run_proxy(o, st, info, sink, shared, &d)
+							: run_gda(o, st, info, sink, shared, &d)) != 0;
+	}
+	dev_close(&d);
 	return failed ? EIO : 0;
 }

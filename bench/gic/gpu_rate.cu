@@ -123,7 +123,8 @@ __global__ void rate_lock(gic_sq *g, rate_cfg c, span *out)
 	out[t].rc = rc;
 }
 
-/* Threads share QP t % qps, slots handed off in reservation order. */
+/* Threads share QP t % qps, slots handed off in reservation order; the
+ * thread whose WQE ends a batch rings for it. */
 __global__ void rate_handoff(gic_sq *g, rate_cfg c, span *out)
 {
 	int t = blockIdx.x * blockDim.x + threadIdx.x;
@@ -133,9 +134,11 @@ __global__ void rate_handoff(gic_sq *g, rate_cfg c, span *out)
 	out[t].t0 = gic_now_ns();
 	for (int i = 0; i < c.per && !rc; i++)
 		rc = gic_sq_handoff_write_inline_u64(sq, (uint64_t)(c.dst + slot_off(c, t, i)), c.rkey,
-						     rate_val(i, t + c.tag), 16, ORD, DL, NULL);
+						     rate_val(i, t + c.tag), 16, c.batch, ORD, DL,
+						     NULL);
 	out[t].tp = gic_now_ns();
-	/* Every reservation of the row ends on a multiple of 16: signaled. */
+	/* Every QP's reservations end on a multiple of 16 and of the batch:
+	 * signaled and rung. */
 	if (!rc)
 		rc = gic_sq_wait_retired(sq, gic_ld_acquire_gpu_u64(&sq->ready), 1, ORD, DL);
 	out[t].t1 = gic_now_ns();
@@ -199,6 +202,8 @@ static int check_row(const rate_row *r)
 		why = "mode warp needs whole warps per CTA";
 	else if (r->mode != GIC_RATE_OWN && (r->pointer || r->size != 8))
 		why = "lock, handoff and warp post 8-byte inline writes";
+	else if (r->mode == GIC_RATE_HANDOFF && (r->batch & (r->batch - 1)))
+		why = "handoff rings every --batch WQEs: a power of two";
 	else if (r->qps > ENV_MAX_QPS)
 		why = "too many QPs for the fixture";
 	else if (!r->pointer && r->size > 512)
@@ -222,8 +227,11 @@ static int per_thread(const gic_opts *o, const rate_row *r, uint32_t stride)
 
 	per = per < ring ? per : ring;
 	per = per < region ? per : region;
-	if (r->mode == GIC_RATE_HANDOFF || r->mode == GIC_RATE_LOCK)
-		per -= per % 16; /* every QP's reservations end signaled */
+	if (r->mode == GIC_RATE_HANDOFF || r->mode == GIC_RATE_LOCK) {
+		long unit = r->batch > 16 ? r->batch : 16;
+
+		per -= per % unit; /* every QP's reservations end signaled (and rung) */
+	}
 	return (int)per;
 }
 
@@ -347,7 +355,9 @@ static void emit_rate(gic_sink *sink, const gic_opts *o, const rate_row *r, cons
 	gic_result_init(&res, "rate", r->name, metric, "M msg/s");
 	snprintf(res.params, sizeof(res.params),
 		 "threads=%d qps=%d sms=%d batch=%d mode=%s payload=%s size=%zu per_thread=%d "
-		 "rounds=%d order=fence-gpu", r->threads, r->qps, r->sms, r->batch,
+		 "rounds=%d order=fence-gpu", r->threads, r->qps, r->sms,
+		 /* the WQEs per doorbell that ran: lock rings every WQE, warp every 32 */
+		 r->mode == GIC_RATE_LOCK ? 1 : r->mode == GIC_RATE_WARP ? 32 : r->batch,
 		 gic_rate_mode_name(r->mode), r->pointer ? "pointer" : "inline", r->size, c->per,
 		 RATE_ROUNDS);
 	snprintf(res.note, sizeof(res.note), "%s", note);

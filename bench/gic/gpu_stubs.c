@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 
+#include "exp_conns.h"
 #include "exp_kernel.h"
 #include "exp_lat.h"
 #include "exp_loaded.h"
@@ -74,6 +75,15 @@ int gic_gpu_payload(const gic_opts *o, const payload_state *st, const gic_run_in
 #ifndef GIC_HAVE_GPU_KERNEL
 int gic_gpu_kernel(const gic_opts *o, const kernel_state *st, const gic_run_info *info,
 		   gic_sink *sink)
+{
+	(void)o, (void)st, (void)info, (void)sink;
+	return ENOTSUP;
+}
+#endif
+
+#ifndef GIC_HAVE_GPU_CONNS
+int gic_gpu_conns(const gic_opts *o, const conns_state *st, const gic_run_info *info,
+		  gic_sink *sink)
 {
 	(void)o, (void)st, (void)info, (void)sink;
 	return ENOTSUP;

@@ -14,6 +14,7 @@
 #include <time.h>
 
 #include "gic.h"
+#include "nvshmem_pe.h"
 
 #ifndef GIC_GIT_COMMIT
 #define GIC_GIT_COMMIT "unknown"
@@ -21,7 +22,7 @@
 
 static const gic_experiment *const experiments[] = {
 	&gic_exp_lat, &gic_exp_rate, &gic_exp_proxy, &gic_exp_loaded,
-	&gic_exp_payload, &gic_exp_kernel, &gic_exp_suite,
+	&gic_exp_payload, &gic_exp_kernel, &gic_exp_conns, &gic_exp_suite,
 };
 
 const gic_experiment *const *gic_experiments(int *n)
@@ -242,7 +243,9 @@ static int parse_cli(cli *c, int argc, char **argv)
 /* ------------------------------------------------------------------ */
 /* Run info. */
 
-static int fill_info(const gic_opts *o, gic_run_info *info)
+/* gpu_optional: the run needs no GPU in this process (the NVSHMEM path
+ * alone: its PEs find theirs); a missing one is then not an error. */
+static int fill_info(const gic_opts *o, gic_run_info *info, int gpu_optional)
 {
 	time_t now = time(NULL);
 	struct tm tm;
@@ -260,6 +263,11 @@ static int fill_info(const gic_opts *o, gic_run_info *info)
 		return 0;
 	}
 	rc = gic_gpu_available(info->gpu, sizeof(info->gpu), &info->sm_mhz, o->device);
+	if (rc && gpu_optional) {
+		snprintf(info->gpu, sizeof(info->gpu), "none in the driver process");
+		info->sm_mhz = 0;
+		return 0;
+	}
 	if (rc == ENOTSUP)
 		fprintf(stderr, "gic: the GPU mode is not built into this binary (no CUDA); "
 			"run with --host\n");
@@ -303,17 +311,19 @@ static int run_experiment(const gic_experiment *e, cli *c)
 
 	if (e->parse(c->argc, c->argv, &state))
 		return 2;
-	if (fill_info(&c->o, &info)) {
+	if (fill_info(&c->o, &info, gic_nvshmem_only(e, state))) {
 		e->free_state(state);
 		return 1;
 	}
 	sink = gic_sink_new();
+	if (sink)
+		gic_sink_set_host(sink, c->o.host);
 	rc = sink ? e->run(&c->o, state, &info, sink) : ENOMEM;
+	/* What ran is reported even when a part could not run. */
+	status = sink && gic_sink_count(sink) ? report(&c->o, &info, sink) : 0;
 	if (rc) {
-		fprintf(stderr, "gic %s: could not run: %s\n", e->name, strerror(rc));
+		fprintf(stderr, "gic %s: could not run (all of it): %s\n", e->name, strerror(rc));
 		status = 1;
-	} else {
-		status = report(&c->o, &info, sink);
 	}
 	gic_sink_free(sink);
 	e->free_state(state);
@@ -326,6 +336,9 @@ int main(int argc, char **argv)
 	cli c = { 0 };
 	int status;
 
+	/* Hidden: a PE of the NVSHMEM path, started by the driver (nvshmem_pe.h). */
+	if (argc >= 2 && !strcmp(argv[1], GIC_NV_PE_SUBCOMMAND))
+		return gic_nvshmem_pe_main(argc, argv);
 	if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
 		usage(argc < 2 ? stderr : stdout);
 		return argc < 2 ? 2 : 0;

@@ -15,7 +15,13 @@
 struct gic_sink {
 	gic_result *v;
 	size_t n, cap;
+	int host;          /* host analogues: no paper numbers */
 };
+
+void gic_sink_set_host(gic_sink *sink, int host)
+{
+	sink->host = host;
+}
 
 gic_sink *gic_sink_new(void)
 {
@@ -64,9 +70,14 @@ int gic_emit(gic_sink *sink, const gic_result *r)
 		sink->cap = cap;
 	}
 	sink->v[sink->n] = *r;
-	/* Every row the paper measured on H200 carries its number. */
-	if (isnan(r->paper))
+	/* Every row the paper measured on H200 carries its number; a host
+	 * analogue is not that row and carries none. */
+	if (sink->host) {
+		sink->v[sink->n].paper = NAN;
+		sink->v[sink->n].paper_ref[0] = '\0';
+	} else if (isnan(r->paper)) {
 		gic_result_paper(&sink->v[sink->n]);
+	}
 	sink->n++;
 	return 0;
 }

@@ -637,20 +637,24 @@ GIC_HD int gic_sq_locked_write_inline_u64(gic_sq *sq, uint64_t raddr, uint32_t r
 
 /* One 8-byte inline write on a queue shared by per-thread hand-off:
  * reserve (an atomic add), then one loop that builds the WQE once its slot
- * is free (polling the CQ meanwhile) and rings once every earlier
+ * is free (polling the CQ meanwhile) and publishes it once every earlier
  * reservation is published. Everything the thread still owes happens
  * inside the loop: with the split calls (reserve_shared, build,
  * publish_inorder), GPU lanes of one warp can deadlock on a full ring, a
  * lane that found room waiting at the end of the space loop for lanes that
  * wait for its WQE. Signaled as gic_sq_locked_write_inline_u64() says
  * (signal_every 1: always, e.g. a thread's last write, whose retirement
- * gic_sq_wait_retired(sq, *pos_out + 1, ..) then awaits). *pos_out (when
- * not NULL) gets the position. EIO after an error CQE, ETIMEDOUT at the
- * deadline (the queue is then unusable: the reservation is never
- * published). */
+ * gic_sq_wait_retired(sq, *pos_out + 1, ..) then awaits). The thread whose
+ * WQE ends a multiple of ring_every (a power of two; 1: every WQE) rings
+ * the doorbell for everything published before it; WQEs after the last
+ * such multiple wait for a later one or for gic_sq_handoff_flush().
+ * *pos_out (when not NULL) gets the position. EIO after an error CQE,
+ * ETIMEDOUT at the deadline (the queue is then unusable: the reservation
+ * is never published). */
 GIC_HD int gic_sq_handoff_write_inline_u64(gic_sq *sq, uint64_t raddr, uint32_t rkey,
-					   uint64_t value, uint32_t signal_every, int order,
-					   uint64_t deadline_ns, uint64_t *pos_out)
+					   uint64_t value, uint32_t signal_every,
+					   uint32_t ring_every, int order, uint64_t deadline_ns,
+					   uint64_t *pos_out)
 {
 	uint64_t pos = gic_atomic_add_relaxed_u64(&sq->resv, 1);
 	int built = 0;
@@ -668,8 +672,10 @@ GIC_HD int gic_sq_handoff_write_inline_u64(gic_sq *sq, uint64_t raddr, uint32_t 
 			built = 1;
 		}
 		if (built && gic_ld_acquire_gpu_u64(&sq->ready) == pos) {
-			gic_sq_ring(sq, pos + 1, order);
-			/* Hands the doorbell to the next thread after ours. */
+			if (((pos + 1) & (ring_every - 1)) == 0)
+				gic_sq_ring(sq, pos + 1, order);
+			/* Hands publication (and the doorbell) to the next thread
+			 * after our WQE and doorbell stores. */
 			gic_st_release_gpu_u64(&sq->ready, pos + 1);
 			return 0;
 		}
@@ -685,6 +691,14 @@ GIC_HD int gic_sq_handoff_write_inline_u64(gic_sq *sq, uint64_t raddr, uint32_t 
 			return ETIMEDOUT;
 		gic_cpu_relax();
 	}
+}
+
+/* Rings the doorbell for everything published by hand-off writers that
+ * rang only every ring_every WQEs. Call it when no thread posts to the
+ * queue any more (the doorbell must only move forward). */
+GIC_HD void gic_sq_handoff_flush(gic_sq *sq, int order)
+{
+	gic_sq_ring(sq, gic_ld_acquire_gpu_u64(&sq->ready), order);
 }
 
 #if defined(__CUDACC__)

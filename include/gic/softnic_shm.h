@@ -34,7 +34,11 @@
  * IPC are not built); one host; attr->queue_mem must be NULL (queues live
  * in the arena). A process killed while its engine held a lock of a
  * peer's CQ (a WRITE_IMM's receive completion, a few instructions) leaves
- * that CQ locked. Sanitizers: works under ASan and TSan (the base is the
+ * that CQ locked, and the engine that next needs it spins without a limit
+ * (open problem). Arenas are sparse files in /dev/shm: pages are taken as
+ * they are touched, so a /dev/shm smaller than what the job touches ends
+ * the process with SIGBUS rather than an error (reserving every page at
+ * open would cost the whole arena in memory). Sanitizers: works under ASan and TSan (the base is the
  * kernel's choice, inside the sanitizer's application ranges); TSan cannot
  * see the other process's accesses and so cannot judge them.
  *

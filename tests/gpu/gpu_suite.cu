@@ -202,7 +202,7 @@ __global__ void k_handoff_full_ring(gic_sq *sq, uint64_t *dst, uint32_t rkey, in
 
 	for (int i = 0; i < per && !r[t].rc; i++)
 		r[t].rc = gic_sq_handoff_write_inline_u64(sq, (uint64_t)&dst[(uint64_t)t * per + i],
-							  rkey, val(i, t + 500), 1, ORD, DL, &last);
+							  rkey, val(i, t + 500), 1, 1, ORD, DL, &last);
 	if (!r[t].rc)
 		r[t].rc = gic_sq_wait_retired(sq, last + 1, 1, ORD, DL);
 }

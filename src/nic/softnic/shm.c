@@ -278,12 +278,21 @@ int softnic_qp_connect_remote(softnic_qp *qp, int peer_rank, uint32_t peer_qpn)
 		return EISCONN;
 	}
 	e = &nic->engines[qp->engine];
+	/* Under the lock the watchdog takes to mark a peer's QPs gone: either
+	 * it sees this QP connected and moves it, or this sees the peer gone. */
+	pthread_mutex_lock(&nic->lock);
+	if (__atomic_load_n(&s->peers[peer_rank].gone, __ATOMIC_ACQUIRE)) {
+		pthread_mutex_unlock(&nic->lock);
+		softnic_set_error(nic, "qp_connect_remote: PE %d is gone", peer_rank);
+		return EHOSTDOWN;
+	}
 	engine_lock_mgmt(e);
 	__atomic_store_n(&qp->s->peer, pq, __ATOMIC_RELAXED);
 	__atomic_store_n(&qp->s->peer_sh, psh, __ATOMIC_RELAXED);
 	/* Publishes the peer pointers before the link state engines check. */
 	__atomic_store_n(&qp->s->link, SNX_QP_CONNECTED, __ATOMIC_RELEASE);
 	engine_unlock_mgmt(e);
+	pthread_mutex_unlock(&nic->lock);
 	return 0;
 }
 
@@ -615,7 +624,13 @@ static int map_peers(softnic_shm *s)
 			say(s->rank, "shm_open(%s) of PE %d: %s", name, r, strerror(rc));
 			return rc;
 		}
-		if (fstat(fd, &st) || (size_t)st.st_size != s->span) {
+		if (fstat(fd, &st)) {
+			rc = errno;
+			say(s->rank, "fstat(%s) of PE %d: %s", name, r, strerror(rc));
+			close(fd);
+			return rc;
+		}
+		if ((size_t)st.st_size != s->span) {
 			say(s->rank, "%s of PE %d is %lld bytes, not %zu", name, r,
 			    (long long)st.st_size, s->span);
 			close(fd);
@@ -696,6 +711,8 @@ softnic *softnic_open_shared(const softnic_attr *attr, gic_boot *boot, size_t ar
 			rc = EINVAL;
 		}
 	}
+	if (!rc && !mine) /* every PE failed its own check alike */
+		rc = EINVAL;
 	free(all);
 	/* Step 2: one address span for the job, free in every process. */
 	if (!rc)

@@ -1,0 +1,762 @@
+/*
+ * bench/gic/exp_conns.c - `gic conns` (exp_conns.h): parsing, the shared
+ * result wording, and the host mode.
+ *
+ * Host mode: every object comes from the provider interface
+ * (gic/provider.h): two PEs (softnic: PE1 shares PE0's softnic, CPU
+ * engine; mlx5: the same device opened twice, loopback), C RC QP pairs
+ * connected through their gic_conn records, host views (GIC_VIEW_HOST)
+ * posted with gic/post.h by host threads: -t threads per direction (at
+ * most CONNS_HOST_THREADS, and at most C). DC (mlx5 only): each poster
+ * owns a DCI of a pool, each connection is a DCT of the target PE, and
+ * each write reads its payload from the sender's source region.
+ * CONNS_HOST_ROUNDS rounds per configuration, every target slot checked
+ * after each round.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "exp_conns.h"
+#include "gic.h"
+#include "gic/provider.h"
+#ifdef GIC_HAVE_MLX5
+#include "gic/mlx5_provider.h"
+#endif
+
+#define SUB "conns"
+#define WAIT_NS 5000000000ull /* every host wait gives up after 5 s */
+
+enum {
+	CONNS_HOST_THREADS = 8,  /* posters per direction */
+	CONNS_HOST_ROUNDS = 3,
+	CONNS_HOST_LOG_BB = 8,   /* 256-BB rings */
+};
+
+static const char *const role_names[] = { "send", "recv", "both" };
+static const char *const role_labels[] = { "send-only", "receive-only", "simultaneous" };
+static const char *const transport_names[] = { "rc", "dc" };
+static const char *const provider_names[] = { "softnic", "mlx5" };
+
+const char *gic_conns_role_name(int role)
+{
+	return role >= 0 && role < 3 ? role_names[role] : NULL;
+}
+
+const char *gic_conns_transport_name(int transport)
+{
+	return transport >= 0 && transport < 2 ? transport_names[transport] : NULL;
+}
+
+/* ------------------------------------------------------------------ */
+/* Flags. */
+
+static const char help[] =
+	"  --conns LIST   active connections per configuration, comma-separated\n"
+	"                 (1..1024); default 1,2,4,...,1024 (GPU), 1,4,16,64 (--host),\n"
+	"                 1,4,16 (--host --quick)\n"
+	"  --writes LIST  writes per connection visit (1..8192); default 1,4,16\n"
+	"  --role R       send | recv | both | all (repeatable; default all): PE0 sends\n"
+	"                 through C connections, receives through C, or both at once\n"
+	"  --transport T  rc | dc | all (default all): a QP per connection, or a DCI per\n"
+	"                 poster and a DCT per connection (mlx5 only; softnic skips dc)\n"
+	"  --provider P   softnic | mlx5 (default softnic); mlx5 runs with --host, both\n"
+	"                 PEs on one device (loopback)\n"
+	"  --nic NAME     mlx5: the RDMA device (default: the first)\n"
+	"  -n N           writes per poster per round, rounded up to whole passes over\n"
+	"                 its connections (common flag)\n"
+	"  -c N, -t N     GPU: posters = -c CTAs x -t threads (default 64 x 1), at most C;\n"
+	"                 --host: -t host threads per direction (1..8, default 1)\n";
+
+static int conns_flag(conns_state *st, int argc, char **argv, int *i)
+{
+	static const char *const flags[] = { "--conns", "--writes", "--role", "--transport",
+					     "--provider", "--nic" };
+	const char *arg = argv[*i], *val;
+	int k = 0, idx;
+
+	while (k < 6 && !gic_arg_is(arg, flags[k]))
+		k++;
+	if (k == 6)
+		return gic_arg_unknown(SUB, arg);
+	if (!(val = gic_arg_value(SUB, argc, argv, i)))
+		return EINVAL;
+	switch (k) {
+	case 0:
+		return gic_arg_int_list(SUB, "--conns", val, 1, CONNS_MAX_CONNS, st->conns,
+					CONNS_MAX_LIST, &st->nconns);
+	case 1:
+		return gic_arg_int_list(SUB, "--writes", val, 1, CONNS_MAX_WRITES, st->writes,
+					CONNS_MAX_LIST, &st->nwrites);
+	case 2:
+		return gic_arg_choice_bits(SUB, "--role", val, role_names, 3, 7u, &st->roles);
+	case 3:
+		return gic_arg_choice_bits(SUB, "--transport", val, transport_names, 2, 3u,
+					   &st->transports);
+	case 4:
+		if (gic_arg_choice(SUB, "--provider", val, provider_names, 2, &idx))
+			return EINVAL;
+		st->provider = idx;
+		return 0;
+	default:
+		st->nic = val;
+		return 0;
+	}
+}
+
+static int conns_parse(int argc, char **argv, void **state)
+{
+	conns_state *st = calloc(1, sizeof(*st));
+
+	if (!st)
+		return ENOMEM;
+	for (int i = 1; i < argc; i++) {
+		if (conns_flag(st, argc, argv, &i)) {
+			free(st);
+			return EINVAL;
+		}
+	}
+	*state = st;
+	return 0;
+}
+
+/* Fills what the command line left out. */
+static void defaults(const gic_opts *o, conns_state *st)
+{
+	if (!st->nconns) {
+		int n = o->host ? (o->quick ? 16 : 64) : CONNS_MAX_CONNS;
+
+		for (int c = 1; c <= n; c *= o->host ? 4 : 2)
+			st->conns[st->nconns++] = c;
+	}
+	if (!st->nwrites) {
+		st->writes[0] = 1, st->writes[1] = 4, st->writes[2] = 16;
+		st->nwrites = 3;
+	}
+	if (!st->roles)
+		st->roles = 7u;
+	if (!st->transports)
+		st->transports = 3u;
+}
+
+/* ------------------------------------------------------------------ */
+/* Results. */
+
+int gic_conns_emit(gic_sink *sink, int role, int transport, const conns_plan *p, int posters,
+		   const double *rates, int rounds, int validated, const char *transport_name,
+		   const char *extra_note)
+{
+	gic_samples s;
+	gic_result r;
+	int rc = 0;
+
+	for (int m = 0; m < 2 && !rc; m++) {
+		gic_result_init(&r, SUB, "", m ? "per-connection rate" : "message rate",
+				m ? "K msg/s" : "M msg/s");
+		snprintf(r.name, sizeof(r.name), "%s %s, %d conns, %d writes/visit",
+			 role_labels[role], transport_names[transport], p->conns, p->writes);
+		gic_result_param(&r, "role=%s transport=%s conns=%d writes_per_visit=%d "
+				 "posters=%d passes=%d writes_per_conn=%d doorbell_every=%d "
+				 "signal_every=%d rounds=%d size=8", role_names[role],
+				 transport_names[transport], p->conns, p->writes, posters, p->passes,
+				 p->passes * p->writes, p->db_every, p->sig_every, rounds);
+		snprintf(r.transport, sizeof(r.transport), "%s", transport_name);
+		if (!strncmp(transport_name, "softnic", 7))
+			snprintf(r.note, sizeof(r.note), "%s%s%s", CONNS_SOFTNIC_NOTE,
+				 extra_note && *extra_note ? "; " : "", extra_note ? extra_note : "");
+		else
+			snprintf(r.note, sizeof(r.note), "%s", extra_note ? extra_note : "");
+		r.validated = validated;
+		if ((rc = gic_samples_init(&s, (size_t)rounds)))
+			break;
+		for (int i = 0; i < rounds; i++)
+			gic_samples_add(&s, m ? rates[i] * 1e3 / p->conns : rates[i]);
+		gic_result_set_samples(&r, &s, 0);
+		gic_samples_free(&s);
+		gic_result_paper(&r);
+		rc = gic_emit(sink, &r);
+	}
+	return rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* Host mode: the fixture. */
+
+typedef struct cx_pe {
+	gic_nic *nic;
+	uint64_t *dst, *src;      /* target slots (peers write), DC payload source */
+	gic_nic_mr *dst_mr, *src_mr;
+	gic_nic_cq **cq;          /* RC: one per connection */
+	gic_nic_qp **qp;
+	gic_sq *sq;               /* views: RC per connection, DC per poster (its DCI) */
+	gic_cq *cqv;
+#ifdef GIC_HAVE_MLX5
+	gic_mlx5_dci_pool *dcis;  /* DC: one DCI per poster */
+	gic_mlx5_cq *dct_cq;
+	gic_mlx5_dct **dct;       /* DC: one DCT per connection (targets of the peer) */
+	gic_av_seg *av;           /* av[c]: reaches the peer's DCT c */
+#endif
+} cx_pe;
+
+struct cx;
+
+typedef struct cx_thread {
+	pthread_t tid;
+	struct cx *x;
+	int dir, poster, rc;
+	uint64_t t0, t1;
+} cx_thread;
+
+typedef struct cx {
+	const gic_opts *o;
+	const conns_state *st;
+	int transport, conns, posters;
+	size_t region;
+	cx_pe pe[2];
+	conns_plan plan;
+	int go;
+	cx_thread th[2 * CONNS_HOST_THREADS];
+} cx;
+
+static uint64_t deadline(void)
+{
+	return gic_now_ns() + WAIT_NS;
+}
+
+static const gic_provider *provider_of(const conns_state *st)
+{
+#ifdef GIC_HAVE_MLX5
+	if (st->provider == CONNS_MLX5)
+		return &gic_provider_mlx5;
+#endif
+	return &gic_provider_softnic;
+}
+
+static int say_nic(const cx *x, int pe, const char *what)
+{
+	int rc = errno ? errno : EIO;
+
+	fprintf(stderr, "gic conns: %s (PE%d): %s: %s\n", what, pe, strerror(rc),
+		gic_nic_error(x->pe[pe].nic));
+	return rc;
+}
+
+static void *zalloc(size_t n)
+{
+	void *p = aligned_alloc(64, (n + 63) & ~(size_t)63);
+
+	if (p)
+		memset(p, 0, n);
+	return p;
+}
+
+static int pe_open(cx *x, int i)
+{
+	cx_pe *pe = &x->pe[i];
+	gic_nic_attr a = { .device = x->st->nic, .queues = GIC_QUEUES_HOST,
+			   .engine_threads = 1 };
+	char err[GIC_NIC_ERR_LEN] = "";
+
+	if (x->st->provider == CONNS_SOFTNIC && i == 1)
+		a.share = x->pe[0].nic;
+	errno = 0;
+	pe->nic = gic_nic_open(provider_of(x->st), &a, err, sizeof(err));
+	if (!pe->nic) {
+		int rc = errno ? errno : ENODEV;
+
+		fprintf(stderr, "gic conns: %s provider: %s\n", provider_names[x->st->provider],
+			err[0] ? err : strerror(rc));
+		return rc;
+	}
+	pe->dst = zalloc(x->region);
+	pe->src = zalloc(x->region);
+	pe->cq = calloc((size_t)x->conns, sizeof(*pe->cq));
+	pe->qp = calloc((size_t)x->conns, sizeof(*pe->qp));
+	pe->sq = calloc((size_t)x->conns, sizeof(*pe->sq));
+	pe->cqv = calloc((size_t)x->conns, sizeof(*pe->cqv));
+	if (!pe->dst || !pe->src || !pe->cq || !pe->qp || !pe->sq || !pe->cqv)
+		return ENOMEM;
+	pe->dst_mr = gic_nic_reg_mr(pe->nic, pe->dst, x->region,
+				    GIC_ACCESS_REMOTE_WRITE | GIC_ACCESS_LOCAL_WRITE);
+	pe->src_mr = pe->dst_mr ? gic_nic_reg_mr(pe->nic, pe->src, x->region,
+						  GIC_ACCESS_LOCAL_WRITE) : NULL;
+	return pe->src_mr ? 0 : say_nic(x, i, "register memory");
+}
+
+static int rc_open(cx *x)
+{
+	for (int i = 0; i < 2; i++) {
+		for (int c = 0; c < x->conns; c++) {
+			cx_pe *pe = &x->pe[i];
+			gic_qp_attr qa = { .log_sq_bb = CONNS_HOST_LOG_BB };
+
+			errno = 0;
+			pe->cq[c] = gic_nic_cq_create(pe->nic, CONNS_HOST_LOG_BB);
+			qa.send_cq = pe->cq[c];
+			pe->qp[c] = pe->cq[c] ? gic_nic_qp_create(pe->nic, &qa) : NULL;
+			if (!pe->qp[c])
+				return say_nic(x, i, "create an RC QP");
+		}
+	}
+	for (int c = 0; c < x->conns; c++) {
+		gic_conn_info l[2];
+		int rc = 0;
+
+		for (int i = 0; i < 2 && !rc; i++)
+			rc = gic_nic_qp_local(x->pe[i].qp[c], &l[i]);
+		for (int i = 0; i < 2 && !rc; i++)
+			rc = gic_nic_qp_connect(x->pe[i].qp[c], &l[i], &l[1 - i]);
+		for (int i = 0; i < 2 && !rc; i++)
+			rc = gic_nic_qp_view(x->pe[i].qp[c], GIC_VIEW_HOST, &x->pe[i].sq[c],
+					     &x->pe[i].cqv[c]);
+		if (rc) {
+			errno = rc;
+			return say_nic(x, 0, "connect an RC QP pair");
+		}
+	}
+	return 0;
+}
+
+#ifdef GIC_HAVE_MLX5
+/* The PE's own address, as a connection record (qpn filled per DCT). */
+static void mlx5_local(const gic_mlx5 *m, gic_conn_info *li)
+{
+	memset(li, 0, sizeof(*li));
+	li->lid = m->port_attr.lid;
+	li->port = m->port;
+	li->mtu = (uint8_t)m->port_attr.active_mtu;
+	if (m->gid_index >= 0) {
+		memcpy(li->gid, m->gid, 16);
+		li->flags = GIC_CONN_GID_VALID;
+	}
+}
+
+static int dc_open(cx *x)
+{
+	gic_conn_info li[2];
+
+	for (int i = 0; i < 2; i++) {
+		cx_pe *pe = &x->pe[i];
+		gic_mlx5 *m = (gic_mlx5 *)pe->nic;
+
+		mlx5_local(m, &li[i]);
+		pe->dct = calloc((size_t)x->conns, sizeof(*pe->dct));
+		pe->av = calloc((size_t)x->conns, sizeof(*pe->av));
+		if (!pe->dct || !pe->av)
+			return ENOMEM;
+		errno = 0;
+		pe->dcis = gic_mlx5_dci_pool_create(m, x->posters, CONNS_HOST_LOG_BB,
+						    CONNS_HOST_LOG_BB, GIC_QUEUES_HOST, &li[i]);
+		pe->dct_cq = pe->dcis ? gic_mlx5_cq_create(m, 6) : NULL;
+		if (!pe->dct_cq)
+			return say_nic(x, i, "create the DCI pool");
+		for (int c = 0; c < x->conns; c++)
+			if (!(pe->dct[c] = gic_mlx5_dct_create(m, pe->dct_cq, &li[i])))
+				return say_nic(x, i, "create a DCT");
+		for (int p = 0; p < x->posters; p++) {
+			int rc = gic_mlx5_qp_view(pe->dcis->dci[p], GIC_VIEW_HOST, &pe->sq[p],
+						  &pe->cqv[p]);
+
+			if (rc) {
+				errno = rc;
+				return say_nic(x, i, "view a DCI");
+			}
+		}
+	}
+	for (int i = 0; i < 2; i++) {
+		for (int c = 0; c < x->conns; c++) {
+			gic_conn_info r = li[1 - i];
+			int rc;
+
+			r.qpn = x->pe[1 - i].dct[c]->dctn;
+			rc = gic_mlx5_dc_av((gic_mlx5 *)x->pe[i].nic, &r, &x->pe[i].av[c]);
+			if (rc) {
+				errno = rc;
+				return say_nic(x, i, "address vector of a DCT");
+			}
+		}
+	}
+	return 0;
+}
+
+static void dc_close(cx_pe *pe, int conns)
+{
+	for (int c = 0; pe->dct && c < conns; c++)
+		gic_mlx5_dct_destroy(pe->dct[c]);
+	gic_mlx5_cq_destroy(pe->dct_cq);
+	gic_mlx5_dci_pool_destroy(pe->dcis);
+	free(pe->dct);
+	free(pe->av);
+}
+#endif
+
+static void cx_close(cx *x)
+{
+	if (!x)
+		return;
+	for (int i = 1; i >= 0; i--) {
+		cx_pe *pe = &x->pe[i];
+
+		for (int c = 0; pe->qp && c < x->conns; c++)
+			gic_nic_qp_destroy(pe->qp[c]);
+		for (int c = 0; pe->cq && c < x->conns; c++)
+			gic_nic_cq_destroy(pe->cq[c]);
+#ifdef GIC_HAVE_MLX5
+		dc_close(pe, x->conns);
+#endif
+		gic_nic_dereg_mr(pe->dst_mr);
+		gic_nic_dereg_mr(pe->src_mr);
+		gic_nic_close(pe->nic);
+		free(pe->dst);
+		free(pe->src);
+		free(pe->cq);
+		free(pe->qp);
+		free(pe->sq);
+		free(pe->cqv);
+	}
+	free(x);
+}
+
+static int cx_open(cx **out, const gic_opts *o, const conns_state *st, int transport, int conns)
+{
+	cx *x = calloc(1, sizeof(*x));
+	int rc;
+
+	*out = NULL;
+	if (!x)
+		return ENOMEM;
+	x->o = o;
+	x->st = st;
+	x->transport = transport;
+	x->conns = conns;
+	x->posters = o->threads < conns ? o->threads : conns;
+	if (x->posters > CONNS_HOST_THREADS)
+		x->posters = CONNS_HOST_THREADS;
+	x->region = (size_t)conns * CONNS_MAX_SLOTS * 8;
+	rc = pe_open(x, 0);
+	if (!rc)
+		rc = pe_open(x, 1);
+	if (!rc && transport == CONNS_RC)
+		rc = rc_open(x);
+#ifdef GIC_HAVE_MLX5
+	if (!rc && transport == CONNS_DC)
+		rc = dc_open(x);
+#endif
+	if (rc) {
+		cx_close(x);
+		return rc;
+	}
+	*out = x;
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Host mode: a round. */
+
+#ifdef GIC_HAVE_MLX5
+/* One visit on a DC connection: W writes of 8 bytes from the sender's
+ * source slots to the DCT's target slots, each WQE carrying its AV. */
+static int visit_dc(gic_sq *sq, const conns_plan *p, const gic_av_seg *av, uint64_t base,
+		    uint32_t rkey, uint64_t src, uint32_t lkey, uint32_t conn, int last, int order)
+{
+	for (int j = 0; j < p->writes; j++) {
+		uint64_t pos, off = conns_slot_off(p, conn, (uint32_t)j % (uint32_t)p->slots);
+		int rc = gic_sq_reserve_excl(sq, 2, &pos, order, deadline());
+		int sig = conns_signal(p, pos, 2) || (last && j + 1 == p->writes);
+
+		if (rc)
+			return rc;
+		gic_wqe_dc_write(sq, pos, av, base + off, rkey, src + off, lkey, 8,
+				 sig ? GIC_CTRL_CQ_UPDATE : 0);
+		if (sig)
+			gic_sq_note_signaled(sq, pos + 2, 0);
+		if ((j + 1) % p->db_every == 0 || j + 1 == p->writes)
+			gic_sq_publish_excl(sq, order);
+	}
+	return 0;
+}
+#endif
+
+static int poster(cx *x, cx_thread *T)
+{
+	cx_pe *me = &x->pe[T->dir], *peer = &x->pe[1 - T->dir];
+	uint64_t base = (uint64_t)(uintptr_t)peer->dst;
+	uint32_t rkey = peer->dst_mr->rkey;
+	const conns_plan *p = &x->plan;
+	const int order = GIC_ORDER_RELEASE_SYS;
+	int rc = 0;
+
+	for (int pass = 0; pass < p->passes && !rc; pass++) {
+		for (int c = T->poster; c < x->conns && !rc; c += x->posters) {
+			if (x->transport == CONNS_RC)
+				rc = conns_visit_rc(&me->sq[c], p, base, rkey, (uint32_t)c,
+						    (uint32_t)pass, pass + 1 == p->passes, order,
+						    deadline());
+#ifdef GIC_HAVE_MLX5
+			else
+				rc = visit_dc(&me->sq[T->poster], p, &me->av[c], base, rkey,
+					      (uint64_t)(uintptr_t)me->src, me->src_mr->lkey,
+					      (uint32_t)c, pass + 1 == p->passes, order);
+#endif
+		}
+	}
+	if (x->transport == CONNS_DC)
+		return rc ? rc : gic_sq_quiet(&me->sq[T->poster], order, deadline());
+	for (int c = T->poster; c < x->conns && !rc; c += x->posters)
+		rc = gic_sq_quiet(&me->sq[c], order, deadline());
+	return rc;
+}
+
+static void *poster_main(void *arg)
+{
+	cx_thread *T = arg;
+	cx *x = T->x;
+
+	for (uint32_t spins = 1; !__atomic_load_n(&x->go, __ATOMIC_ACQUIRE); spins++)
+		if ((spins & 1023) == 0)
+			sched_yield();
+	T->t0 = gic_now_ns();
+	T->rc = poster(x, T);
+	T->t1 = gic_now_ns();
+	return NULL;
+}
+
+/* Clears the target slots of direction d and fills the sender's DC
+ * source slots with the round's pattern. */
+static void prepare(cx *x, int d)
+{
+	cx_pe *me = &x->pe[d];
+
+	memset(x->pe[1 - d].dst, 0, x->region);
+	for (int c = 0; c < x->conns; c++)
+		for (int s = 0; s < x->plan.slots; s++)
+			me->src[c * x->plan.slots + s] =
+				conns_value(x->plan.tag, (uint32_t)c, 0, (uint32_t)s);
+}
+
+/* 1 when every target slot of direction d holds its last write. */
+static int validate(cx *x, int d)
+{
+	const conns_plan *p = &x->plan;
+	const uint64_t *got = x->pe[1 - d].dst;
+
+	for (int c = 0; c < x->conns; c++) {
+		for (int s = 0; s < p->slots; s++) {
+			uint64_t want = x->transport == CONNS_DC ?
+				conns_value(p->tag, (uint32_t)c, 0, (uint32_t)s) :
+				conns_value(p->tag, (uint32_t)c, (uint32_t)(p->passes - 1),
+					    conns_last_j(p, (uint32_t)s));
+			uint64_t v = __atomic_load_n(&got[c * p->slots + s], __ATOMIC_ACQUIRE);
+
+			if (v != want) {
+				fprintf(stderr, "gic conns: validation failed: PE%d -> PE%d, "
+					"connection %d slot %d holds 0x%016llx, expected 0x%016llx\n",
+					d, 1 - d, c, s, (unsigned long long)v,
+					(unsigned long long)want);
+				return 0;
+			}
+		}
+	}
+	return 1;
+}
+
+/* Runs one round of role; *rate receives the role's rate (M msg/s).
+ * Returns 0 (valid is 0 when a payload was wrong) or an errno. */
+static int round_run(cx *x, int role, double *rate, int *valid)
+{
+	int dirs[2], nd = 0, n = 0, rc = 0;
+	uint64_t t0 = ~0ull, t1 = 0;
+
+	if (role != CONNS_RECV)
+		dirs[nd++] = 0;
+	if (role != CONNS_SEND)
+		dirs[nd++] = 1;
+	for (int k = 0; k < nd; k++)
+		prepare(x, dirs[k]);
+	x->go = 0;
+	for (int k = 0; k < nd && !rc; k++) {
+		for (int p = 0; p < x->posters; p++) {
+			cx_thread *T = &x->th[n];
+
+			*T = (cx_thread){ .x = x, .dir = dirs[k], .poster = p };
+			if (pthread_create(&T->tid, NULL, poster_main, T)) {
+				rc = EAGAIN;
+				break;
+			}
+			n++;
+		}
+	}
+	__atomic_store_n(&x->go, 1, __ATOMIC_RELEASE);
+	for (int i = 0; i < n; i++) {
+		cx_thread *T = &x->th[i];
+		cx_pe *me = &x->pe[T->dir];
+
+		pthread_join(T->tid, NULL);
+		if (T->rc && !rc) {
+			gic_sq *sq = &me->sq[T->poster];
+
+			for (int c = T->poster; x->transport == CONNS_RC && c < x->conns;
+			     c += x->posters)
+				if (me->sq[c].err) {
+					sq = &me->sq[c];
+					break;
+				}
+			rc = T->rc;
+			fprintf(stderr, "gic conns: PE%d poster %d: %s%s%s\n", T->dir, T->poster,
+				rc == ETIMEDOUT ? "no progress within the time limit" : strerror(rc),
+				sq->err ? "; error CQE: " : "",
+				sq->err ? gic_syndrome_name(sq->err_info.syndrome) : "");
+		}
+		/* The rate of the role's direction: PE0's sends, or its receives. */
+		if (T->dir == (role == CONNS_RECV)) {
+			t0 = T->t0 < t0 ? T->t0 : t0;
+			t1 = T->t1 > t1 ? T->t1 : t1;
+		}
+	}
+	if (rc)
+		return rc;
+	*rate = (double)x->conns * x->plan.passes * x->plan.writes * 1e3 / (double)(t1 - t0);
+	*valid = 1;
+	for (int k = 0; k < nd; k++)
+		*valid &= validate(x, dirs[k]);
+	return 0;
+}
+
+/* The plan of (C, W) for the host fixture. */
+static conns_plan host_plan(const gic_opts *o, const cx *x, int writes)
+{
+	conns_plan p = { .conns = x->conns, .writes = writes };
+	int nbb = x->transport == CONNS_DC ? 2 : 1, ring = 1 << CONNS_HOST_LOG_BB;
+	int owned = (x->conns + x->posters - 1) / x->posters;
+	long per_pass = (long)owned * writes;
+
+	p.slots = writes < CONNS_MAX_SLOTS ? writes : CONNS_MAX_SLOTS;
+	p.passes = (int)((o->iters + per_pass - 1) / per_pass);
+	p.db_every = writes < ring / (2 * nbb) ? writes : ring / (2 * nbb);
+	p.sig_every = ring / 4;
+	return p;
+}
+
+static int host_config(cx *x, int role, int writes, gic_sink *sink)
+{
+	double rates[CONNS_HOST_ROUNDS];
+	const char *tr = x->st->provider == CONNS_MLX5 ? "mlx5" : gic_transport(x->o);
+	char note[96];
+	int valid = 1, rc = 0, k;
+
+	x->plan = host_plan(x->o, x, writes);
+	for (k = 0; k < CONNS_HOST_ROUNDS && !rc && valid; k++) {
+		x->plan.tag = (uint64_t)(k + 1);
+		rc = round_run(x, role, &rates[k], &valid);
+	}
+	if (rc)
+		return rc;
+	snprintf(note, sizeof(note), "%s",
+		 x->st->provider == CONNS_MLX5 ?
+		 "mlx5 loopback: both PEs on one NIC; host threads post" : "host threads");
+	return gic_conns_emit(sink, role, x->transport, &x->plan, x->posters, rates,
+			      valid ? k : (k > 1 ? k - 1 : 1), valid, tr, note);
+}
+
+static int host_run(const gic_opts *o, const conns_state *st, gic_sink *sink)
+{
+	int total = 0, done = 0, rc = 0;
+
+	for (int t = 0; t < 2; t++)
+		total += (st->transports >> t & 1) * st->nconns;
+	for (int t = 0; t < 2 && !rc; t++) {
+		if (!(st->transports >> t & 1))
+			continue;
+		for (int i = 0; i < st->nconns && !rc; i++) {
+			char what[48];
+			cx *x;
+
+			snprintf(what, sizeof(what), "%s, %d conns", transport_names[t], st->conns[i]);
+			gic_progress(SUB, ++done, total, what);
+			if ((rc = cx_open(&x, o, st, t, st->conns[i])))
+				break;
+			for (int r = 0; r < 3 && !rc; r++)
+				for (int w = 0; w < st->nwrites && !rc && (st->roles >> r & 1); w++)
+					rc = host_config(x, r, st->writes[w], sink);
+			cx_close(x);
+		}
+	}
+	return rc;
+}
+
+/* ------------------------------------------------------------------ */
+
+/* mlx5 in GPU mode: the device is opened first, so that a machine without
+ * one hears the provider's reason; the GPU path itself is softnic's. */
+static int mlx5_gpu_mode(const conns_state *st)
+{
+#ifdef GIC_HAVE_MLX5
+	gic_nic_attr a = { .device = st->nic };
+	char err[GIC_NIC_ERR_LEN] = "";
+	gic_nic *n;
+
+	errno = 0;
+	n = gic_nic_open(&gic_provider_mlx5, &a, err, sizeof(err));
+	if (!n) {
+		fprintf(stderr, "gic conns: mlx5 provider: %s\n", err[0] ? err : strerror(errno));
+		return errno ? errno : ENODEV;
+	}
+	gic_nic_close(n);
+#else
+	(void)st;
+#endif
+	fprintf(stderr, "gic conns: --provider mlx5 runs with --host (host threads post through "
+		"the provider's host views); GPU posters on mlx5 are not built yet\n");
+	return ENOTSUP;
+}
+
+static int conns_run(const gic_opts *o, void *state, const gic_run_info *info, gic_sink *sink)
+{
+	conns_state *st = state;
+
+	defaults(o, st);
+#ifndef GIC_HAVE_MLX5
+	if (st->provider == CONNS_MLX5) {
+		fprintf(stderr, "gic conns: --provider mlx5: this gic was built without the mlx5 "
+			"provider (rdma-core's libibverbs, libmlx5 and infiniband/mlx5dv.h were "
+			"not found at configure time)\n");
+		return ENOTSUP;
+	}
+#endif
+	if (st->provider == CONNS_MLX5 && !o->host)
+		return mlx5_gpu_mode(st);
+	if (st->provider == CONNS_SOFTNIC && (st->transports & 2u)) {
+		fprintf(stderr, "gic conns: --transport dc: not available on softnic (it has no "
+			"DCI/DCT); DC rows %s: DC runs with --provider mlx5\n",
+			st->transports == 2u ? "cannot run" : "skipped");
+		if (st->transports == 2u)
+			return ENOTSUP;
+		st->transports = 1u;
+	}
+	if (o->host && o->threads > CONNS_HOST_THREADS) {
+		fprintf(stderr, "gic conns: -t %d: at most %d host threads per direction\n",
+			o->threads, CONNS_HOST_THREADS);
+		return EINVAL;
+	}
+	if (!o->host)
+		return gic_gpu_conns(o, st, info, sink);
+	return host_run(o, st, sink);
+}
+
+static void conns_free(void *state)
+{
+	free(state);
+}
+
+const gic_experiment gic_exp_conns = {
+	.name = "conns",
+	.summary = "message rate against active connections: send/recv/both, writes per "
+		   "visit, RC vs DC (§4.3.3, Figure 10)",
+	.help = help,
+	.parse = conns_parse,
+	.run = conns_run,
+	.free_state = conns_free,
+};

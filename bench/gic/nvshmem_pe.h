@@ -1,0 +1,136 @@
+/*
+ * bench/gic/nvshmem_pe.h - the NVSHMEM path of `gic lat` and `gic rate`
+ * (issue 7): NVSHMEM's public device API between two GPUs, measured the
+ * way the mini-gda rows are and emitted into the same results.
+ *
+ * NVSHMEM PEs are processes, one GPU each. The driver process runs none of
+ * the NVSHMEM code itself (it may already hold a CUDA context, and must
+ * not need a GPU just to start them): gic_nvshmem_run() (nvshmem_launch.c)
+ * starts nranks fresh processes of this program (/proc/self/exe) with the
+ * hidden subcommand
+ *     gic __nvshmem-pe <rank> <nranks> <in_fd> <out_fd>
+ * PE r selects CUDA device r. PE 0 makes NVSHMEM's unique id, the driver
+ * relays it to the other PEs, and each PE joins with
+ * nvshmemx_init_attr(NVSHMEMX_INIT_WITH_UNIQUEID). PE 0 measures; PE 1
+ * answers round trips and checks every payload that lands in its memory.
+ *
+ * Protocol (pipes between processes of one build, host byte order):
+ *   driver -> PE: one gic_nv_job; then, to every PE but 0, one UID record.
+ *   PE -> driver: records (a gic_nv_rec header, then len bytes):
+ *     SKIP     int32: the GPUs found, fewer than nranks (nothing ran)
+ *     UID      nvshmemx_uniqueid_t (PE 0, before it joins)
+ *     RESULT   gic_result, phase set (PE 0)
+ *     VERDICT  int32: 1 when every payload of the phase checked out (PE 1)
+ *     DONE     nothing: the PE finished its job and finalized
+ * A result's validated is 1 only when PE 0 set it and PE 1's verdict for
+ * its phase is 1; the driver combines them after both PEs are DONE.
+ *
+ * Time limits: the driver gives the PEs GIC_NV_LIMIT_S seconds in all
+ * (env GIC_NVSHMEM_LIMIT_S overrides), then kills them; each PE also arms
+ * alarm() with the same limit, and every GPU-side wait polls with a limit.
+ *
+ * Environment the driver sets for the PEs unless already set:
+ *   NVSHMEM_REMOTE_TRANSPORT=none          both PEs are on this host
+ *   NVSHMEM_BOOTSTRAP_UID_SOCK_IFNAME=lo   the unique-id bootstrap's socket
+ *   NVSHMEM_DISABLE_NCCL=1                 no collectives but barriers here
+ * Set them (e.g. NVSHMEM_REMOTE_TRANSPORT=ibrc, NVSHMEM_IB_ENABLE_IBGDA=1,
+ * NVSHMEM_DISABLE_P2P=1) to run the same rows over a NIC; the transport
+ * is read back (nvshmem_ptr) and reported either way.
+ */
+#ifndef GIC_BENCH_NVSHMEM_PE_H
+#define GIC_BENCH_NVSHMEM_PE_H
+
+#include <stdint.h>
+
+#include "exp.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define GIC_NV_PE_SUBCOMMAND "__nvshmem-pe"
+#define GIC_NV_MAGIC 0x6e767368u /* "nvsh" */
+
+enum {
+	GIC_NV_PES = 2,          /* PEs the driver starts */
+	GIC_NV_LIMIT_S = 300,    /* default time limit of a whole NVSHMEM run */
+	GIC_NV_MAX_ROWS = 16,    /* rate rows per job */
+	GIC_NV_MAX_RESULTS = 32, /* results per job */
+	GIC_NV_MAX_SAMPLES = 1 << 20,
+};
+
+enum { GIC_NV_LAT = 1, GIC_NV_RATE = 2 };
+
+enum {
+	GIC_NV_REC_SKIP = 1,
+	GIC_NV_REC_UID = 2,
+	GIC_NV_REC_RESULT = 3,
+	GIC_NV_REC_VERDICT = 4,
+	GIC_NV_REC_DONE = 5,
+};
+
+typedef struct gic_nv_rec {
+	uint32_t magic;  /* GIC_NV_MAGIC */
+	uint32_t type;   /* GIC_NV_REC_* */
+	int32_t phase;   /* RESULT, VERDICT: the measurement the record belongs to */
+	uint32_t len;    /* payload bytes that follow */
+} gic_nv_rec;
+
+typedef struct gic_nv_rate_row {
+	char name[32];   /* result name, e.g. "nvshmem t256" */
+	int threads;     /* in all */
+	int ctas;        /* the threads are spread over this many CTAs */
+} gic_nv_rate_row;
+
+/* What the PEs run. */
+typedef struct gic_nv_job {
+	uint32_t magic;  /* GIC_NV_MAGIC */
+	int kind;        /* GIC_NV_LAT or GIC_NV_RATE */
+	int iters;       /* -n: samples (lat) or messages per thread (rate) */
+	int warmup;      /* -w: leading samples dropped (lat) */
+	unsigned metrics;/* lat: GIC_LAT_ISSUE | GIC_LAT_PUTC | GIC_LAT_RTT */
+	int limit_s;     /* the PE's own time limit (alarm) */
+	int nrows;       /* rate */
+	gic_nv_rate_row rows[GIC_NV_MAX_ROWS];
+} gic_nv_job;
+
+/* ------------------------------------------------------------------ */
+/* Driver side (nvshmem_launch.c; always compiled). */
+
+/* 1 when this binary holds the NVSHMEM path (CMake found NVSHMEM). */
+int gic_nvshmem_built(void);
+
+/* Prints "gic <sub>: <flag> <val>: not built (...)" and returns EINVAL;
+ * for parsers that meet the NVSHMEM path in a binary without it. */
+int gic_nvshmem_not_built(const char *sub, const char *flag, const char *val);
+
+/* 1 when experiment e, with its parsed state, runs nothing but the NVSHMEM
+ * path: the driver then does not need a GPU of its own (the PEs count
+ * theirs and skip when there are too few). */
+int gic_nvshmem_only(const gic_experiment *e, const void *state);
+
+/* Starts the PEs, runs job, waits for them and emits PE 0's results into
+ * sink. Fewer than GIC_NV_PES GPUs: prints "gic <sub>: the NVSHMEM path
+ * needs 2 GPUs (found N): skipped" and returns 0 with no result. Errors:
+ * ENOTSUP (not built), ETIMEDOUT (the time limit; the PEs are killed), EIO
+ * (a PE failed: its exit status is printed), or another errno. */
+int gic_nvshmem_run(const char *sub, const gic_nv_job *job, gic_sink *sink);
+
+/* main() of the hidden subcommand: argv = gic __nvshmem-pe <rank> <nranks>
+ * <in_fd> <out_fd>. Returns the process exit status. */
+int gic_nvshmem_pe_main(int argc, char **argv);
+
+/* ------------------------------------------------------------------ */
+/* PE side (nvshmem_pe.cu; built only with NVSHMEM). Joins the NVSHMEM
+ * job, runs it, finalizes; returns the exit status (0 also after SKIP). */
+int gic_nvshmem_pe(int rank, int nranks, int in_fd, int out_fd);
+
+/* Record I/O shared by both sides: 0 or errno (EPIPE at end of file). */
+int gic_nv_write_rec(int fd, uint32_t type, int32_t phase, const void *data, uint32_t len);
+int gic_nv_read_full(int fd, void *buf, size_t len, int limit_ms);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* GIC_BENCH_NVSHMEM_PE_H */
