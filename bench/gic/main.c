@@ -14,11 +14,8 @@
 #include <time.h>
 
 #include "gic.h"
+#include "gic_commit.h" /* GIC_GIT_COMMIT, written at every build (commit.cmake) */
 #include "nvshmem_pe.h"
-
-#ifndef GIC_GIT_COMMIT
-#define GIC_GIT_COMMIT "unknown"
-#endif
 
 static const gic_experiment *const experiments[] = {
 	&gic_exp_lat, &gic_exp_rate, &gic_exp_proxy, &gic_exp_loaded,
