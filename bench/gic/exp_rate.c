@@ -40,6 +40,17 @@ static const rate_row table5[] = {
 	{ "t64-q64-s64-b16", 64, 64, 64, 16, GIC_RATE_OWN, 0, 8 },
 };
 
+/* Figure 3b: inline against pointer payloads as the size grows, one
+ * thread on one QP, 16 WQEs per doorbell; asked for by name or as fig3b. */
+static const rate_row fig3b_rows[] = {
+	{ "fig3b-inline-8", 1, 1, 1, 16, GIC_RATE_OWN, 0, 8 },
+	{ "fig3b-pointer-8", 1, 1, 1, 16, GIC_RATE_OWN, 1, 8 },
+	{ "fig3b-inline-64", 1, 1, 1, 16, GIC_RATE_OWN, 0, 64 },
+	{ "fig3b-pointer-64", 1, 1, 1, 16, GIC_RATE_OWN, 1, 64 },
+	{ "fig3b-inline-256", 1, 1, 1, 16, GIC_RATE_OWN, 0, 256 },
+	{ "fig3b-pointer-256", 1, 1, 1, 16, GIC_RATE_OWN, 1, 256 },
+};
+
 /* The NVSHMEM rows (exp_rate.h): asked for by name only. */
 static const rate_row nvshmem_rows[] = {
 	{ "nvshmem-t1", 1, 1, 1, 1, GIC_RATE_NVSHMEM, 0, 8 },
@@ -68,6 +79,9 @@ static const char help[] =
 	"                 t32-q1-lock, t256-q1-handoff, t32-q1-warp, t256-q1-warp,\n"
 	"                 t16-q16-s16-b1, t16-q16-s16-b16, t32-q32-s1-b16,\n"
 	"                 t64-q64-s1-b16, t64-q64-s64-b16\n"
+	"                 or Figure 3b's (not in all): fig3b-inline-8, fig3b-pointer-8,\n"
+	"                 fig3b-inline-64, fig3b-pointer-64, fig3b-inline-256,\n"
+	"                 fig3b-pointer-256 (one thread, one QP, 16 per doorbell), or fig3b\n"
 	"                 or the NVSHMEM path (never in all; two GPUs, GPU mode only):\n"
 	"                 nvshmem-t1, nvshmem-t32, nvshmem-t256, nvshmem-t4096-c16\n"
 	"                 (4096 threads over 16 CTAs), or nvshmem for these four;\n"
@@ -115,13 +129,31 @@ static int add_nvshmem_rows(rate_state *st, const char *val)
 	return hit;
 }
 
+/* --row fig3b or fig3b-*: 1 when val names Figure 3b rows (added, or -1
+ * after a message), 0 when not. */
+static int add_fig3b_rows(rate_state *st, const char *val)
+{
+	int n = (int)(sizeof(fig3b_rows) / sizeof(fig3b_rows[0])), hit = 0;
+
+	for (int i = 0; i < n; i++) {
+		if (strcmp(val, "fig3b") && strcmp(val, fig3b_rows[i].name))
+			continue;
+		if (add_row(st, &fig3b_rows[i]))
+			return -1;
+		hit = 1;
+	}
+	return hit;
+}
+
 static int add_row_by_name(rate_state *st, const char *val)
 {
-	int n, nv = add_nvshmem_rows(st, val);
+	int n, nv = add_nvshmem_rows(st, val), fb = nv ? 0 : add_fig3b_rows(st, val);
 	const rate_row *rows = gic_rate_rows(&n);
 
 	if (nv)
 		return nv < 0 ? EINVAL : 0;
+	if (fb)
+		return fb < 0 ? EINVAL : 0;
 
 	for (int i = 0; i < n; i++) {
 		if (strcmp(val, "all") && strcmp(val, rows[i].name))

@@ -50,13 +50,14 @@ static const suite_step steps[] = {
 	  "--path gda-inline --order fence-gpu --metric issue --sweep" },
 	{ &gic_exp_rate, "--row t1-q1-b1 --row t1-q1-b16 --row t32-q1-lock "
 	  "--row t256-q1-handoff --row t16-q16-s16-b16", "--row all" NVSHMEM_RATE },
+	{ &gic_exp_rate, "--row fig3b-inline-64 --row fig3b-pointer-64", "--row fig3b" },
 	{ &gic_exp_proxy, "-T 1 -R 2 -B 1,16 --protocol both",
 	  "-T 1,2,4 -R 8,32 -B 1,4,16 --protocol both" },
 	{ &gic_exp_loaded, "--bg-ctas 2 --queue both", "--bg-ctas 64 --queue both" },
 	{ &gic_exp_loaded, "--path proxy --bg-ctas 2 --queue both",
 	  "--path proxy --bg-ctas 64 --queue both" },
 	{ &gic_exp_payload, "", "" },
-	{ &gic_exp_kernel, "--msgs 0,16", "--msgs 0,1,4,16" },
+	{ &gic_exp_kernel, "--msgs 0,16", "--msgs 0,1,4,16 --caller both" },
 	{ &gic_exp_conns, "--conns 1,4,16 --writes 1,16 --transport rc",
 	  "--conns 1,2,4,8,16,32,64,128,256,512,1024 --writes 1,32,8192 --transport rc" },
 };
