@@ -142,6 +142,23 @@ GIC_HD void gic_sq_local_end(gic_sq *sq, const gic_sq *local)
 	sq->cq = cq;
 }
 
+/* Copies the fields of a queue view that never change after setup (ring,
+ * doorbell record and doorbell addresses, sizes, QP number, CQ) into *c,
+ * so a thread sharing the queue keeps them in registers instead of
+ * reloading them after every acquire. Progress fields of *c are zero and
+ * not to be used. */
+GIC_HD void gic_sq_consts(gic_sq *c, const gic_sq *sq)
+{
+	__builtin_memset(c, 0, sizeof(*c));
+	c->wqes = sq->wqes;
+	c->dbrec = sq->dbrec;
+	c->db = sq->db;
+	c->bb_cnt = sq->bb_cnt;
+	c->qpn = sq->qpn;
+	c->max_inline = sq->max_inline;
+	c->cq = sq->cq;
+}
+
 /* ------------------------------------------------------------------ */
 /* Ring addressing. */
 
@@ -585,11 +602,22 @@ GIC_HD int gic_quiet_all(gic_sq *sqs, int n, int order, uint64_t deadline_ns)
 /* ------------------------------------------------------------------ */
 /* A shared queue posted under one lock per WQE (the paper's slowest
  * sharing): between gic_sq_post_lock() and gic_sq_post_unlock() the
- * holder uses the exclusive calls (reserve_excl, build, publish_excl). */
+ * holder uses the exclusive calls (reserve_excl, build, publish_excl).
+ * Waiters read the lock word before they try the compare-and-swap, so a
+ * warp of waiters costs one load per spin instead of 32 serialized
+ * atomics queued in front of the holder's release. */
+
+/* Tries once: 1 with the lock taken, 0 when another thread holds it. */
+GIC_HD int gic_sq_post_trylock(gic_sq *sq)
+{
+	if (gic_ld_relaxed_u32(&sq->post_lock))
+		return 0;
+	return gic_atomic_cas_acquire_u32(&sq->post_lock, 0, 1) == 0;
+}
 
 GIC_HD int gic_sq_post_lock(gic_sq *sq, uint64_t deadline_ns)
 {
-	while (gic_atomic_cas_acquire_u32(&sq->post_lock, 0, 1) != 0) {
+	while (!gic_sq_post_trylock(sq)) {
 		if (gic_now_ns() > deadline_ns)
 			return ETIMEDOUT;
 		gic_cpu_relax();
@@ -597,7 +625,8 @@ GIC_HD int gic_sq_post_lock(gic_sq *sq, uint64_t deadline_ns)
 	return 0;
 }
 
-/* Releases the queue state the holder changed to the next holder. */
+/* Releases the queue state the holder changed (positions, WQEs, doorbell)
+ * to the next holder. */
 GIC_HD void gic_sq_post_unlock(gic_sq *sq)
 {
 	gic_st_release_gpu_u32(&sq->post_lock, 0);
@@ -607,24 +636,40 @@ GIC_HD void gic_sq_post_unlock(gic_sq *sq)
  * ring, unlock. The work happens in the branch that took the lock, for the
  * reason gic_sq_publish_inorder() gives. The WQE is signaled when its end
  * is a multiple of signal_every (a power of two), so that a CQE retires
- * the queue regularly. EIO after an error CQE, ETIMEDOUT at the deadline. */
+ * the queue regularly. EIO after an error CQE, ETIMEDOUT at the deadline.
+ *
+ * The holder's path is what every other thread waits for, so it holds no
+ * load it can do without: the queue's constant fields and the retired
+ * count are read before the lock is tried (retired only grows, so the
+ * early value is a true lower bound on the free space); only a ring that
+ * looks full takes the exclusive calls' path under the lock. */
 GIC_HD int gic_sq_locked_write_inline_u64(gic_sq *sq, uint64_t raddr, uint32_t rkey,
 					  uint64_t value, uint32_t signal_every, int order,
 					  uint64_t deadline_ns)
 {
+	uint64_t room_end;
+	gic_sq c;
+
+	gic_sq_consts(&c, sq);
+	room_end = gic_ld_acquire_gpu_u64(&sq->retired) + c.bb_cnt;
 	for (;;) {
-		if (gic_atomic_cas_acquire_u32(&sq->post_lock, 0, 1) == 0) {
-			uint64_t pos;
-			int rc = gic_sq_reserve_excl(sq, 1, &pos, order, deadline_ns);
+		if (gic_sq_post_trylock(sq)) {
+			uint64_t pos = sq->resv;
+			int sig = ((pos + 1) & (signal_every - 1)) == 0, rc = 0;
 
+			if (pos + 1 > room_end)
+				rc = gic_sq_reserve_excl(sq, 1, &pos, order, deadline_ns);
 			if (!rc) {
-				int sig = ((pos + 1) & (signal_every - 1)) == 0;
-
-				gic_wqe_write_inline_u64(sq, pos, raddr, rkey, value,
+				gic_wqe_write_inline_u64(&c, pos, raddr, rkey, value,
 							 sig ? GIC_CTRL_CQ_UPDATE : 0);
+				gic_sq_ring(&c, pos + 1, order);
+				/* Plain stores: the unlock publishes them. Positions
+				 * only grow under the lock, so a signaled end is
+				 * always the largest yet. */
 				if (sig)
-					gic_sq_note_signaled(sq, pos + 1, 0);
-				gic_sq_publish_excl(sq, order);
+					sq->signaled = pos + 1;
+				sq->resv = pos + 1;
+				sq->ready = pos + 1;
 			}
 			gic_sq_post_unlock(sq);
 			return rc;
@@ -657,23 +702,37 @@ GIC_HD int gic_sq_handoff_write_inline_u64(gic_sq *sq, uint64_t raddr, uint32_t 
 					   uint64_t *pos_out)
 {
 	uint64_t pos = gic_atomic_add_relaxed_u64(&sq->resv, 1);
+	uint64_t room_end = 0;
 	int built = 0;
+	gic_sq c;
 
+	/* The wait for our turn is a chain through every earlier thread, so
+	 * the turn's path loads nothing but the ready position: constants
+	 * come into registers here, and the error flag is read before the
+	 * acquire of ready so both loads are in flight at once. */
+	gic_sq_consts(&c, sq);
 	if (pos_out)
 		*pos_out = pos;
 	for (;;) {
-		if (!built && pos + 1 <= gic_ld_acquire_gpu_u64(&sq->retired) + sq->bb_cnt) {
-			int sig = ((pos + 1) & (signal_every - 1)) == 0;
+		uint32_t err;
 
-			gic_wqe_write_inline_u64(sq, pos, raddr, rkey, value,
-						 sig ? GIC_CTRL_CQ_UPDATE : 0);
-			if (sig)
-				gic_sq_note_signaled(sq, pos + 1, 1);
-			built = 1;
+		if (!built) {
+			if (pos + 1 > room_end) /* retired only grows: a lower bound */
+				room_end = gic_ld_acquire_gpu_u64(&sq->retired) + c.bb_cnt;
+			if (pos + 1 <= room_end) {
+				int sig = ((pos + 1) & (signal_every - 1)) == 0;
+
+				gic_wqe_write_inline_u64(&c, pos, raddr, rkey, value,
+							 sig ? GIC_CTRL_CQ_UPDATE : 0);
+				if (sig)
+					gic_sq_note_signaled(sq, pos + 1, 1);
+				built = 1;
+			}
 		}
+		err = gic_ld_relaxed_u32(&sq->err);
 		if (built && gic_ld_acquire_gpu_u64(&sq->ready) == pos) {
 			if (((pos + 1) & (ring_every - 1)) == 0)
-				gic_sq_ring(sq, pos + 1, order);
+				gic_sq_ring(&c, pos + 1, order);
 			/* Hands publication (and the doorbell) to the next thread
 			 * after our WQE and doorbell stores. */
 			gic_st_release_gpu_u64(&sq->ready, pos + 1);
@@ -685,7 +744,7 @@ GIC_HD int gic_sq_handoff_write_inline_u64(gic_sq *sq, uint64_t raddr, uint32_t 
 			if (rc == EIO || rc == EPROTO)
 				return rc;
 		}
-		if (gic_ld_acquire_gpu_u32(&sq->err))
+		if (err)
 			return EIO;
 		if (gic_now_ns() > deadline_ns)
 			return ETIMEDOUT;
@@ -728,7 +787,7 @@ typedef struct gic_sq_warp {
 GIC_DEV void gic_sq_warp_begin(gic_sq_warp *w, gic_sq *sq)
 {
 	w->sq = sq;
-	w->consts = *sq;
+	gic_sq_consts(&w->consts, sq);
 	w->room_end = 0;        /* unknown: the first call acquires */
 	w->own_end = ~0ull;     /* none */
 }
