@@ -71,11 +71,11 @@ enum { K_INLINE8 = 0, K_INLINE = 1, K_POINTER = 2 };
 /* Posts sample i on the exclusive local view; returns the rc. */
 template <int O, int KIND>
 static __device__ __forceinline__ int gda_post(gic_sq *s, const gda_cfg &c, int i, uint64_t v,
-					      uint64_t raddr)
+					      uint64_t raddr, uint64_t deadline_ns)
 {
 	uint64_t pos;
 	uint32_t nbb = KIND == K_INLINE ? gic_bb_for_ds(gic_ds_inline_write(c.size)) : 1;
-	int rc = gic_sq_reserve_excl(s, nbb, &pos, O, DL);
+	int rc = gic_sq_reserve_excl(s, nbb, &pos, O, deadline_ns);
 
 	if (rc)
 		return rc;
@@ -103,10 +103,13 @@ static __device__ void gda_pe0(gic_sq *g, const gda_cfg &c, lat_sample *out)
 	gic_sq_local_begin(&s, &cq, g);
 	for (int i = 0; i < c.n; i++) {
 		uint64_t v = lat_val(i, 1), raddr = (uint64_t)(c.dst + (uint64_t)i * c.stride);
-		/* Inputs are made before the clock starts. */
-		asm volatile("" : "+l"(v), "+l"(raddr));
+		uint64_t deadline = DL;
+		/* Inputs are made before the clock starts: the payload, the
+		 * address, and the deadline (a globaltimer read, a guard that
+		 * is not part of posting; the proxy rows do the same). */
+		asm volatile("" : "+l"(v), "+l"(raddr), "+l"(deadline));
 		long long c0 = clock64();
-		int rc = gda_post<O, KIND>(&s, c, i, v, raddr);
+		int rc = gda_post<O, KIND>(&s, c, i, v, raddr, deadline);
 		long long c1 = clock64();
 
 		if (!rc && c.rtt)
