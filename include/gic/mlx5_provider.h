@@ -274,9 +274,9 @@ int gic_mlx5_build_chain(const gic_wr *wr, int n, uint32_t max_inline, struct ib
  * from the GPU) or a bad request. */
 int gic_mlx5_post(gic_mlx5_qp *qp, const gic_wr *wr, int n);
 
-/* Takes up to max completions with ibv_poll_cq; returns how many, or
- * -errno. */
-int gic_mlx5_poll(gic_mlx5_cq *cq, gic_wc *wc, int max);
+/* Takes up to max completions with ibv_poll_cq into wc[0..*got); 0, or
+ * EINVAL (bad argument) or EIO (ibv_poll_cq failed, e.g. CQ overrun). */
+int gic_mlx5_poll(gic_mlx5_cq *cq, gic_wc *wc, int max, int *got);
 
 /* The mlx5 CQE syndrome (GIC_SYND_*) behind a work-completion status; 0
  * for IBV_WC_SUCCESS, 0xff for statuses mlx5 does not report. Pure. */

@@ -177,8 +177,10 @@ struct gic_provider {
 	/* Posts wr[0..n) (1 <= n <= GIC_POST_MAX_CHAIN) with one doorbell.
 	 * ENOBUFS: not enough room in the ring (poll, then post again). */
 	int (*post)(gic_nic_qp *qp, const gic_wr *wr, int n);
-	/* Takes up to max completions; returns how many (>= 0), or -errno. */
-	int (*poll)(gic_nic_cq *cq, gic_wc *wc, int max);
+	/* Takes up to max completions into wc[0..*got); 0 (*got may be 0),
+	 * EINVAL for a bad argument, EPROTO for a CQE of another QP, EIO when
+	 * the device failed. Error completions are completions (wc.status). */
+	int (*poll)(gic_nic_cq *cq, gic_wc *wc, int max, int *got);
 };
 
 /* The providers. gic_provider_mlx5 exists when gic_mlx5 is linked. */
@@ -257,9 +259,9 @@ static inline int gic_nic_post(gic_nic_qp *qp, const gic_wr *wr, int n)
 	return qp->nic->ops->post(qp, wr, n);
 }
 
-static inline int gic_nic_poll(gic_nic_cq *cq, gic_wc *wc, int max)
+static inline int gic_nic_poll(gic_nic_cq *cq, gic_wc *wc, int max, int *got)
 {
-	return cq->nic->ops->poll(cq, wc, max);
+	return cq->nic->ops->poll(cq, wc, max, got);
 }
 
 #ifdef __cplusplus

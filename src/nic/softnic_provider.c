@@ -497,14 +497,17 @@ static int snp_post(gic_nic_qp *gq, const gic_wr *wr, int n)
 	return 0;
 }
 
-static int snp_poll(gic_nic_cq *gc, gic_wc *wc, int max)
+static int snp_poll(gic_nic_cq *gc, gic_wc *wc, int max, int *got_out)
 {
 	snp_cq *c = (snp_cq *)gc;
 	snp_qp *q = c->qp;
 	int got = 0;
 
+	if (!got_out)
+		return EINVAL;
+	*got_out = 0;
 	if (!wc || max < 0)
-		return -EINVAL;
+		return EINVAL;
 	if (!q)
 		return 0;
 	while (got < max) {
@@ -517,7 +520,8 @@ static int snp_poll(gic_nic_cq *gc, gic_wc *wc, int max)
 		if (info.qpn != q->sq.qpn) {
 			say(gc->nic, "poll: CQE for QP 0x%x on the CQ of QP 0x%x", info.qpn,
 			    q->sq.qpn);
-			return -EPROTO;
+			*got_out = got;
+			return EPROTO;
 		}
 		start = q->sq.retired + (uint16_t)(info.wqe_counter - (uint16_t)q->sq.retired);
 		q->sq.retired = gic_sq_retired_after(&q->sq, q->sq.retired, info.wqe_counter);
@@ -534,7 +538,8 @@ static int snp_poll(gic_nic_cq *gc, gic_wc *wc, int max)
 		}
 		got++;
 	}
-	return got;
+	*got_out = got;
+	return 0;
 }
 
 const gic_provider gic_provider_softnic = {

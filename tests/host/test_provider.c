@@ -75,10 +75,10 @@ static int poll_until(pe *p, gic_wc *wc, int want)
 	int got = 0;
 
 	while (got < want) {
-		int k = gic_nic_poll(p->cq, wc + got, want - got);
+		int k, rc = gic_nic_poll(p->cq, wc + got, want - got, &k);
 
-		if (k < 0)
-			return -k;
+		if (rc)
+			return rc;
 		got += k;
 		if (!k && gic_now_ns() > dl)
 			return ETIMEDOUT;
@@ -149,7 +149,7 @@ CASE(views_and_ring_full)
 	gic_cq cq;
 	gic_wr w = { .op = GIC_WR_WRITE, .len = 8 };
 	gic_wc wc[64];
-	int posted = 0, rc;
+	int posted = 0, rc, got = -1;
 
 	REQUIRE(pe_open(&a, NULL) == 0 && pe_open(&b, a.nic) == 0, "PEs");
 	REQUIRE(exchange(&a, &b, &ra, &rb) == 0, "exchange");
@@ -173,7 +173,8 @@ CASE(views_and_ring_full)
 	w.inline_data = 1;
 	w.len = 4096;
 	CHECK(gic_nic_post(a.qp, &w, 1) == EINVAL, "inline above max");
-	CHECK(gic_nic_poll(a.cq, wc, 64) == 0, "nothing signaled: no completion");
+	CHECK(gic_nic_poll(a.cq, wc, 64, &got) == 0 && got == 0, "nothing signaled: no completion");
+	CHECK(gic_nic_poll(a.cq, NULL, 64, &got) == EINVAL && got == 0, "poll into NULL");
 	pe_close(&b);
 	pe_close(&a);
 }

@@ -94,9 +94,9 @@ static int p_post(gic_nic_qp *q, const gic_wr *wr, int n)
 	return gic_mlx5_post((gic_mlx5_qp *)q, wr, n);
 }
 
-static int p_poll(gic_nic_cq *c, gic_wc *wc, int max)
+static int p_poll(gic_nic_cq *c, gic_wc *wc, int max, int *got)
 {
-	return gic_mlx5_poll((gic_mlx5_cq *)c, wc, max);
+	return gic_mlx5_poll((gic_mlx5_cq *)c, wc, max, got);
 }
 
 const gic_provider gic_provider_mlx5 = {

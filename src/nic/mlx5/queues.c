@@ -469,13 +469,16 @@ uint8_t gic_mlx5_wc_syndrome(enum ibv_wc_status s)
 	}
 }
 
-int gic_mlx5_poll(gic_mlx5_cq *c, gic_wc *wc, int max)
+int gic_mlx5_poll(gic_mlx5_cq *c, gic_wc *wc, int max, int *got_out)
 {
 	struct ibv_wc w[16];
 	int got = 0;
 
+	if (!got_out)
+		return EINVAL;
+	*got_out = 0;
 	if (!c || !wc || max < 0)
-		return -EINVAL;
+		return EINVAL;
 	while (got < max) {
 		int want = max - got < 16 ? max - got : 16;
 		int k = ibv_poll_cq(ibv_cq_ex_to_cq(c->cq), want, w);
@@ -483,7 +486,8 @@ int gic_mlx5_poll(gic_mlx5_cq *c, gic_wc *wc, int max)
 		if (k < 0) {
 			gic_mlx5_say(c->m->base.err, sizeof(c->m->base.err),
 				     "ibv_poll_cq: %d (CQ overrun?)", k);
-			return -EIO;
+			*got_out = got;
+			return EIO;
 		}
 		for (int i = 0; i < k; i++, got++) {
 			wc[got] = (gic_wc){ .wr_id = w[i].wr_id, .qpn = w[i].qp_num,
@@ -498,5 +502,6 @@ int gic_mlx5_poll(gic_mlx5_cq *c, gic_wc *wc, int max)
 		if (k < want)
 			break;
 	}
-	return got;
+	*got_out = got;
+	return 0;
 }
