@@ -19,13 +19,15 @@
 #include "exp_lat.h"
 #include "gic.h"
 #include "host.h"
+#include "nccl_pe.h"
 #include "nvshmem_pe.h"
 
 #define SUB "lat"
 enum { LAT_SLOTS = 256, LAT_MAX_INLINE = 512 };
 
 static const char *const path_names[] = { "gda-inline", "gda-pointer", "proxy-baseline",
-					  "proxy-tuned", "nvshmem" };
+					  "proxy-tuned", "nvshmem", "gin" };
+enum { LAT_PATHS = sizeof(path_names) / sizeof(path_names[0]) };
 static const char *const order_names[] = { "none", "fence-gpu", "fence-gpu-dbr", "release-gpu",
 					   "threadfence", "release-sys", "fence-sys" };
 static const char *const metric_names[] = { "issue", "putc", "rtt" };
@@ -33,7 +35,7 @@ static const char *const metric_labels[] = { "issue", "put+completion", "rtt" };
 
 const char *gic_lat_path_name(unsigned path_bit)
 {
-	for (int i = 0; i < 5; i++)
+	for (int i = 0; i < LAT_PATHS; i++)
 		if (path_bit == 1u << i)
 			return path_names[i];
 	return NULL;
@@ -62,6 +64,12 @@ static const char help[] =
 	"                 GPUs (PE r on CUDA device r, one process each); GPU mode only;\n"
 	"                 fewer than 2 GPUs: says so, skips, exit status 0; a binary built\n"
 	"                 without NVSHMEM: says so, exit status 2\n"
+	"                 gin: the NCCL GIN path (not in all), ncclGin put/putValue +\n"
+	"                 flush and a putValue/signal round trip between two GPUs (one\n"
+	"                 process each; libnccl.so.2 opened at run time); GPU mode only;\n"
+	"                 fewer than 2 GPUs, no NCCL library of the built version, or no\n"
+	"                 GIN backend (no network): says why, skips, exit status 0; a\n"
+	"                 binary built without NCCL's headers: says so, exit status 2\n"
 	"  --order O      none | fence-gpu | fence-gpu-dbr | release-gpu | threadfence |\n"
 	"                 release-sys | fence-sys | all: ordering of the mini-gda post\n"
 	"                 (repeatable; default fence-gpu; none is the 'unordered' row)\n"
@@ -91,7 +99,10 @@ static int lat_flag(lat_state *st, int argc, char **argv, int *i)
 
 		if (!strcmp(val, "nvshmem") && !gic_nvshmem_built())
 			return gic_nvshmem_not_built(SUB, "--path", val);
-		if (gic_arg_choice_bits(SUB, "--path", val, path_names, 5, GIC_LAT_PATH_ALL, &bits))
+		if (!strcmp(val, "gin") && !gic_nccl_built())
+			return gic_nccl_not_built(SUB, "--path", val);
+		if (gic_arg_choice_bits(SUB, "--path", val, path_names, LAT_PATHS, GIC_LAT_PATH_ALL,
+					&bits))
 			return EINVAL;
 		return st->paths |= bits, 0;
 	}
@@ -126,9 +137,9 @@ static int lat_parse(int argc, char **argv, void **state)
 	}
 	if (!st->paths)
 		st->paths = GIC_LAT_PATH_ALL;
-	if (st->sweep && (st->paths & GIC_LAT_NVSHMEM)) {
-		fprintf(stderr, "gic lat: --sweep runs the gda-inline path; not with --path "
-			"nvshmem\n");
+	if (st->sweep && (st->paths & (GIC_LAT_NVSHMEM | GIC_LAT_GIN))) {
+		fprintf(stderr, "gic lat: --sweep runs the gda-inline path; not with --path %s\n",
+			st->paths & GIC_LAT_NVSHMEM ? "nvshmem" : "gin");
 		free(st);
 		return EINVAL;
 	}
@@ -512,6 +523,20 @@ static int lat_gpu(const gic_opts *o, const lat_state *st, const gic_run_info *i
 	return rc ? rc : nrc;
 }
 
+/* The NCCL GIN path, in processes of its own (nccl_pe.h). */
+static int lat_gin(const gic_opts *o, const lat_state *st, gic_sink *sink)
+{
+	gic_nc_job job = { .kind = GIC_NC_LAT, .iters = o->iters, .warmup = o->warmup,
+			   .metrics = st->metrics };
+
+	if (o->iters + o->warmup > GIC_NC_MAX_SAMPLES) {
+		fprintf(stderr, "gic lat: --path gin: -n plus -w must be at most %d\n",
+			GIC_NC_MAX_SAMPLES);
+		return EINVAL;
+	}
+	return gic_nccl_run(SUB, &job, sink);
+}
+
 static int lat_run_fn(const gic_opts *o, void *state, const gic_run_info *info, gic_sink *sink)
 {
 	const lat_state *st = state;
@@ -520,10 +545,16 @@ static int lat_run_fn(const gic_opts *o, void *state, const gic_run_info *info, 
 		     .region = (size_t)LAT_SLOTS * LAT_MAX_INLINE };
 	int rc;
 
-	if (!o->host)
-		return lat_gpu(o, st, info, sink);
-	if (st->paths & GIC_LAT_NVSHMEM) {
-		fprintf(stderr, "gic lat: --path nvshmem runs on GPUs (not with --host)\n");
+	if (!o->host) {
+		/* The GIN path runs after the others, whatever they did. */
+		int grc = st->paths & ~GIC_LAT_GIN ? lat_gpu(o, st, info, sink) : 0;
+		int nrc = st->paths & GIC_LAT_GIN ? lat_gin(o, st, sink) : 0;
+
+		return grc ? grc : nrc;
+	}
+	if (st->paths & (GIC_LAT_NVSHMEM | GIC_LAT_GIN)) {
+		fprintf(stderr, "gic lat: --path %s runs on GPUs (not with --host)\n",
+			st->paths & GIC_LAT_NVSHMEM ? "nvshmem" : "gin");
 		return EINVAL;
 	}
 	rc = hx_open(&L.h, &c);

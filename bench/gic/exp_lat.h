@@ -22,6 +22,9 @@
  *   "nvshmem put" (issue, put+completion) and "nvshmem p" (issue,
  *   put+completion, rtt) for the NVSHMEM path, transport "nvshmem-p2p"
  *   (or the NIC transport NVSHMEM was told to use);
+ *   "gin put" (issue, put+completion) and "gin putValue" (issue,
+ *   put+completion, rtt) for the NCCL GIN path, transport "nccl-gin-gdaki"
+ *   or "nccl-gin-proxy" (the backend NCCL chose);
  * metric "issue", "put+completion" or "rtt"; unit "us".
  */
 #ifndef GIC_BENCH_EXP_LAT_H
@@ -41,6 +44,7 @@ enum {
 	GIC_LAT_PROXY_TUNED = 1u << 3,
 	GIC_LAT_PATH_ALL = 0xfu,      /* --path all: not nvshmem (it needs two GPUs) */
 	GIC_LAT_NVSHMEM = 1u << 4,    /* --path nvshmem (nvshmem_pe.h) */
+	GIC_LAT_GIN = 1u << 5,        /* --path gin: NCCL GIN (nccl_pe.h); not in all either */
 };
 
 /* Metrics (bits of lat_state.metrics). */

@@ -13,6 +13,10 @@
  * (reserved).
  * Results: the probe's round trip, and the background rate carried while
  * the probe ran. The probe's values and every background slot are checked.
+ *
+ * The driver runs each path asked for (gda, proxy: in this process, host
+ * or GPU mode; nvshmem: GPU only, in PEs of their own, nvshmem_pe.h) at
+ * each level of --bg-ctas.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -23,17 +27,26 @@
 #include "exp_loaded.h"
 #include "gic.h"
 #include "host.h"
+#include "nvshmem_pe.h"
 
 #define SUB "loaded"
 enum { HOST_MAX_BG = 2, BG_SLOTS = 64, BG_BASE = 4096, LD_SIGNAL = 16 };
 
 static const char help[] =
-	"  --bg-ctas N    background CTAs (GPU) or threads (host, at most 2) (0..1024;\n"
-	"                 default 64)\n"
+	"  --bg-ctas L    background CTAs (GPU) or threads (host, at most 2): a level,\n"
+	"                 or up to 8 comma-separated levels, each run in turn (0..1024;\n"
+	"                 default 64; GPU at most 254)\n"
 	"  --queue Q      shared | reserved | both: the probe shares the background's\n"
 	"                 queue, or owns one (default both)\n"
 	"  --pace NS      gap between a background writer's posts in ns (0: unpaced)\n"
-	"  --path P       gda | proxy (default gda)\n";
+	"  --path P       gda | proxy | nvshmem (repeatable; default gda).\n"
+	"                 nvshmem: the NVSHMEM path between two GPUs (PE r on CUDA\n"
+	"                 device r, one process each): nvshmem_p round trip while\n"
+	"                 background CTAs stream nvshmem_putmem_nbi; GPU mode only;\n"
+	"                 fewer than 2 GPUs: says so, skips, exit status 0; a binary\n"
+	"                 built without NVSHMEM: says so, exit status 2\n";
+
+static const char *const path_names[] = { "gda", "proxy", "nvshmem" };
 
 static int loaded_flag(loaded_state *st, int argc, char **argv, int *i)
 {
@@ -46,11 +59,9 @@ static int loaded_flag(loaded_state *st, int argc, char **argv, int *i)
 		return gic_arg_unknown(SUB, arg);
 	if (!(val = gic_arg_value(SUB, argc, argv, i)))
 		return EINVAL;
-	if (gic_arg_is(arg, "--bg-ctas")) {
-		if (gic_arg_int(SUB, "--bg-ctas", val, 0, 1024, &v))
-			return EINVAL;
-		return st->bg_ctas = (int)v, 0;
-	}
+	if (gic_arg_is(arg, "--bg-ctas"))
+		return gic_arg_int_list(SUB, "--bg-ctas", val, 0, 1024, st->levels,
+					GIC_LOADED_MAX_LEVELS, &st->nlevels);
 	if (gic_arg_is(arg, "--pace")) {
 		if (gic_arg_int(SUB, "--pace", val, 0, 1000000000, &v))
 			return EINVAL;
@@ -62,8 +73,9 @@ static int loaded_flag(loaded_state *st, int argc, char **argv, int *i)
 			return EINVAL;
 		return st->queues = idx == 2 ? 3u : 1u << idx, 0;
 	}
-	return gic_arg_choice(SUB, "--path", val, (const char *const[]){ "gda", "proxy" }, 2,
-			      &st->path);
+	if (!strcmp(val, "nvshmem") && !gic_nvshmem_built())
+		return gic_nvshmem_not_built(SUB, "--path", val);
+	return gic_arg_choice_bits(SUB, "--path", val, path_names, 3, 0, &st->paths);
 }
 
 static int loaded_parse(int argc, char **argv, void **state)
@@ -72,13 +84,18 @@ static int loaded_parse(int argc, char **argv, void **state)
 
 	if (!st)
 		return ENOMEM;
-	st->bg_ctas = 64;
 	for (int i = 1; i < argc; i++) {
 		if (loaded_flag(st, argc, argv, &i)) {
 			free(st);
 			return EINVAL;
 		}
 	}
+	if (!st->nlevels)
+		st->levels[st->nlevels++] = 64;
+	st->bg_ctas = st->levels[0];
+	st->level_in_name = st->nlevels > 1;
+	if (!st->paths)
+		st->paths = 1u << GIC_LOADED_GDA;
 	if (!st->queues)
 		st->queues = GIC_LOADED_SHARED | GIC_LOADED_RESERVED;
 	*state = st;
@@ -286,6 +303,9 @@ static int ld_emit(ld_host *L, gic_sink *sink, const gic_samples *s, double bg_r
 
 	snprintf(name, sizeof(name), "%s %s%s", L->st->path ? "proxy" : "gda",
 		 L->reserved ? "reserved" : "shared", L->st->pace_ns ? " paced" : "");
+	if (L->st->level_in_name)
+		snprintf(name + strlen(name), sizeof(name) - strlen(name), " bg=%d",
+			 L->st->bg_ctas);
 	gic_result_init(&r[0], SUB, name, "loaded rtt", "us");
 	gic_result_set_samples(&r[0], s, (size_t)(L->o->warmup < L->probes / 2 ?
 						   L->o->warmup : 0));
@@ -394,11 +414,65 @@ static int ld_host_run(const gic_opts *o, const loaded_state *st, gic_sink *sink
 	return rc;
 }
 
+/* The NVSHMEM path: one job for every level (nvshmem_pe.h). */
+static int loaded_nvshmem(const gic_opts *o, const loaded_state *st, gic_sink *sink)
+{
+	gic_nv_job job = { .kind = GIC_NV_LOADED, .iters = o->iters, .warmup = o->warmup,
+			   .nlevels = st->nlevels, .queues = st->queues, .pace_ns = st->pace_ns,
+			   .level_in_name = st->level_in_name };
+
+	for (int k = 0; k < st->nlevels; k++) {
+		if (st->levels[k] > GIC_NV_MAX_BG) {
+			fprintf(stderr, "gic loaded: --path nvshmem: --bg-ctas %d: at most %d "
+				"background CTAs\n", st->levels[k], GIC_NV_MAX_BG);
+			return EINVAL;
+		}
+		job.levels[k] = st->levels[k];
+	}
+	if (o->iters + o->warmup > GIC_NV_MAX_SAMPLES) {
+		fprintf(stderr, "gic loaded: --path nvshmem: -n plus -w must be at most %d\n",
+			GIC_NV_MAX_SAMPLES);
+		return EINVAL;
+	}
+	return gic_nvshmem_run(SUB, &job, sink);
+}
+
+/* Every path asked for at every level: gda and proxy in this process (host
+ * or GPU mode), then nvshmem in PEs of its own. What ran is kept when a
+ * later part fails; the first error is returned. */
 static int loaded_run(const gic_opts *o, void *state, const gic_run_info *info, gic_sink *sink)
 {
-	if (!o->host)
-		return gic_gpu_loaded(o, state, info, sink);
-	return ld_host_run(o, state, sink);
+	const loaded_state *st = state;
+	int rc = 0;
+
+	if (o->host && (st->paths & (1u << GIC_LOADED_NVSHMEM))) {
+		fprintf(stderr, "gic loaded: --path nvshmem runs on GPUs (not with --host)\n");
+		return EINVAL;
+	}
+	for (int k = 0; !o->host && k < st->nlevels; k++) {
+		if ((st->paths & 3u) && st->levels[k] > GIC_LOADED_GPU_MAX_BG) {
+			fprintf(stderr, "gic loaded: --bg-ctas %d: at most %d background CTAs on "
+				"the GPU\n", st->levels[k], GIC_LOADED_GPU_MAX_BG);
+			return EINVAL;
+		}
+	}
+	for (int p = GIC_LOADED_GDA; p <= GIC_LOADED_PROXY; p++) {
+		for (int k = 0; k < st->nlevels && (st->paths & (1u << p)); k++) {
+			loaded_state one = *st;
+			int prc;
+
+			one.path = p;
+			one.bg_ctas = st->levels[k];
+			prc = o->host ? ld_host_run(o, &one, sink) : gic_gpu_loaded(o, &one, info, sink);
+			rc = rc ? rc : prc;
+		}
+	}
+	if (st->paths & (1u << GIC_LOADED_NVSHMEM)) {
+		int nrc = loaded_nvshmem(o, st, sink);
+
+		rc = rc ? rc : nrc;
+	}
+	return rc;
 }
 
 static void loaded_free(void *state)

@@ -6,12 +6,23 @@
  * --bg-ctas background writers stream writes in both directions. With
  * --queue shared the probe posts on the background's queue (behind its
  * WQEs); with reserved it owns a queue of its own. --pace NS spaces each
- * background writer's posts (0: as fast as it can).
+ * background writer's posts (0: as fast as it can). --bg-ctas takes a list
+ * of load levels; each path runs every level.
+ *
+ * Paths (--path, repeatable): gda, proxy (softnic), and nvshmem: NVSHMEM's
+ * public API between two GPUs, PEs in processes of their own
+ * (bench/gic/nvshmem_pe.h): the probe is nvshmem_uint64_p answered by
+ * nvshmem_uint64_p, the background writers stream 8-byte
+ * nvshmem_putmem_nbi (half on each PE, to the other). Over P2P there is no
+ * queue to share or reserve: one row, "nvshmem p2p"; over a NIC transport
+ * "nvshmem shared" (NVSHMEM's default QPs) and "nvshmem reserved" (the
+ * probe on a QP of its own from nvshmemx_qp_create).
  *
  * Result names: "<path> <queue>" (e.g. "gda shared", "proxy reserved"),
- * with " paced" appended when --pace > 0; two results per configuration:
- * metric "loaded rtt" (us) for the probe and "background rate" (M msg/s)
- * for the load it carried meanwhile.
+ * with " paced" appended when --pace > 0 and " bg=<N>" when --bg-ctas
+ * lists more than one level; two results per configuration: metric
+ * "loaded rtt" (us) for the probe and "background rate" (M msg/s) for the
+ * load it carried meanwhile.
  */
 #ifndef GIC_BENCH_EXP_LOADED_H
 #define GIC_BENCH_EXP_LOADED_H
@@ -25,18 +36,29 @@ extern "C" {
 /* Queues (bits of loaded_state.queues). */
 enum { GIC_LOADED_SHARED = 1u << 0, GIC_LOADED_RESERVED = 1u << 1 };
 
-/* Paths. */
-enum { GIC_LOADED_GDA = 0, GIC_LOADED_PROXY = 1 };
+/* Paths (indices; bit (1u << index) in loaded_state.paths). */
+enum { GIC_LOADED_GDA = 0, GIC_LOADED_PROXY = 1, GIC_LOADED_NVSHMEM = 2 };
+
+enum {
+	GIC_LOADED_MAX_LEVELS = 8, /* --bg-ctas list entries */
+	GIC_LOADED_GPU_MAX_BG = 254, /* background CTAs of one GPU run */
+};
 
 typedef struct loaded_state {
-	int bg_ctas;      /* --bg-ctas N: background CTAs (GPU) or threads (host); 0..1024,
-			   * default 64 (host: capped, see the result note) */
+	int bg_ctas;      /* background CTAs (GPU) or threads (host) of this run: one of
+			   * levels[] (host: capped, see the result note) */
+	int levels[GIC_LOADED_MAX_LEVELS]; /* --bg-ctas N[,N...]: 0..1024 each; default 64 */
+	int nlevels;
+	int level_in_name;/* 1: names end in " bg=<N>" (more than one level) */
 	unsigned queues;  /* --queue shared|reserved|both; default both */
 	long pace_ns;     /* --pace NS: gap between a background writer's posts; 0: unpaced */
-	int path;         /* --path gda|proxy; default gda */
+	unsigned paths;   /* --path gda|proxy|nvshmem (repeatable): bits 1u << GIC_LOADED_*;
+			   * default gda */
+	int path;         /* the path of this run: GIC_LOADED_GDA or GIC_LOADED_PROXY */
 } loaded_state;
 
-/* GPU mode (bench/gic/gpu_loaded.cu). */
+/* GPU mode (bench/gic/gpu_loaded.cu): st->path at st->bg_ctas (the
+ * driver loops over paths and levels). */
 int gic_gpu_loaded(const gic_opts *o, const loaded_state *st, const gic_run_info *info,
 		   gic_sink *sink);
 

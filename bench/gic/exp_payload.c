@@ -8,6 +8,10 @@
  * proxy: a T1/R1/B16 tuned mini-proxy and a wait on its counter). Goodput
  * = bytes / time. Every destination slot is checked against its source
  * after the size's run.
+ *
+ * The driver runs each path asked for: gda and proxy in this process (host
+ * or GPU mode), nvshmem (GPU only) in PEs of their own (nvshmem_pe.h) over
+ * the same sizes as the GPU mode.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -17,15 +21,24 @@
 #include "exp_payload.h"
 #include "gic.h"
 #include "host.h"
+#include "nvshmem_pe.h"
 
 #define SUB "payload"
 #define REGION ((size_t)4 << 20)
 
 static const char help[] =
 	"  -b/-e/-f       sizes (common flags; default 8..1M by 2, host --quick 8..16K by 4)\n"
-	"  --path P       gda | proxy (default gda)\n"
-	"  --window N     outstanding writes (1..4096; default 64)\n"
+	"  --path P       gda | proxy | nvshmem (repeatable; default gda).\n"
+	"                 nvshmem: the NVSHMEM path between two GPUs (PE r on CUDA\n"
+	"                 device r, one process each): nvshmem_putmem_nbi from one\n"
+	"                 thread and nvshmemx_putmem_nbi_block from one CTA, one quiet\n"
+	"                 at the end; GPU mode only; fewer than 2 GPUs: says so, skips,\n"
+	"                 exit status 0; a binary built without NVSHMEM: says so, exit\n"
+	"                 status 2\n"
+	"  --window N     outstanding writes (1..4096; default 64; not nvshmem)\n"
 	"  --reference S  the size whose goodput is the reference (default: the largest)\n";
+
+static const char *const path_names[] = { "gda", "proxy", "nvshmem" };
 
 static int payload_flag(payload_state *st, int argc, char **argv, int *i)
 {
@@ -44,8 +57,9 @@ static int payload_flag(payload_state *st, int argc, char **argv, int *i)
 	}
 	if (gic_arg_is(arg, "--reference"))
 		return gic_arg_size(SUB, "--reference", val, 1, (size_t)1 << 30, &st->reference);
-	return gic_arg_choice(SUB, "--path", val, (const char *const[]){ "gda", "proxy" }, 2,
-			      &st->path);
+	if (!strcmp(val, "nvshmem") && !gic_nvshmem_built())
+		return gic_nvshmem_not_built(SUB, "--path", val);
+	return gic_arg_choice_bits(SUB, "--path", val, path_names, 3, 0, &st->paths);
 }
 
 static int payload_parse(int argc, char **argv, void **state)
@@ -61,6 +75,8 @@ static int payload_parse(int argc, char **argv, void **state)
 			return EINVAL;
 		}
 	}
+	if (!st->paths)
+		st->paths = 1u << GIC_PAYLOAD_GDA;
 	*state = st;
 	return 0;
 }
@@ -237,13 +253,11 @@ static int pl_host_run(pl_host *P, gic_sink *sink)
 	return rc;
 }
 
-static int payload_run(const gic_opts *o, void *state, const gic_run_info *info,
-		       gic_sink *sink)
+/* Host mode of one path (st->path). */
+static int payload_host(const gic_opts *o, const payload_state *st, gic_sink *sink)
 {
-	pl_host P = { .o = o, .st = state };
+	pl_host P = { .o = o, .st = st };
 
-	if (!o->host)
-		return gic_gpu_payload(o, state, info, sink);
 	P.b = o->given & GIC_GIVEN_B ? o->size_begin : 8;
 	P.e = o->given & GIC_GIVEN_E ? o->size_end : (o->quick ? 16384 : (size_t)1 << 20);
 	P.f = o->given & GIC_GIVEN_F ? o->size_factor : (o->quick ? 4 : 2);
@@ -254,6 +268,62 @@ static int payload_run(const gic_opts *o, void *state, const gic_run_info *info,
 		return EINVAL;
 	}
 	return pl_host_run(&P, sink);
+}
+
+/* The NVSHMEM path: the GPU mode's sizes (-b/-e/-f, else 8 B .. 1 MiB by
+ * 2), one job (nvshmem_pe.h). */
+static int payload_nvshmem(const gic_opts *o, const payload_state *st, gic_sink *sink)
+{
+	gic_nv_job job = { .kind = GIC_NV_PAYLOAD, .iters = o->iters,
+			   .reference = st->reference };
+	double first = o->given & GIC_GIVEN_B ? (double)o->size_begin : 8;
+	double last = o->given & GIC_GIVEN_E ? (double)o->size_end : (double)(1 << 20);
+	double factor = o->given & GIC_GIVEN_F ? o->size_factor : 2;
+
+	if (last > GIC_NV_REGION) {
+		fprintf(stderr, "gic payload: --path nvshmem: -e %.0f: sizes go up to %d bytes\n",
+			last, GIC_NV_REGION);
+		return EINVAL;
+	}
+	for (double sz = first; sz <= last && job.nsizes < GIC_NV_MAX_SIZES; sz *= factor)
+		if ((uint32_t)sz >= 1)
+			job.sizes[job.nsizes++] = (uint32_t)sz;
+	if (!job.nsizes) {
+		fprintf(stderr, "gic payload: --path nvshmem: no size in -b..-e\n");
+		return EINVAL;
+	}
+	return gic_nvshmem_run(SUB, &job, sink);
+}
+
+/* Every path asked for: gda and proxy in this process, then nvshmem in PEs
+ * of its own. What ran is kept when a later part fails; the first error
+ * is returned. */
+static int payload_run(const gic_opts *o, void *state, const gic_run_info *info,
+		       gic_sink *sink)
+{
+	const payload_state *st = state;
+	int rc = 0;
+
+	if (o->host && (st->paths & (1u << GIC_PAYLOAD_NVSHMEM))) {
+		fprintf(stderr, "gic payload: --path nvshmem runs on GPUs (not with --host)\n");
+		return EINVAL;
+	}
+	for (int p = GIC_PAYLOAD_GDA; p <= GIC_PAYLOAD_PROXY; p++) {
+		payload_state one = *st;
+		int prc;
+
+		if (!(st->paths & (1u << p)))
+			continue;
+		one.path = p;
+		prc = o->host ? payload_host(o, &one, sink) : gic_gpu_payload(o, &one, info, sink);
+		rc = rc ? rc : prc;
+	}
+	if (st->paths & (1u << GIC_PAYLOAD_NVSHMEM)) {
+		int nrc = payload_nvshmem(o, st, sink);
+
+		rc = rc ? rc : nrc;
+	}
+	return rc;
 }
 
 static void payload_free(void *state)

@@ -6,6 +6,13 @@
  * up to --window outstanding; goodput = bytes / time. The reference is the
  * goodput at --reference SIZE (default: the largest size run).
  *
+ * Paths (--path, repeatable): gda, proxy (softnic) and nvshmem: NVSHMEM's
+ * public API between two GPUs, PEs in processes of their own
+ * (bench/gic/nvshmem_pe.h): -n nvshmem_putmem_nbi of each size from one
+ * thread ("nvshmem") and nvshmemx_putmem_nbi_block from one CTA
+ * ("nvshmem-block"), all outstanding, one nvshmem_quiet at the end (no
+ * --window); PE 1 checks every destination byte after every size.
+ *
  * Result names: "<path> size=<B>" with metric "goodput" (GB/s), and one
  * "<path>" row with metric "first size at 90% of own max" (unit "B"): the
  * smallest size from which every larger size run keeps at least 90% of the
@@ -20,15 +27,19 @@
 extern "C" {
 #endif
 
-enum { GIC_PAYLOAD_GDA = 0, GIC_PAYLOAD_PROXY = 1 };
+/* Paths (indices; bit (1u << index) in payload_state.paths). */
+enum { GIC_PAYLOAD_GDA = 0, GIC_PAYLOAD_PROXY = 1, GIC_PAYLOAD_NVSHMEM = 2 };
 
 typedef struct payload_state {
-	int path;         /* --path gda|proxy; default gda */
+	unsigned paths;   /* --path gda|proxy|nvshmem (repeatable): bits 1u << GIC_PAYLOAD_*;
+			   * default gda */
+	int path;         /* the path of this run: GIC_PAYLOAD_GDA or GIC_PAYLOAD_PROXY */
 	int window;       /* --window N: outstanding writes (1..4096), default 64 */
 	size_t reference; /* --reference SIZE: 0 (default): the largest size */
 } payload_state;
 
-/* GPU mode (bench/gic/gpu_payload.cu). */
+/* GPU mode (bench/gic/gpu_payload.cu): st->path (the driver loops over
+ * the paths). */
 int gic_gpu_payload(const gic_opts *o, const payload_state *st, const gic_run_info *info,
 		    gic_sink *sink);
 

@@ -19,12 +19,13 @@
 #include "exp_rate.h"
 #include "gic.h"
 #include "host.h"
+#include "nccl_pe.h"
 #include "nvshmem_pe.h"
 
 #define SUB "rate"
 enum { HOST_MAX_THREADS = 8, RATE_SLOTS = 64, RATE_SIGNAL_EVERY = 16 };
 
-static const char *const mode_names[] = { "own", "lock", "handoff", "warp", "nvshmem" };
+static const char *const mode_names[] = { "own", "lock", "handoff", "warp", "nvshmem", "gin" };
 
 static const rate_row table5[] = {
 	{ "t1-q1-b1", 1, 1, 1, 1, GIC_RATE_OWN, 0, 8 },
@@ -59,6 +60,14 @@ static const rate_row nvshmem_rows[] = {
 	{ "nvshmem-t4096-c16", 4096, 1, 16, 1, GIC_RATE_NVSHMEM, 0, 8 },
 };
 
+/* The NCCL GIN rows (exp_rate.h): asked for by name only. */
+static const rate_row gin_rows[] = {
+	{ "gin-t1", 1, 1, 1, 1, GIC_RATE_GIN, 0, 8 },
+	{ "gin-t32", 32, 1, 1, 1, GIC_RATE_GIN, 0, 8 },
+	{ "gin-t256", 256, 1, 1, 1, GIC_RATE_GIN, 0, 8 },
+	{ "gin-t4096-c16", 4096, 1, 16, 1, GIC_RATE_GIN, 0, 8 },
+};
+
 const rate_row *gic_rate_rows(int *n)
 {
 	*n = (int)(sizeof(table5) / sizeof(table5[0]));
@@ -67,7 +76,8 @@ const rate_row *gic_rate_rows(int *n)
 
 const char *gic_rate_mode_name(int mode)
 {
-	return mode >= 0 && mode < 5 ? mode_names[mode] : NULL;
+	return mode >= 0 && mode < (int)(sizeof(mode_names) / sizeof(mode_names[0]))
+		       ? mode_names[mode] : NULL;
 }
 
 /* ------------------------------------------------------------------ */
@@ -88,6 +98,12 @@ static const char help[] =
 	"                 each thread -n nvshmem_putmem_nbi of 8 B, then nvshmem_quiet.\n"
 	"                 Fewer than 2 GPUs: says so, skips, exit status 0; a binary\n"
 	"                 built without NVSHMEM: says so, exit status 2\n"
+	"                 or the NCCL GIN path (never in all; two GPUs, GPU mode only):\n"
+	"                 gin-t1, gin-t32, gin-t256, gin-t4096-c16, or gin for these\n"
+	"                 four; each thread -n ncclGin puts of 8 B, then flush (CTA b\n"
+	"                 on GIN context b). No NCCL library of the built version or\n"
+	"                 no GIN backend (no network): says why, skips, exit status 0;\n"
+	"                 a binary built without NCCL's headers: says so, exit status 2\n"
 	"  without --row, one row from the flags:\n"
 	"  -t N           posting threads in all (common flag; default 1)\n"
 	"  -c N           SMs (CTAs) the threads are spread over (common flag; default 1)\n"
@@ -129,6 +145,26 @@ static int add_nvshmem_rows(rate_state *st, const char *val)
 	return hit;
 }
 
+/* --row gin or gin-*: 1 when val names NCCL GIN rows (added, or -1 after
+ * a message), 0 when not. */
+static int add_gin_rows(rate_state *st, const char *val)
+{
+	int n = (int)(sizeof(gin_rows) / sizeof(gin_rows[0])), hit = 0;
+
+	if (strncmp(val, "gin", 3))
+		return 0;
+	for (int i = 0; i < n; i++) {
+		if (strcmp(val, "gin") && strcmp(val, gin_rows[i].name))
+			continue;
+		if (!gic_nccl_built())
+			return gic_nccl_not_built(SUB, "--row", val), -1;
+		if (add_row(st, &gin_rows[i]))
+			return -1;
+		hit = 1;
+	}
+	return hit;
+}
+
 /* --row fig3b or fig3b-*: 1 when val names Figure 3b rows (added, or -1
  * after a message), 0 when not. */
 static int add_fig3b_rows(rate_state *st, const char *val)
@@ -147,11 +183,14 @@ static int add_fig3b_rows(rate_state *st, const char *val)
 
 static int add_row_by_name(rate_state *st, const char *val)
 {
-	int n, nv = add_nvshmem_rows(st, val), fb = nv ? 0 : add_fig3b_rows(st, val);
+	int n, nv = add_nvshmem_rows(st, val), gn = nv ? 0 : add_gin_rows(st, val);
+	int fb = nv || gn ? 0 : add_fig3b_rows(st, val);
 	const rate_row *rows = gic_rate_rows(&n);
 
 	if (nv)
 		return nv < 0 ? EINVAL : 0;
+	if (gn)
+		return gn < 0 ? EINVAL : 0;
 	if (fb)
 		return fb < 0 ? EINVAL : 0;
 
@@ -480,22 +519,44 @@ static int rate_host_row(const gic_opts *o, const rate_row *row, gic_sink *sink)
 }
 
 /* The GPU mode: the mini-gda rows in this process, then the NVSHMEM rows
- * in processes of their own (nvshmem_pe.h). */
+ * and the NCCL GIN rows in processes of their own (nvshmem_pe.h,
+ * nccl_pe.h). */
 static int rate_gpu(const gic_opts *o, const rate_state *st, const gic_run_info *info,
 		    gic_sink *sink)
 {
 	rate_state *gda = calloc(1, sizeof(*gda));
 	gic_nv_job job = { .kind = GIC_NV_RATE, .iters = o->iters };
-	int rc = 0, nrc;
+	gic_nc_job gin = { .kind = GIC_NC_RATE, .iters = o->iters };
+	int rc = 0, nrc = 0, grc = 0;
 
 	if (!gda)
 		return ENOMEM;
 	for (int i = 0; i < st->nrows; i++) {
 		const rate_row *r = &st->rows[i];
 
+		if (r->mode == GIC_RATE_GIN) {
+			gic_nc_rate_row *g;
+
+			if (gin.nrows == GIC_NC_MAX_ROWS) {
+				fprintf(stderr, "gic rate: at most %d gin rows\n", GIC_NC_MAX_ROWS);
+				free(gda);
+				return EINVAL;
+			}
+			g = &gin.rows[gin.nrows++];
+			/* "gin-t256" -> result name "gin t256" */
+			snprintf(g->name, sizeof(g->name), "gin %s", r->name + 4);
+			g->threads = r->threads;
+			g->ctas = r->sms;
+			continue;
+		}
 		if (r->mode != GIC_RATE_NVSHMEM) {
 			gda->rows[gda->nrows++] = *r;
 			continue;
+		}
+		if (job.nrows == GIC_NV_MAX_ROWS) {
+			fprintf(stderr, "gic rate: at most %d nvshmem rows\n", GIC_NV_MAX_ROWS);
+			free(gda);
+			return EINVAL;
 		}
 		gic_nv_rate_row *j = &job.rows[job.nrows++];
 
@@ -507,10 +568,11 @@ static int rate_gpu(const gic_opts *o, const rate_state *st, const gic_run_info 
 	if (gda->nrows)
 		rc = gic_gpu_rate(o, gda, info, sink);
 	free(gda);
-	if (!job.nrows)
-		return rc;
-	nrc = gic_nvshmem_run(SUB, &job, sink);
-	return rc ? rc : nrc;
+	if (job.nrows)
+		nrc = gic_nvshmem_run(SUB, &job, sink);
+	if (gin.nrows)
+		grc = gic_nccl_run(SUB, &gin, sink);
+	return rc ? rc : nrc ? nrc : grc;
 }
 
 static int rate_run(const gic_opts *o, void *state, const gic_run_info *info, gic_sink *sink)
@@ -525,7 +587,7 @@ static int rate_run(const gic_opts *o, void *state, const gic_run_info *info, gi
 	if (!o->host)
 		return rate_gpu(o, st, info, sink);
 	for (int i = 0; i < st->nrows; i++) {
-		if (st->rows[i].mode == GIC_RATE_NVSHMEM) {
+		if (st->rows[i].mode == GIC_RATE_NVSHMEM || st->rows[i].mode == GIC_RATE_GIN) {
 			fprintf(stderr, "gic rate: --row %s runs on GPUs (not with --host)\n",
 				st->rows[i].name);
 			return EINVAL;

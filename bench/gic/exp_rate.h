@@ -30,9 +30,11 @@ enum {
 	GIC_RATE_WARP = 3,    /* shared QP, warp-cooperative (GPU only) */
 	GIC_RATE_NVSHMEM = 4, /* NVSHMEM's public API, PEs in processes of their own
 			       * (nvshmem_pe.h); --row nvshmem-* only */
+	GIC_RATE_GIN = 5,     /* NCCL GIN put + flush, PEs in processes of their own
+			       * (nccl_pe.h); --row gin-* only */
 };
 
-enum { GIC_RATE_MAX_ROWS = 16 };
+enum { GIC_RATE_MAX_ROWS = 32 };
 
 typedef struct rate_row {
 	char name[32];  /* "t1-q1-b1", ..., or "custom" */
@@ -59,7 +61,10 @@ typedef struct rate_state {
  * own slots, then nvshmem_quiet; result names "nvshmem t1", ...) are
  * separate: --row nvshmem-t1, nvshmem-t32, nvshmem-t256, nvshmem-t4096-c16
  * (4096 threads over 16 CTAs), or nvshmem for all four; never in --row all
- * (they need two GPUs). */
+ * (they need two GPUs). Likewise the NCCL GIN rows (mode GIC_RATE_GIN: -n
+ * ncclGin puts of 8 B per thread, then flush; CTA b on GIN context b;
+ * result names "gin t1", ...): --row gin-t1, gin-t32, gin-t256,
+ * gin-t4096-c16, or gin for all four. */
 const rate_row *gic_rate_rows(int *n);
 
 /* "own", "lock", "handoff", "warp"; NULL for a bad mode. */

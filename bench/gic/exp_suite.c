@@ -42,14 +42,24 @@ typedef struct suite_step {
 #define NVSHMEM_LAT ""
 #define NVSHMEM_RATE ""
 #endif
+/* Likewise the NCCL GIN rows, where NCCL's headers were found; without
+ * two GPUs, the library, or a GIN backend (no network) they are skipped
+ * with a line saying why. */
+#ifdef GIC_HAVE_NCCL
+#define GIN_LAT " --path gin"
+#define GIN_RATE " --row gin"
+#else
+#define GIN_LAT ""
+#define GIN_RATE ""
+#endif
 
 static const suite_step steps[] = {
 	{ &gic_exp_lat, "--path all --order fence-gpu --order release-sys",
-	  "--path all --order all --metric all" NVSHMEM_LAT },
+	  "--path all --order all --metric all" NVSHMEM_LAT GIN_LAT },
 	{ &gic_exp_lat, "--path gda-inline --order fence-gpu --metric issue --sweep",
 	  "--path gda-inline --order fence-gpu --metric issue --sweep" },
 	{ &gic_exp_rate, "--row t1-q1-b1 --row t1-q1-b16 --row t32-q1-lock "
-	  "--row t256-q1-handoff --row t16-q16-s16-b16", "--row all" NVSHMEM_RATE },
+	  "--row t256-q1-handoff --row t16-q16-s16-b16", "--row all" NVSHMEM_RATE GIN_RATE },
 	{ &gic_exp_rate, "--row fig3b-inline-64 --row fig3b-pointer-64", "--row fig3b" },
 	{ &gic_exp_proxy, "-T 1 -R 2 -B 1,16 --protocol both",
 	  "-T 1,2,4 -R 8,32 -B 1,4,16 --protocol both" },

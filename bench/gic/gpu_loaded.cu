@@ -19,6 +19,7 @@
  * Results: the probe's rtt ("loaded rtt") and the background's carried rate
  * over the probe's span ("background rate", M msg/s). Payloads: every
  * answer, and the last write of every background slot, are checked.
+ * One call runs st->path at st->bg_ctas (exp_loaded.c loops over both).
  */
 #include "exp_loaded.h"
 #include "gpu_common.h"
@@ -26,7 +27,7 @@
 
 #include <errno.h>
 
-enum { BG_SLOTS = 2048, LOADED_MAX_BG = 254, LOADED_REGION = 4 << 20 };
+enum { BG_SLOTS = 2048, LOADED_MAX_BG = GIC_LOADED_GPU_MAX_BG, LOADED_REGION = 4 << 20 };
 
 #define DL (gic_now_ns() + ENV_DEADLINE_NS)
 #define ORD GIC_ORDER_FENCE_GPU
@@ -304,6 +305,8 @@ static void emit_loaded(gic_sink *sink, const gic_opts *o, const loaded_state *s
 
 	snprintf(name, sizeof(name), "%s %s%s", path, shared ? "shared" : "reserved",
 		 st->pace_ns ? " paced" : "");
+	if (st->level_in_name)
+		snprintf(name + strlen(name), sizeof(name) - strlen(name), " bg=%d", st->bg_ctas);
 	snprintf(params, sizeof(params), "bg_ctas=%d pace_ns=%ld queue=%s", r->nbg, st->pace_ns,
 		 shared ? "shared" : "reserved");
 	for (int i = 0; i < r->n; i++)

@@ -15,6 +15,7 @@
 
 #include "gic.h"
 #include "gic_commit.h" /* GIC_GIT_COMMIT, written at every build (commit.cmake) */
+#include "nccl_pe.h"
 #include "nvshmem_pe.h"
 
 static const gic_experiment *const experiments[] = {
@@ -240,8 +241,9 @@ static int parse_cli(cli *c, int argc, char **argv)
 /* ------------------------------------------------------------------ */
 /* Run info. */
 
-/* gpu_optional: the run needs no GPU in this process (the NVSHMEM path
- * alone: its PEs find theirs); a missing one is then not an error. */
+/* gpu_optional: the run needs no GPU in this process (the NVSHMEM or NCCL
+ * GIN path alone: their PEs find theirs); a missing one is then not an
+ * error. */
 static int fill_info(const gic_opts *o, gic_run_info *info, int gpu_optional)
 {
 	time_t now = time(NULL);
@@ -308,7 +310,7 @@ static int run_experiment(const gic_experiment *e, cli *c)
 
 	if (e->parse(c->argc, c->argv, &state))
 		return 2;
-	if (fill_info(&c->o, &info, gic_nvshmem_only(e, state))) {
+	if (fill_info(&c->o, &info, gic_nvshmem_only(e, state) || gic_nccl_only(e, state))) {
 		e->free_state(state);
 		return 1;
 	}
@@ -336,6 +338,9 @@ int main(int argc, char **argv)
 	/* Hidden: a PE of the NVSHMEM path, started by the driver (nvshmem_pe.h). */
 	if (argc >= 2 && !strcmp(argv[1], GIC_NV_PE_SUBCOMMAND))
 		return gic_nvshmem_pe_main(argc, argv);
+	/* Hidden: a PE of the NCCL GIN path (nccl_pe.h). */
+	if (argc >= 2 && !strcmp(argv[1], GIC_NC_PE_SUBCOMMAND))
+		return gic_nccl_pe_main(argc, argv);
 	if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
 		usage(argc < 2 ? stderr : stdout);
 		return argc < 2 ? 2 : 0;

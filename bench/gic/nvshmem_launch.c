@@ -12,12 +12,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "exp_lat.h"
+#include "exp_loaded.h"
+#include "exp_payload.h"
 #include "exp_rate.h"
 #include "gic.h"
 #include "nvshmem_pe.h"
@@ -53,7 +56,31 @@ int gic_nvshmem_only(const gic_experiment *e, const void *state)
 			n += st->rows[i].mode == GIC_RATE_NVSHMEM;
 		return st->nrows > 0 && n == st->nrows;
 	}
+	if (e == &gic_exp_loaded)
+		return ((const loaded_state *)state)->paths == 1u << GIC_LOADED_NVSHMEM;
+	if (e == &gic_exp_payload)
+		return ((const payload_state *)state)->paths == 1u << GIC_PAYLOAD_NVSHMEM;
 	return 0;
+}
+
+const char *gic_nv_qp_quiet_unavailable(void)
+{
+	static char why[GIC_NV_NOTE_MAX];
+	const char *remote = getenv("NVSHMEM_REMOTE_TRANSPORT");
+	static const char *const no_qps[] = { "none", "ucx", "libfabric" };
+
+	if (!remote || !*remote)
+		remote = "ibrc"; /* NVSHMEM's own default when nobody sets it */
+	for (size_t i = 0; i < sizeof(no_qps) / sizeof(no_qps[0]); i++) {
+		if (strcasecmp(remote, no_qps[i]))
+			continue;
+		snprintf(why, sizeof(why), "per-QP completion (nvshmemx_qp_quiet) needs a NIC "
+			 "transport with QPs of its own (IBGDA; IBRC, IBDEVX, GPUNetIO); "
+			 "NVSHMEM_REMOTE_TRANSPORT=%s %s", remote,
+			 i ? "creates none" : "runs this pair over P2P only");
+		return why;
+	}
+	return NULL;
 }
 
 /* ------------------------------------------------------------------ */
@@ -128,7 +155,7 @@ int gic_nvshmem_pe_main(int argc, char **argv)
 
 	if (argc != 6) {
 		fprintf(stderr, "gic %s: internal subcommand of the NVSHMEM path (started by "
-			"gic lat/rate); expected <rank> <nranks> <in_fd> <out_fd>\n",
+			"gic lat/rate/loaded/payload); expected <rank> <nranks> <in_fd> <out_fd>\n",
 			GIC_NV_PE_SUBCOMMAND);
 		return 2;
 	}
@@ -306,6 +333,16 @@ static int nv_record(nv_run *R, int rank, const gic_nv_rec *h, const uint8_t *da
 	case GIC_NV_REC_DONE:
 		R->pe[rank].done = 1;
 		return 0;
+	case GIC_NV_REC_ROWSKIP: {
+		char text[GIC_NV_NOTE_MAX];
+
+		if (rank != 0 || h->len == 0 || h->len > sizeof(text))
+			break;
+		memcpy(text, data, h->len);
+		text[h->len - 1] = '\0';
+		fprintf(stderr, "gic %s: %s\n", R->sub, text);
+		return 0;
+	}
 	}
 	fprintf(stderr, "gic %s: NVSHMEM PE %d sent a malformed record (type %u, %u bytes)\n",
 		R->sub, rank, h->type, h->len);
@@ -496,6 +533,17 @@ int gic_nvshmem_run(const char *sub, const gic_nv_job *in, gic_sink *sink)
 	pe_env_default("NVSHMEM_REMOTE_TRANSPORT", "none");
 	pe_env_default("NVSHMEM_BOOTSTRAP_UID_SOCK_IFNAME", "lo");
 	pe_env_default("NVSHMEM_DISABLE_NCCL", "1");
+	/* The per-QP completion row: said and left out here when no NIC
+	 * transport is configured (no GPU needed to know); else the PE reads
+	 * the transport back and decides. */
+	job.qp_quiet = 0;
+	if (job.kind == GIC_NV_LAT && (job.metrics & (GIC_LAT_ISSUE | GIC_LAT_PUTC))) {
+		const char *why = gic_nv_qp_quiet_unavailable();
+
+		if (why)
+			fprintf(stderr, "gic %s: nvshmem qp-quiet: skipped: %s\n", sub, why);
+		job.qp_quiet = !why;
+	}
 	sigaction(SIGPIPE, &ign, &old); /* a PE that dies must not take us with it */
 	/* The PEs' own limit (alarm) comes first and names the PE. */
 	deadline = now_ms() + (uint64_t)job.limit_s * 1000 + 10000;

@@ -5,7 +5,7 @@
  * libnvshmem_device.a, so the rest of `gic` stays whole-program compiled.
  *
  * lat (one GPU thread on PE 0; 8-byte payloads; clock64 cycles over the SM
- * clock measured in this process):
+ * clock measured in this process; exp_lat.h):
  *   "nvshmem put"  issue           nvshmem_putmem_nbi(8 B) to PE 1
  *                  put+completion  that, then nvshmem_quiet()
  *   "nvshmem p"    issue           nvshmem_uint64_p to PE 1
@@ -24,6 +24,31 @@
  * summarizes them; p50 is their median); PE 1 checks every slot of every
  * round and clears them between rounds.
  *
+ *   "nvshmem qp-quiet" issue           nvshmemx_qp_uint64_put_nbi(8 B) on a QP
+ *                                      from nvshmemx_qp_create
+ *                  put+completion  that, then nvshmemx_qp_quiet(PE 1, that
+ *                                  QP): DeepEP's per-QP completion. Only over
+ *                                  a NIC transport that creates QPs; else a
+ *                                  ROWSKIP record says why (nvshmem_pe.h)
+ * loaded (per background level; exp_loaded.h): PE 0's CTA 0 p's request i
+ * into PE 1's word i and waits for the answer PE 1's CTA 0 p's back into
+ * its own word i (clock64 cycles per round trip); background CTAs, writer
+ * w on PE w % 2, stream 8-byte nvshmem_putmem_nbi into the other PE's
+ * 2048 slots of writer w (the value of write i: from a source slot filled
+ * per generation of 2048 writes, after a quiet frees the previous one)
+ * until PE 0's probe raises the stop flag on both PEs. The carried rate
+ * counts each writer's writes between the probe's run and stop flags over
+ * the probe's span (PE 0's globaltimer). Each PE checks what landed in its
+ * memory: the probe words, and the last value of every background slot
+ * (each writer puts its count into its target PE after a quiet).
+ * payload (per size; exp_payload.h): -n nvshmem_putmem_nbi (one thread) or
+ * nvshmemx_putmem_nbi_block (one CTA of NV_PL_BLOCK threads) of that size,
+ * write i from source slot i % slots to the same destination slot, none
+ * waited for until one nvshmem_quiet at the end; goodput is bytes over
+ * first put to quiet (globaltimer), after an untimed warm-up of
+ * NV_PL_WARMUP writes. PE 1 checks every byte of every slot after each
+ * size (it clears them before).
+ *
  * Every wait has a time limit: GPU polls (nvshmem_uint64_test with a
  * globaltimer limit), stream waits (cudaStreamQuery), and alarm() for the
  * whole process (collectives inside NVSHMEM have none of their own).
@@ -41,14 +66,26 @@
 #include <unistd.h>
 
 #include "exp_lat.h"
+#include "exp_loaded.h"
 #include "nvshmem_pe.h"
 
 enum {
 	NV_LAT_SLOTS = 1 << 16, /* destination slots of the one-way runs */
 	NV_RATE_SLOTS = 64,     /* per thread */
 	NV_ROUNDS = 5,          /* measured rate rounds */
-	NV_PH_PUT = 0, NV_PH_P = 1, NV_PH_RTT = 2, /* lat phases; rate: the row index */
+	NV_PH_PUT = 0, NV_PH_P = 1, NV_PH_RTT = 2, NV_PH_QP = 3, /* lat phases; rate: the row
+								    * index */
+	NV_BG_SLOTS = 2048,     /* loaded: slots per background writer */
+	NV_PL_BLOCK = 256,      /* payload: threads of the block-scope row's CTA */
+	NV_PL_WARMUP = 16,      /* payload: untimed writes before each timed run */
+	NV_PL_FIRST90 = 2 * GIC_NV_MAX_SIZES, /* payload: phase of the 90% rows (+ scope) */
 };
+
+/* One-way modes of the lat kernel. */
+enum { NV_MODE_P = 0, NV_MODE_PUT = 1, NV_MODE_QP = 2 };
+
+static const uint64_t NV_WAIT_NS = 10000000000ull; /* one GPU-side wait (loaded) */
+static const uint64_t NV_BG_LIMIT_NS = 60000000000ull; /* a background writer's run */
 
 static const char ref_note[] = "reference (NVSHMEM 3.4, NVLink, this machine)";
 
@@ -63,13 +100,15 @@ typedef struct nv_sample {
 typedef struct nv_pe {
 	int rank, peer, out_fd;
 	const gic_nv_job *job;
-	const char *sub;       /* "lat" or "rate" */
+	const char *sub;       /* "lat", "rate", "loaded" or "payload" */
 	cudaStream_t stream;
 	double mhz;            /* SM clock, measured */
 	char version[16];      /* NVSHMEM library version, "3.8.0" */
 	char transport[32];    /* "nvshmem-p2p", "nvshmem-ibgda", ... */
 	char qps[16];          /* QPs the transport uses to the peer ("0" over P2P) */
 	int devices[2];        /* CUDA device of each PE */
+	void *qp_arrays[4];    /* from nvshmemx_qp_create: freed after finalize */
+	int nqp_arrays;
 } nv_pe;
 
 /* ------------------------------------------------------------------ */
@@ -111,26 +150,41 @@ static __global__ void clock_kernel(double *mhz)
 	*mhz = (double)(clock64() - c0) / (double)(nv_now_ns() - t0) * 1e3;
 }
 
-/* PE 0, one thread: sample i puts 8 bytes into slot i % slots of the
- * peer's dst (from the same slot of src: put; the value itself: p). */
-template <int PUT>
-static __global__ void oneway_kernel(uint64_t *dst, const uint64_t *src, int n, int slots,
-				     int peer, nv_sample *out)
+/* The tag of a one-way mode's payloads (nv_val). */
+static __host__ __device__ uint64_t nv_mode_tag(int mode)
 {
+	return mode == NV_MODE_PUT ? 1 : mode == NV_MODE_P ? 2 : 5;
+}
+
+/* PE 0, one thread: sample i puts 8 bytes into slot i % slots of the
+ * peer's dst (from the same slot of src: put, qp; the value itself: p),
+ * then completes it: nvshmem_quiet (every QP, PE-wide), or for NV_MODE_QP
+ * nvshmemx_qp_quiet on the peer and the one QP *qp (device memory). */
+template <int MODE>
+static __global__ void oneway_kernel(uint64_t *dst, const uint64_t *src, int n, int slots,
+				     int peer, const nvshmemx_qp_handle_t *qp, nv_sample *out)
+{
+	nvshmemx_qp_handle_t h = MODE == NV_MODE_QP ? *qp : (nvshmemx_qp_handle_t)NVSHMEMX_QP_DEFAULT;
+
 	for (int i = 0; i < n; i++) {
 		int s = i % slots;
-		uint64_t v = nv_val((uint64_t)s, PUT ? 1 : 2), *d = dst + s;
+		uint64_t v = nv_val((uint64_t)s, nv_mode_tag(MODE)), *d = dst + s;
 		const uint64_t *from = src + s;
 
 		/* Inputs are made before the clock starts. */
 		asm volatile("" : "+l"(v), "+l"(d), "+l"(from));
 		long long c0 = clock64();
-		if (PUT)
+		if (MODE == NV_MODE_PUT)
 			nvshmem_putmem_nbi(d, from, 8, peer);
+		else if (MODE == NV_MODE_QP)
+			nvshmemx_qp_uint64_put_nbi(d, from, 1, peer, h);
 		else
 			nvshmem_uint64_p(d, v, peer);
 		long long c1 = clock64();
-		nvshmem_quiet();
+		if (MODE == NV_MODE_QP)
+			nvshmemx_qp_quiet(peer, (nvshmemx_qp_handle_t *)qp, 1);
+		else
+			nvshmem_quiet();
 		long long c2 = clock64();
 
 		out[i].issue = c1 - c0;
@@ -194,6 +248,170 @@ static __global__ void rate_kernel(uint64_t *dst, const uint64_t *src, int n, in
 
 	atomicMin(&span[0], t0);
 	atomicMax(&span[1], t1);
+}
+
+/* loaded: what one configuration's kernel gets (by value). The symmetric
+ * arrays are each PE's own copy; a writer's slots and counts live in the PE
+ * it writes to. */
+typedef struct nv_ld_cfg {
+	uint64_t *probe;    /* [n]: requests land in PE 1's, answers in PE 0's */
+	uint64_t *flags;    /* [2]: run, stop (raised by PE 0's probe on both PEs) */
+	uint64_t *bg;       /* [nbg][NV_BG_SLOTS]: writer w's slots (in its target) */
+	uint64_t *src;      /* [nbg][NV_BG_SLOTS]: writer w's source slots (its own PE) */
+	uint64_t *total;    /* [nbg]: writer w's writes (put into its target) */
+	uint64_t *window;   /* [nbg]: writer w's writes between run and stop (PE 0's) */
+	int n, rank, peer;
+	long pace_ns;
+	nvshmemx_qp_handle_t probe_qp; /* the probe's and answer's QP */
+	long long *cycles;  /* PE 0: round trip i, cycles */
+	unsigned long long *span; /* PE 0: the probe's start and end (ns) */
+	int *rc;            /* per CTA */
+} nv_ld_cfg;
+
+/* The value of background write i of writer w, or of probe i (tag 1). */
+static __host__ __device__ uint64_t ld_val(uint64_t i, uint64_t tag)
+{
+	return (tag << 44) ^ (i * 0x9e3779b97f4a7c15ull) ^ 0x4c4c4c4c00000009ull;
+}
+
+/* Raises flag k on this PE and on the peer; returns when the peer's is
+ * delivered (quiet). */
+static __device__ void ld_raise(const nv_ld_cfg &c, int k)
+{
+	*(volatile uint64_t *)(c.flags + k) = 1;
+	__threadfence(); /* our flag before the peer's: local writers see it first */
+	nvshmem_uint64_p(c.flags + k, 1, c.peer);
+	nvshmem_quiet();
+}
+
+/* PE 0, CTA 0: the timed round trips. */
+static __device__ int ld_probe(const nv_ld_cfg &c)
+{
+	int rc = 0;
+
+	c.span[0] = nv_now_ns();
+	ld_raise(c, 0);
+	for (int i = 0; i < c.n && !rc; i++) {
+		uint64_t v = ld_val((uint64_t)i, 1);
+
+		asm volatile("" : "+l"(v));
+		long long c0 = clock64();
+		nvshmemx_qp_uint64_p(c.probe + i, v, c.peer, c.probe_qp);
+		rc = nv_wait(c.probe + i, ~v, NV_WAIT_NS);
+		c.cycles[i] = clock64() - c0;
+	}
+	c.span[1] = nv_now_ns();
+	ld_raise(c, 1); /* also after a failure: the writers stop */
+	return rc;
+}
+
+/* PE 1, CTA 0: answers each request with its complement. */
+static __device__ int ld_respond(const nv_ld_cfg &c)
+{
+	int rc = 0;
+
+	for (int i = 0; i < c.n && !rc; i++) {
+		uint64_t v = ld_val((uint64_t)i, 1);
+
+		rc = nv_wait(c.probe + i, v, NV_WAIT_NS);
+		if (!rc)
+			nvshmemx_qp_uint64_p(c.probe + i, ~v, c.peer, c.probe_qp);
+	}
+	nvshmem_quiet();
+	return rc;
+}
+
+/* Background writer w (on this PE, writing to the peer) until the stop
+ * flag; then its counts. ETIMEDOUT when no stop came in NV_BG_LIMIT_NS. */
+static __device__ int ld_write(const nv_ld_cfg &c, int w)
+{
+	uint64_t *d = c.bg + (size_t)w * NV_BG_SLOTS, *s = c.src + (size_t)w * NV_BG_SLOTS;
+	uint64_t i = 0, c0 = 0, t0 = nv_now_ns();
+	int seen_run = 0, rc = 0;
+
+	for (;;) {
+		uint64_t k = i % NV_BG_SLOTS;
+
+		if (!seen_run && nvshmem_uint64_test(c.flags, NVSHMEM_CMP_EQ, 1)) {
+			seen_run = 1;
+			c0 = i;
+		}
+		if (nvshmem_uint64_test(c.flags + 1, NVSHMEM_CMP_EQ, 1))
+			break;
+		if (nv_now_ns() - t0 > NV_BG_LIMIT_NS) {
+			rc = ETIMEDOUT;
+			break;
+		}
+		if (k == 0) { /* a new generation of source values */
+			if (i)
+				nvshmem_quiet(); /* the last generation's sources are read */
+			for (uint64_t j = 0; j < NV_BG_SLOTS; j++)
+				s[j] = ld_val(i + j, 100 + (uint64_t)w);
+			__threadfence_system(); /* the sources before any transport reads them */
+		}
+		nvshmem_putmem_nbi(d + k, s + k, 8, c.peer);
+		i++;
+		if (c.pace_ns)
+			__nanosleep((unsigned)c.pace_ns);
+	}
+	uint64_t carried = seen_run ? i - c0 : 0;
+
+	nvshmem_quiet(); /* every write delivered before the counts announce them */
+	nvshmem_uint64_p(c.total + w, i, c.peer);
+	if (c.rank == 0)
+		c.window[w] = carried;
+	else
+		nvshmem_uint64_p(c.window + w, carried, 0);
+	nvshmem_quiet();
+	return rc;
+}
+
+/* CTA 0: the probe (PE 0) or the responder (PE 1); CTA b > 0: writer
+ * rank + 2 (b - 1). One thread per CTA. */
+static __global__ void loaded_kernel(nv_ld_cfg c)
+{
+	int b = blockIdx.x;
+
+	if (b == 0)
+		c.rc[0] = c.rank == 0 ? ld_probe(c) : ld_respond(c);
+	else
+		c.rc[b] = ld_write(c, c.rank + 2 * (b - 1));
+}
+
+/* payload: the byte at j of slot k for a size. */
+static __host__ __device__ uint8_t pl_byte(uint32_t size, uint64_t k, uint64_t j)
+{
+	return (uint8_t)((k * 131u) ^ (j * 7u) ^ (j >> 8) ^ (size * 29u) ^ 0x5du);
+}
+
+/* payload, PE 0: n puts of size bytes, write i from src slot i % slots to
+ * the same slot of the peer's dst; thread scope (one thread) or block
+ * scope (the whole CTA per put); one quiet at the end. span: first put,
+ * quiet returned (ns). */
+template <int BLOCK>
+static __global__ void payload_kernel(uint8_t *dst, const uint8_t *src, uint32_t size, int n,
+				      int slots, int peer, unsigned long long *span)
+{
+	unsigned long long t0;
+
+	if (BLOCK)
+		__syncthreads(); /* every thread starts together */
+	t0 = nv_now_ns();
+	for (int i = 0; i < n; i++) {
+		size_t off = (size_t)(i % slots) * size;
+
+		if (BLOCK)
+			nvshmemx_putmem_nbi_block(dst + off, src + off, size, peer);
+		else
+			nvshmem_putmem_nbi(dst + off, src + off, size, peer);
+	}
+	nvshmem_quiet(); /* each thread: its stores (P2P) or the PE's puts (NIC) complete */
+	if (BLOCK)
+		__syncthreads(); /* every thread's quiet has returned */
+	if (threadIdx.x == 0) {
+		span[0] = t0;
+		span[1] = nv_now_ns();
+	}
 }
 
 /* ------------------------------------------------------------------ */
@@ -331,139 +549,248 @@ static void lat_emit(const nv_pe *P, int phase, const char *name, const char *me
 	nv_emit(P, phase, &r);
 }
 
+/* Reads the transport to the peer back: a pointer to the peer's copy of
+ * sym means loads and stores (P2P over NVLink or PCIe). Sets P->peer, and
+ * P->transport and P->qps for P2P; returns 1 for P2P. */
+static int nv_transport(nv_pe *P, void *sym)
+{
+	P->peer = 1 - P->rank;
+	if (!nvshmem_ptr(sym, P->peer))
+		return 0;
+	snprintf(P->transport, sizeof(P->transport), "nvshmem-p2p");
+	snprintf(P->qps, sizeof(P->qps), "0");
+	return 1;
+}
+
+/* Sends the driver the line "<name>: skipped: <why>" (PE 0 only). */
+static void nv_rowskip(const nv_pe *P, int phase, const char *name, const char *why)
+{
+	char text[GIC_NV_NOTE_MAX];
+
+	if (P->rank != 0)
+		return;
+	snprintf(text, sizeof(text), "%s: skipped: %s", name, why);
+	nv_send(P, GIC_NV_REC_ROWSKIP, phase, text, (uint32_t)strlen(text) + 1);
+}
+
+/* A QP of our own (nvshmemx_qp_create, collective: both PEs call it with
+ * the same decision): 1 with its handle in *h and a copy in device memory
+ * in *d_qp (the caller frees it); 0 with the reason in why when the pair
+ * runs over P2P (no call then) or the transport gives no QP of its own. */
+static int nv_qp_create(nv_pe *P, int p2p, nvshmemx_qp_handle_t *h, nvshmemx_qp_handle_t **d_qp,
+			char *why, size_t len)
+{
+	nvshmemx_qp_handle_t *qps = NULL;
+	int rc;
+
+	*d_qp = NULL;
+	if (p2p) {
+		snprintf(why, len, "this pair runs over P2P (nvshmem_ptr maps the peer's memory): "
+			 "nvshmemx_qp_quiet is a system fence there, no per-QP completion; "
+			 "NVSHMEM_DISABLE_P2P=1 sends it through the NIC");
+		return 0;
+	}
+	rc = nvshmemx_qp_create(1, &qps);
+	if (rc || !qps) {
+		snprintf(why, len, "nvshmemx_qp_create failed (%d) on %s", rc, P->transport);
+		return 0;
+	}
+	if (P->nqp_arrays < (int)(sizeof(P->qp_arrays) / sizeof(P->qp_arrays[0])))
+		P->qp_arrays[P->nqp_arrays++] = qps; /* NVSHMEM's rule: freed after finalize */
+	if (qps[0] == (nvshmemx_qp_handle_t)NVSHMEMX_QP_DEFAULT) {
+		snprintf(why, len, "nvshmemx_qp_create gave the default QP: %s creates no QP of "
+			 "its own (IBGDA with RC QPs, IBRC, IBDEVX and GPUNetIO do)", P->transport);
+		return 0;
+	}
+	*h = qps[0];
+	cuda_ok(P, cudaMalloc(d_qp, sizeof(nvshmemx_qp_handle_t)), "cudaMalloc");
+	cuda_ok(P, cudaMemcpyAsync(*d_qp, h, sizeof(nvshmemx_qp_handle_t), cudaMemcpyHostToDevice,
+				   P->stream), "QP handle");
+	nv_sync(P, "QP handle");
+	return 1;
+}
+
+/* The buffers of the lat runs. */
+typedef struct lat_bufs {
+	uint64_t *dst, *src, *words; /* symmetric: slots, slots, req + resp */
+	nv_sample *d_s, *h;          /* samples: device, host */
+	int *d_rc;
+	int n, slots;
+} lat_bufs;
+
+/* One one-way row (mode): PE 0 times -n puts and their completion, PE 1
+ * checks every slot afterwards. */
+static void lat_oneway(nv_pe *P, lat_bufs *B, int mode, const nvshmemx_qp_handle_t *d_qp)
+{
+	const gic_nv_job *J = P->job;
+	static const int phase_of[] = { NV_PH_P, NV_PH_PUT, NV_PH_QP };
+	static const char *const names[] = { "nvshmem p", "nvshmem put", "nvshmem qp-quiet" };
+	static const char *const issue_api[] = { "nvshmem_uint64_p", "nvshmem_putmem_nbi",
+						 "nvshmemx_qp_uint64_put_nbi" };
+	static const char *const putc_api[] = { "nvshmem_uint64_p+nvshmem_quiet",
+						"nvshmem_putmem_nbi+nvshmem_quiet",
+						"nvshmemx_qp_uint64_put_nbi+nvshmemx_qp_quiet" };
+	int phase = phase_of[mode], valid = 1;
+	lat_want w = { nv_mode_tag(mode) };
+	const char *name = names[mode];
+	char note[160];
+
+	if (P->rank == 0) {
+		uint64_t *pat = (uint64_t *)malloc((size_t)B->slots * 8);
+
+		if (!pat)
+			nv_die(P, "lat", "out of memory");
+		for (int i = 0; i < B->slots; i++)
+			pat[i] = nv_val((uint64_t)i, w.tag);
+		cuda_ok(P, cudaMemcpyAsync(B->src, pat, (size_t)B->slots * 8, cudaMemcpyHostToDevice,
+					   P->stream), "pattern");
+		nv_sync(P, "pattern");
+		free(pat);
+	} else {
+		cuda_ok(P, cudaMemsetAsync(B->dst, 0, (size_t)B->slots * 8, P->stream), "clear");
+	}
+	nv_barrier(P, "barrier before the one-way run");
+	if (P->rank == 0) {
+		if (mode == NV_MODE_PUT)
+			oneway_kernel<NV_MODE_PUT><<<1, 1, 0, P->stream>>>(B->dst, B->src, B->n, B->slots,
+									  P->peer, d_qp, B->d_s);
+		else if (mode == NV_MODE_QP)
+			oneway_kernel<NV_MODE_QP><<<1, 1, 0, P->stream>>>(B->dst, B->src, B->n, B->slots,
+									 P->peer, d_qp, B->d_s);
+		else
+			oneway_kernel<NV_MODE_P><<<1, 1, 0, P->stream>>>(B->dst, B->src, B->n, B->slots,
+									P->peer, d_qp, B->d_s);
+		cuda_ok(P, cudaGetLastError(), "oneway launch");
+		cuda_ok(P, cudaMemcpyAsync(B->h, B->d_s, sizeof(nv_sample) * (size_t)B->n,
+					   cudaMemcpyDeviceToHost, P->stream), "samples");
+		nv_sync(P, name);
+	}
+	nv_barrier(P, "barrier after the one-way run");
+	if (P->rank == 1) {
+		nv_verdict(P, phase, nv_check(P, B->dst, (size_t)B->slots, lat_slot_want, &w, name));
+		return;
+	}
+	for (int i = 0; i < B->n; i++)
+		valid &= B->h[i].rc == 0;
+	if (J->metrics & GIC_LAT_ISSUE) {
+		if (mode == NV_MODE_PUT)
+			snprintf(note, sizeof(note), "%s: 0.357 us; NVSHMEM %s here", ref_note,
+				 P->version);
+		else
+			snprintf(note, sizeof(note), "NVSHMEM %s; no reference for %s", P->version,
+				 issue_api[mode]);
+		lat_emit(P, phase, name, "issue", B->h, B->n, 0, valid, issue_api[mode], note);
+	}
+	if (J->metrics & GIC_LAT_PUTC) {
+		if (mode == NV_MODE_PUT)
+			snprintf(note, sizeof(note), "%s: 1.22 us (put+quiet); NVSHMEM %s here",
+				 ref_note, P->version);
+		else if (mode == NV_MODE_QP)
+			snprintf(note, sizeof(note), "NVSHMEM %s; per-QP completion (the used QP to "
+				 "PE 1 only, DeepEP's pattern); nvshmem put: PE-wide quiet", P->version);
+		else
+			snprintf(note, sizeof(note), "NVSHMEM %s; no reference for "
+				 "nvshmem_p+quiet", P->version);
+		lat_emit(P, phase, name, "put+completion", B->h, B->n, 1, valid, putc_api[mode], note);
+	}
+}
+
+/* Round trips: PE 0 p's request i, PE 1 answers with its complement. */
+static void lat_rtt(nv_pe *P, lat_bufs *B)
+{
+	const gic_nv_job *J = P->job;
+	uint64_t limit_ns = (uint64_t)J->limit_s * 1000000000ull;
+	int rc = -1, valid = 1, n = B->n;
+	char note[160];
+
+	cuda_ok(P, cudaMemsetAsync(B->words, 0, 16, P->stream), "clear");
+	nv_barrier(P, "barrier before the round trips");
+	if (P->rank == 0)
+		rtt_pe0_kernel<<<1, 1, 0, P->stream>>>(B->words, B->words + 1, n, P->peer, limit_ns,
+							B->d_s);
+	else
+		rtt_pe1_kernel<<<1, 1, 0, P->stream>>>(B->words, B->words + 1, n, P->peer, limit_ns,
+							B->d_rc);
+	cuda_ok(P, cudaGetLastError(), "rtt launch");
+	if (P->rank == 0)
+		cuda_ok(P, cudaMemcpyAsync(B->h, B->d_s, sizeof(nv_sample) * (size_t)n,
+					   cudaMemcpyDeviceToHost, P->stream), "samples");
+	else
+		cuda_ok(P, cudaMemcpyAsync(&rc, B->d_rc, sizeof(int), cudaMemcpyDeviceToHost,
+					   P->stream), "rc");
+	nv_sync(P, "round trips");
+	nv_barrier(P, "barrier after the round trips");
+	if (P->rank == 1) {
+		uint64_t last = nv_val((uint64_t)n - 1, 3), got = 0;
+
+		if (rc)
+			fprintf(stderr, "gic lat: NVSHMEM PE 1: round trips: %s\n",
+				rc == ETIMEDOUT ? "a request did not arrive in time" : "failed");
+		/* Every request was seen (exact values, in order); the word
+		 * holds the last. */
+		cuda_ok(P, cudaMemcpyAsync(&got, B->words, 8, cudaMemcpyDeviceToHost, P->stream),
+			"read back");
+		nv_sync(P, "read back");
+		nv_verdict(P, NV_PH_RTT, rc == 0 && got == last);
+		return;
+	}
+	for (int i = 0; i < n; i++)
+		valid &= B->h[i].rc == 0;
+	if (!valid)
+		fprintf(stderr, "gic lat: NVSHMEM PE 0: round trips: an answer did not "
+			"arrive in time\n");
+	snprintf(note, sizeof(note), "%s: 2.30 us (p/wait_until); here p and an "
+		 "nvshmem_uint64_test poll with a time limit", ref_note);
+	lat_emit(P, NV_PH_RTT, "nvshmem p", "rtt", B->h, n, 1, valid, "nvshmem_uint64_p", note);
+}
+
 static void run_lat(nv_pe *P)
 {
 	const gic_nv_job *J = P->job;
-	int n = J->iters + J->warmup, slots = n < NV_LAT_SLOTS ? n : NV_LAT_SLOTS;
-	uint64_t limit_ns = (uint64_t)J->limit_s * 1000000000ull;
-	uint64_t *dst = (uint64_t *)nvshmem_malloc((size_t)slots * 8);
-	uint64_t *src = (uint64_t *)nvshmem_malloc((size_t)slots * 8);
-	uint64_t *words = (uint64_t *)nvshmem_malloc(16); /* req, resp */
-	nv_sample *d_s = NULL, *h = (nv_sample *)calloc((size_t)n, sizeof(nv_sample));
-	int *d_rc = NULL;
-	char note[160];
+	lat_bufs B;
+	int oneway = (J->metrics & (GIC_LAT_ISSUE | GIC_LAT_PUTC)) != 0, p2p;
 
-	if (!dst || !src || !words || !h)
+	memset(&B, 0, sizeof(B));
+	B.n = J->iters + J->warmup;
+	B.slots = B.n < NV_LAT_SLOTS ? B.n : NV_LAT_SLOTS;
+	B.dst = (uint64_t *)nvshmem_malloc((size_t)B.slots * 8);
+	B.src = (uint64_t *)nvshmem_malloc((size_t)B.slots * 8);
+	B.words = (uint64_t *)nvshmem_malloc(16); /* req, resp */
+	B.h = (nv_sample *)calloc((size_t)B.n, sizeof(nv_sample));
+	if (!B.dst || !B.src || !B.words || !B.h)
 		nv_die(P, "lat", "out of memory (symmetric heap: NVSHMEM_SYMMETRIC_SIZE)");
-	cuda_ok(P, cudaMalloc(&d_s, sizeof(nv_sample) * (size_t)n), "cudaMalloc");
-	cuda_ok(P, cudaMalloc(&d_rc, sizeof(int)), "cudaMalloc");
-	P->peer = 1 - P->rank;
-	/* The transport to the peer, read back: a pointer means loads and
-	 * stores (P2P over NVLink or PCIe). */
-	if (nvshmem_ptr(dst, P->peer)) {
-		snprintf(P->transport, sizeof(P->transport), "nvshmem-p2p");
-		snprintf(P->qps, sizeof(P->qps), "0");
+	cuda_ok(P, cudaMalloc(&B.d_s, sizeof(nv_sample) * (size_t)B.n), "cudaMalloc");
+	cuda_ok(P, cudaMalloc(&B.d_rc, sizeof(int)), "cudaMalloc");
+	p2p = nv_transport(P, B.dst);
+	if (oneway) {
+		lat_oneway(P, &B, NV_MODE_PUT, NULL);
+		lat_oneway(P, &B, NV_MODE_P, NULL);
 	}
-	for (int put = 1; put >= 0 && (J->metrics & (GIC_LAT_ISSUE | GIC_LAT_PUTC)); put--) {
-		int phase = put ? NV_PH_PUT : NV_PH_P, valid = 1;
-		lat_want w = { (uint64_t)(put ? 1 : 2) };
-		const char *name = put ? "nvshmem put" : "nvshmem p";
+	if (oneway && J->qp_quiet) {
+		nvshmemx_qp_handle_t *d_qp = NULL, h;
+		char why[GIC_NV_NOTE_MAX - 64];
 
-		if (P->rank == 0) {
-			uint64_t *pat = (uint64_t *)malloc((size_t)slots * 8);
+		if (nv_qp_create(P, p2p, &h, &d_qp, why, sizeof(why))) {
+			char saved[sizeof(P->qps)];
 
-			if (!pat)
-				nv_die(P, "lat", "out of memory");
-			for (int i = 0; i < slots; i++)
-				pat[i] = nv_val((uint64_t)i, w.tag);
-			cuda_ok(P, cudaMemcpyAsync(src, pat, (size_t)slots * 8,
-						   cudaMemcpyHostToDevice, P->stream), "pattern");
-			nv_sync(P, "pattern");
-			free(pat);
+			memcpy(saved, P->qps, sizeof(saved));
+			snprintf(P->qps, sizeof(P->qps), "1");
+			lat_oneway(P, &B, NV_MODE_QP, d_qp);
+			memcpy(P->qps, saved, sizeof(saved));
+			cudaFree(d_qp);
 		} else {
-			cuda_ok(P, cudaMemsetAsync(dst, 0, (size_t)slots * 8, P->stream), "clear");
-		}
-		nv_barrier(P, "barrier before the one-way run");
-		if (P->rank == 0) {
-			if (put)
-				oneway_kernel<1><<<1, 1, 0, P->stream>>>(dst, src, n, slots, P->peer, d_s);
-			else
-				oneway_kernel<0><<<1, 1, 0, P->stream>>>(dst, src, n, slots, P->peer, d_s);
-			cuda_ok(P, cudaGetLastError(), "oneway launch");
-			cuda_ok(P, cudaMemcpyAsync(h, d_s, sizeof(nv_sample) * (size_t)n,
-						   cudaMemcpyDeviceToHost, P->stream), "samples");
-			nv_sync(P, name);
-		}
-		nv_barrier(P, "barrier after the one-way run");
-		if (P->rank == 1) {
-			nv_verdict(P, phase, nv_check(P, dst, (size_t)slots, lat_slot_want, &w, name));
-			continue;
-		}
-		for (int i = 0; i < n; i++)
-			valid &= h[i].rc == 0;
-		if (J->metrics & GIC_LAT_ISSUE) {
-			if (put)
-				snprintf(note, sizeof(note), "%s: 0.357 us; NVSHMEM %s here", ref_note,
-					 P->version);
-			else
-				snprintf(note, sizeof(note), "NVSHMEM %s; no reference for nvshmem_p",
-					 P->version);
-			lat_emit(P, phase, name, "issue", h, n, 0, valid,
-				 put ? "nvshmem_putmem_nbi" : "nvshmem_uint64_p", note);
-		}
-		if (J->metrics & GIC_LAT_PUTC) {
-			if (put)
-				snprintf(note, sizeof(note), "%s: 1.22 us (put+quiet); NVSHMEM %s here",
-					 ref_note, P->version);
-			else
-				snprintf(note, sizeof(note), "NVSHMEM %s; no reference for "
-					 "nvshmem_p+quiet", P->version);
-			lat_emit(P, phase, name, "put+completion", h, n, 1, valid,
-				 put ? "nvshmem_putmem_nbi+nvshmem_quiet" : "nvshmem_uint64_p+nvshmem_quiet",
-				 note);
+			nv_rowskip(P, NV_PH_QP, "nvshmem qp-quiet", why);
 		}
 	}
-	if (J->metrics & GIC_LAT_RTT) {
-		int rc = -1, valid = 1;
-
-		cuda_ok(P, cudaMemsetAsync(words, 0, 16, P->stream), "clear");
-		nv_barrier(P, "barrier before the round trips");
-		if (P->rank == 0)
-			rtt_pe0_kernel<<<1, 1, 0, P->stream>>>(words, words + 1, n, P->peer, limit_ns,
-								d_s);
-		else
-			rtt_pe1_kernel<<<1, 1, 0, P->stream>>>(words, words + 1, n, P->peer, limit_ns,
-								d_rc);
-		cuda_ok(P, cudaGetLastError(), "rtt launch");
-		if (P->rank == 0)
-			cuda_ok(P, cudaMemcpyAsync(h, d_s, sizeof(nv_sample) * (size_t)n,
-						   cudaMemcpyDeviceToHost, P->stream), "samples");
-		else
-			cuda_ok(P, cudaMemcpyAsync(&rc, d_rc, sizeof(int), cudaMemcpyDeviceToHost,
-						   P->stream), "rc");
-		nv_sync(P, "round trips");
-		nv_barrier(P, "barrier after the round trips");
-		if (P->rank == 1) {
-			uint64_t last = nv_val((uint64_t)n - 1, 3), got = 0;
-
-			if (rc)
-				fprintf(stderr, "gic lat: NVSHMEM PE 1: round trips: %s\n",
-					rc == ETIMEDOUT ? "a request did not arrive in time" : "failed");
-			/* Every request was seen (exact values, in order); the
-			 * word holds the last. */
-			cuda_ok(P, cudaMemcpyAsync(&got, words, 8, cudaMemcpyDeviceToHost, P->stream),
-				"read back");
-			nv_sync(P, "read back");
-			nv_verdict(P, NV_PH_RTT, rc == 0 && got == last);
-		} else {
-			for (int i = 0; i < n; i++)
-				valid &= h[i].rc == 0;
-			if (!valid)
-				fprintf(stderr, "gic lat: NVSHMEM PE 0: round trips: an answer did not "
-					"arrive in time\n");
-			snprintf(note, sizeof(note), "%s: 2.30 us (p/wait_until); here p and an "
-				 "nvshmem_uint64_test poll with a time limit", ref_note);
-			lat_emit(P, NV_PH_RTT, "nvshmem p", "rtt", h, n, 1, valid, "nvshmem_uint64_p",
-				 note);
-		}
-	}
+	if (J->metrics & GIC_LAT_RTT)
+		lat_rtt(P, &B);
 	nv_barrier(P, "barrier before freeing");
-	nvshmem_free(words);
-	nvshmem_free(src);
-	nvshmem_free(dst);
-	cudaFree(d_rc);
-	cudaFree(d_s);
-	free(h);
+	nvshmem_free(B.words);
+	nvshmem_free(B.src);
+	nvshmem_free(B.dst);
+	cudaFree(B.d_rc);
+	cudaFree(B.d_s);
+	free(B.h);
 }
 
 /* ------------------------------------------------------------------ */
@@ -493,11 +820,7 @@ static void run_rate(nv_pe *P)
 	if (!dst || !src)
 		nv_die(P, "rate", "out of memory (symmetric heap: NVSHMEM_SYMMETRIC_SIZE)");
 	cuda_ok(P, cudaMalloc(&d_span, 2 * sizeof(unsigned long long)), "cudaMalloc");
-	P->peer = 1 - P->rank;
-	if (nvshmem_ptr(dst, P->peer)) {
-		snprintf(P->transport, sizeof(P->transport), "nvshmem-p2p");
-		snprintf(P->qps, sizeof(P->qps), "0");
-	}
+	nv_transport(P, dst);
 	if (P->rank == 0) {
 		uint64_t *pat = (uint64_t *)malloc(words * 8);
 
@@ -569,6 +892,378 @@ static void run_rate(nv_pe *P)
 }
 
 /* ------------------------------------------------------------------ */
+/* loaded. */
+
+/* Host copies of what one loaded configuration left behind. */
+typedef struct ld_host {
+	long long *cycles;               /* [n] (PE 0) */
+	uint64_t *probe, *total, *window, *bg;
+	unsigned long long span[2];      /* (PE 0) */
+	int rc[1 + GIC_NV_MAX_BG];
+} ld_host;
+
+/* 1 when every word this PE received in one configuration holds what its
+ * writer last put there: the probe words, and the slots of every writer
+ * that writes to this PE (each writer's count came with its last write). */
+static int ld_check(const nv_pe *P, const ld_host *H, int n, int level, int nloc)
+{
+	for (int b = 0; b < 1 + nloc; b++)
+		if (H->rc[b]) {
+			fprintf(stderr, "gic loaded: NVSHMEM PE %d: %s %d: %s\n", P->rank,
+				b ? "background writer" : (P->rank ? "responder" : "probe"),
+				b ? P->rank + 2 * (b - 1) : 0,
+				H->rc[b] == ETIMEDOUT ? "timed out" : strerror(H->rc[b]));
+			return 0;
+		}
+	for (int i = 0; i < n; i++) {
+		uint64_t v = ld_val((uint64_t)i, 1);
+
+		if (H->probe[i] != (P->rank ? v : ~v)) {
+			fprintf(stderr, "gic loaded: NVSHMEM PE %d: probe word %d holds 0x%016llx\n",
+				P->rank, i, (unsigned long long)H->probe[i]);
+			return 0;
+		}
+	}
+	for (int w = 0; w < level; w++) {
+		uint64_t t = H->total[w];
+
+		if (1 - w % 2 != P->rank) /* writer w writes to the other PE */
+			continue;
+		for (uint64_t k = 0; k < NV_BG_SLOTS; k++) {
+			uint64_t want = k < t ? ld_val(k + (t - 1 - k) / NV_BG_SLOTS * NV_BG_SLOTS,
+						       100 + (uint64_t)w) : 0;
+
+			if (H->bg[(size_t)w * NV_BG_SLOTS + k] != want) {
+				fprintf(stderr, "gic loaded: NVSHMEM PE %d: writer %d slot %llu holds "
+					"0x%016llx, expected 0x%016llx (%llu writes)\n", P->rank, w,
+					(unsigned long long)k,
+					(unsigned long long)H->bg[(size_t)w * NV_BG_SLOTS + k],
+					(unsigned long long)want, (unsigned long long)t);
+				return 0;
+			}
+		}
+	}
+	return 1;
+}
+
+/* PE 0: the configuration's two results. */
+static void ld_emit(const nv_pe *P, int phase, const char *label, int level, const ld_host *H,
+		    int n, int ok)
+{
+	const gic_nv_job *J = P->job;
+	char name[96], params[256];
+	double carried = 0;
+	gic_result r;
+	gic_samples s;
+
+	snprintf(name, sizeof(name), "nvshmem %s%s", label, J->pace_ns ? " paced" : "");
+	if (J->level_in_name)
+		snprintf(name + strlen(name), sizeof(name) - strlen(name), " bg=%d", level);
+	snprintf(params, sizeof(params), "bg_ctas=%d pace_ns=%ld queue=%s size=8 "
+		 "probe_api=nvshmem_uint64_p bg_api=nvshmem_putmem_nbi pes=2 devices=%d,%d qps=%s "
+		 "nvshmem=%s", level, J->pace_ns, strcmp(label, "p2p") ? label : "none",
+		 P->devices[0], P->devices[1], P->qps, P->version);
+	nv_result(P, &r, name, "loaded rtt", "us");
+	gic_samples_init(&s, (size_t)n);
+	for (int i = 0; i < n; i++)
+		gic_samples_add(&s, (double)H->cycles[i] / P->mhz);
+	gic_result_set_samples(&r, &s, (size_t)(J->warmup < n ? J->warmup : 0));
+	gic_samples_free(&s);
+	gic_result_param(&r, "%s sm_mhz=%.0f", params, P->mhz);
+	snprintf(r.note, sizeof(r.note), "NVSHMEM %s%s; background: 8 B nvshmem_putmem_nbi, "
+		 "writers alternating between the PEs", P->version,
+		 strcmp(label, "p2p") ? "" : " over P2P: no queue to share or reserve");
+	r.validated = ok;
+	nv_emit(P, phase, &r);
+
+	for (int w = 0; w < level; w++)
+		carried += (double)H->window[w];
+	nv_result(P, &r, name, "background rate", "M msg/s");
+	gic_result_set_value(&r, H->span[1] > H->span[0]
+					 ? carried / (double)(H->span[1] - H->span[0]) * 1e3 : 0);
+	gic_result_param(&r, "%s", params);
+	snprintf(r.note, sizeof(r.note), "carried over the probe's span, both directions: each "
+		 "writer's writes between the probe's run and stop flags");
+	r.validated = ok;
+	nv_emit(P, phase, &r);
+}
+
+/* One configuration: level writers, the probe on qp. */
+static void ld_config(nv_pe *P, nv_ld_cfg c, ld_host *H, int level, const char *label,
+		      nvshmemx_qp_handle_t qp, int phase)
+{
+	const gic_nv_job *J = P->job;
+	int n = J->iters + J->warmup, nloc = (level - P->rank + 1) / 2, ok;
+	size_t bgw = (size_t)level * NV_BG_SLOTS;
+	cudaStream_t st = P->stream;
+
+	cuda_ok(P, cudaMemsetAsync(c.probe, 0, (size_t)n * 8, st), "clear");
+	cuda_ok(P, cudaMemsetAsync(c.flags, 0, 16, st), "clear");
+	if (level) {
+		cuda_ok(P, cudaMemsetAsync(c.bg, 0, bgw * 8, st), "clear");
+		cuda_ok(P, cudaMemsetAsync(c.total, 0, (size_t)level * 8, st), "clear");
+		cuda_ok(P, cudaMemsetAsync(c.window, 0, (size_t)level * 8, st), "clear");
+	}
+	cuda_ok(P, cudaMemsetAsync(c.rc, 0xff, sizeof(int) * (size_t)(1 + nloc), st), "clear");
+	cuda_ok(P, cudaMemsetAsync(c.cycles, 0, (size_t)n * 8, st), "clear");
+	nv_barrier(P, "barrier before a loaded run");
+	c.n = n;
+	c.rank = P->rank;
+	c.peer = P->peer;
+	c.pace_ns = J->pace_ns;
+	c.probe_qp = qp;
+	loaded_kernel<<<1 + nloc, 1, 0, st>>>(c);
+	cuda_ok(P, cudaGetLastError(), "loaded launch");
+	nv_sync(P, "loaded run");
+	/* Both PEs' kernels have ended: every write was quieted before its
+	 * writer's count, and the barrier completes what is left. */
+	nv_barrier(P, "barrier after a loaded run");
+	cuda_ok(P, cudaMemcpyAsync(H->rc, c.rc, sizeof(int) * (size_t)(1 + nloc),
+				   cudaMemcpyDeviceToHost, st), "read back");
+	cuda_ok(P, cudaMemcpyAsync(H->probe, c.probe, (size_t)n * 8, cudaMemcpyDeviceToHost, st),
+		"read back");
+	if (level) {
+		cuda_ok(P, cudaMemcpyAsync(H->total, c.total, (size_t)level * 8,
+					   cudaMemcpyDeviceToHost, st), "read back");
+		cuda_ok(P, cudaMemcpyAsync(H->window, c.window, (size_t)level * 8,
+					   cudaMemcpyDeviceToHost, st), "read back");
+		cuda_ok(P, cudaMemcpyAsync(H->bg, c.bg, bgw * 8, cudaMemcpyDeviceToHost, st),
+			"read back");
+	}
+	if (P->rank == 0) {
+		cuda_ok(P, cudaMemcpyAsync(H->cycles, c.cycles, (size_t)n * 8,
+					   cudaMemcpyDeviceToHost, st), "read back");
+		cuda_ok(P, cudaMemcpyAsync(H->span, c.span, sizeof(H->span), cudaMemcpyDeviceToHost,
+					   st), "read back");
+	}
+	nv_sync(P, "read back");
+	ok = ld_check(P, H, n, level, nloc);
+	if (P->rank == 1)
+		nv_verdict(P, phase, ok);
+	else
+		ld_emit(P, phase, label, level, H, n, ok);
+}
+
+static void run_loaded(nv_pe *P)
+{
+	const gic_nv_job *J = P->job;
+	int n = J->iters + J->warmup, maxbg = 1, p2p, have_qp = 0;
+	nvshmemx_qp_handle_t qp = (nvshmemx_qp_handle_t)NVSHMEMX_QP_DEFAULT, *d_qp = NULL;
+	char why[GIC_NV_NOTE_MAX - 64] = "";
+	size_t bgw;
+	nv_ld_cfg c;
+	ld_host H;
+
+	for (int k = 0; k < J->nlevels; k++)
+		maxbg = J->levels[k] > maxbg ? J->levels[k] : maxbg;
+	bgw = (size_t)maxbg * NV_BG_SLOTS;
+	memset(&c, 0, sizeof(c));
+	memset(&H, 0, sizeof(H));
+	c.probe = (uint64_t *)nvshmem_malloc((size_t)n * 8);
+	c.flags = (uint64_t *)nvshmem_malloc(16);
+	c.bg = (uint64_t *)nvshmem_malloc(bgw * 8);
+	c.src = (uint64_t *)nvshmem_malloc(bgw * 8);
+	c.total = (uint64_t *)nvshmem_malloc((size_t)maxbg * 8);
+	c.window = (uint64_t *)nvshmem_malloc((size_t)maxbg * 8);
+	H.cycles = (long long *)calloc((size_t)n, 8);
+	H.probe = (uint64_t *)calloc((size_t)n, 8);
+	H.total = (uint64_t *)calloc((size_t)maxbg, 8);
+	H.window = (uint64_t *)calloc((size_t)maxbg, 8);
+	H.bg = (uint64_t *)calloc(bgw, 8);
+	if (!c.probe || !c.flags || !c.bg || !c.src || !c.total || !c.window || !H.cycles ||
+	    !H.probe || !H.total || !H.window || !H.bg)
+		nv_die(P, "loaded", "out of memory (symmetric heap: NVSHMEM_SYMMETRIC_SIZE)");
+	cuda_ok(P, cudaMalloc(&c.cycles, (size_t)n * 8), "cudaMalloc");
+	cuda_ok(P, cudaMalloc(&c.span, 16), "cudaMalloc");
+	cuda_ok(P, cudaMalloc(&c.rc, sizeof(int) * (size_t)(1 + maxbg)), "cudaMalloc");
+	p2p = nv_transport(P, c.probe);
+	if (!p2p && (J->queues & GIC_LOADED_RESERVED))
+		have_qp = nv_qp_create(P, 0, &qp, &d_qp, why, sizeof(why));
+	for (int k = 0; k < J->nlevels; k++) {
+		int level = J->levels[k];
+
+		if (p2p) { /* no queues: one configuration, whatever --queue says */
+			ld_config(P, c, &H, level, "p2p", (nvshmemx_qp_handle_t)NVSHMEMX_QP_DEFAULT,
+				  2 * k);
+			continue;
+		}
+		if (J->queues & GIC_LOADED_SHARED)
+			ld_config(P, c, &H, level, "shared", (nvshmemx_qp_handle_t)NVSHMEMX_QP_DEFAULT,
+				  2 * k);
+		if (!(J->queues & GIC_LOADED_RESERVED))
+			continue;
+		if (have_qp)
+			ld_config(P, c, &H, level, "reserved", qp, 2 * k + 1);
+		else if (k == 0)
+			nv_rowskip(P, 2 * k + 1, "nvshmem reserved", why);
+	}
+	nv_barrier(P, "barrier before freeing");
+	cudaFree(d_qp);
+	cudaFree(c.rc);
+	cudaFree(c.span);
+	cudaFree(c.cycles);
+	nvshmem_free(c.window);
+	nvshmem_free(c.total);
+	nvshmem_free(c.src);
+	nvshmem_free(c.bg);
+	nvshmem_free(c.flags);
+	nvshmem_free(c.probe);
+	free(H.bg);
+	free(H.window);
+	free(H.total);
+	free(H.probe);
+	free(H.cycles);
+}
+
+/* ------------------------------------------------------------------ */
+/* payload. */
+
+/* Fills (check 0) or checks (check 1) slots of size bytes for that size's
+ * pattern; 1 when every byte holds it. */
+static int pl_pattern(const nv_pe *P, uint8_t *h, uint32_t size, int slots, int check,
+		      const char *what)
+{
+	for (int k = 0; k < slots; k++)
+		for (uint32_t j = 0; j < size; j++) {
+			uint8_t want = pl_byte(size, (uint64_t)k, j), *b = &h[(size_t)k * size + j];
+
+			if (!check) {
+				*b = want;
+			} else if (*b != want) {
+				fprintf(stderr, "gic payload: NVSHMEM PE %d: %s size %u: slot %d byte "
+					"%u holds 0x%02x, expected 0x%02x\n", P->rank, what, size, k, j,
+					*b, want);
+				return 0;
+			}
+		}
+	return 1;
+}
+
+/* PE 0: one goodput row. */
+static void pl_emit(const nv_pe *P, int phase, const char *path, int threads, uint32_t size,
+		    double gbps)
+{
+	gic_result r;
+	char name[96];
+
+	snprintf(name, sizeof(name), "%s size=%u", path, size);
+	nv_result(P, &r, name, "goodput", "GB/s");
+	gic_result_set_value(&r, gbps);
+	gic_result_param(&r, "size=%u writes=%d outstanding=all threads=%d api=%s pes=2 "
+			 "devices=%d,%d qps=%s nvshmem=%s", size, P->job->iters, threads,
+			 threads > 1 ? "nvshmemx_putmem_nbi_block+nvshmem_quiet"
+				     : "nvshmem_putmem_nbi+nvshmem_quiet",
+			 P->devices[0], P->devices[1], P->qps, P->version);
+	snprintf(r.note, sizeof(r.note), "NVSHMEM %s%s; one quiet at the end; every byte "
+		 "checked on PE 1", P->version,
+		 strcmp(P->transport, "nvshmem-p2p") ? ""
+			 : " over P2P: the calling thread(s) copy over NVLink");
+	r.validated = gbps > 0;
+	nv_emit(P, phase, &r);
+}
+
+/* PE 0: the first size from which every larger one keeps 90% of the
+ * reference (the --reference size, else the largest run). */
+static void pl_first90(const nv_pe *P, int phase, const char *path, const double *good)
+{
+	const gic_nv_job *J = P->job;
+	double ref = good[J->nsizes - 1];
+	int from = J->nsizes;
+	gic_result r;
+
+	for (int i = 0; i < J->nsizes; i++)
+		if (J->reference && J->sizes[i] == J->reference)
+			ref = good[i];
+	while (from > 0 && ref > 0 && good[from - 1] >= 0.9 * ref)
+		from--;
+	if (from == J->nsizes)
+		return;
+	nv_result(P, &r, path, "first size at 90% of own max", "B");
+	gic_result_set_value(&r, J->sizes[from]);
+	gic_result_param(&r, "reference_gbps=%.3f", ref);
+	r.validated = 1;
+	nv_emit(P, phase, &r);
+}
+
+static void run_payload(nv_pe *P)
+{
+	const gic_nv_job *J = P->job;
+	uint8_t *dst = (uint8_t *)nvshmem_malloc(GIC_NV_REGION);
+	uint8_t *src = (uint8_t *)nvshmem_malloc(GIC_NV_REGION);
+	uint8_t *h = (uint8_t *)malloc(GIC_NV_REGION);
+	unsigned long long *d_span = NULL;
+	static const char *const paths[] = { "nvshmem", "nvshmem-block" };
+
+	if (!dst || !src || !h)
+		nv_die(P, "payload", "out of memory (symmetric heap: NVSHMEM_SYMMETRIC_SIZE)");
+	cuda_ok(P, cudaMalloc(&d_span, 16), "cudaMalloc");
+	nv_transport(P, dst);
+	for (int block = 0; block < 2; block++) {
+		double good[GIC_NV_MAX_SIZES];
+		int all_ok = 1, threads = block ? NV_PL_BLOCK : 1;
+
+		for (int z = 0; z < J->nsizes; z++) {
+			uint32_t size = J->sizes[z];
+			int slots = (int)(GIC_NV_REGION / size) < J->iters ? (int)(GIC_NV_REGION / size)
+									    : J->iters;
+			int warm = J->iters < NV_PL_WARMUP ? J->iters : NV_PL_WARMUP;
+			size_t bytes = (size_t)slots * size;
+			unsigned long long sp[2] = { 0, 0 };
+
+			if (P->rank == 0) {
+				pl_pattern(P, h, size, slots, 0, "fill");
+				cuda_ok(P, cudaMemcpyAsync(src, h, bytes, cudaMemcpyHostToDevice,
+							   P->stream), "pattern");
+				nv_sync(P, "pattern");
+			} else {
+				cuda_ok(P, cudaMemsetAsync(dst, 0, bytes, P->stream), "clear");
+			}
+			nv_barrier(P, "barrier before a payload size");
+			if (P->rank == 0) {
+				for (int timed = 0; timed < 2; timed++) {
+					if (block)
+						payload_kernel<1><<<1, NV_PL_BLOCK, 0, P->stream>>>(
+							dst, src, size, timed ? J->iters : warm, slots,
+							P->peer, d_span);
+					else
+						payload_kernel<0><<<1, 1, 0, P->stream>>>(
+							dst, src, size, timed ? J->iters : warm, slots,
+							P->peer, d_span);
+					cuda_ok(P, cudaGetLastError(), "payload launch");
+				}
+				cuda_ok(P, cudaMemcpyAsync(sp, d_span, sizeof(sp), cudaMemcpyDeviceToHost,
+							   P->stream), "span");
+				nv_sync(P, paths[block]);
+			}
+			/* PE 0's quiet has returned: every put is complete. */
+			nv_barrier(P, "barrier after a payload size");
+			if (P->rank == 1) {
+				int ok;
+
+				cuda_ok(P, cudaMemcpyAsync(h, dst, bytes, cudaMemcpyDeviceToHost,
+							   P->stream), "read back");
+				nv_sync(P, "read back");
+				ok = pl_pattern(P, h, size, slots, 1, paths[block]);
+				all_ok &= ok;
+				nv_verdict(P, block * GIC_NV_MAX_SIZES + z, ok);
+				continue;
+			}
+			good[z] = sp[1] > sp[0] ? (double)J->iters * size / (double)(sp[1] - sp[0]) : 0;
+			pl_emit(P, block * GIC_NV_MAX_SIZES + z, paths[block], threads, size, good[z]);
+		}
+		if (P->rank == 1)
+			nv_verdict(P, NV_PL_FIRST90 + block, all_ok);
+		else
+			pl_first90(P, NV_PL_FIRST90 + block, paths[block], good);
+	}
+	nv_barrier(P, "barrier before freeing");
+	cudaFree(d_span);
+	free(h);
+	nvshmem_free(src);
+	nvshmem_free(dst);
+}
+
+/* ------------------------------------------------------------------ */
 
 static char alarm_msg[128];
 
@@ -587,12 +1282,22 @@ static void read_input(nv_pe *P, int in_fd, gic_nv_job *job, nvshmemx_uniqueid_t
 	gic_nv_rec h;
 	int rc = gic_nv_read_full(in_fd, job, sizeof(*job), 30000);
 
-	if (rc || job->magic != GIC_NV_MAGIC || (job->kind != GIC_NV_LAT && job->kind != GIC_NV_RATE))
+	if (rc || job->magic != GIC_NV_MAGIC || job->kind < GIC_NV_LAT || job->kind > GIC_NV_PAYLOAD)
 		nv_die(P, "reading the job", rc ? strerror(rc) : "malformed");
 	if (job->iters < 1 || job->warmup < 0 || job->nrows < 0 || job->nrows > GIC_NV_MAX_ROWS ||
-	    job->limit_s < 1 ||
-	    (job->kind == GIC_NV_LAT && job->iters + job->warmup > GIC_NV_MAX_SAMPLES))
+	    job->limit_s < 1 || job->iters > GIC_NV_MAX_SAMPLES ||
+	    job->warmup > GIC_NV_MAX_SAMPLES - job->iters ||
+	    job->nlevels < 0 || job->nlevels > GIC_NV_MAX_LEVELS || job->pace_ns < 0 ||
+	    job->pace_ns > 1000000000L || job->nsizes < 0 || job->nsizes > GIC_NV_MAX_SIZES ||
+	    (job->kind == GIC_NV_LOADED && job->nlevels < 1) ||
+	    (job->kind == GIC_NV_PAYLOAD && job->nsizes < 1))
 		nv_die(P, "reading the job", "values out of range");
+	for (int k = 0; k < job->nlevels; k++)
+		if (job->levels[k] < 0 || job->levels[k] > GIC_NV_MAX_BG)
+			nv_die(P, "reading the job", "a background level is out of range");
+	for (int z = 0; z < job->nsizes; z++)
+		if (job->sizes[z] < 1 || job->sizes[z] > GIC_NV_REGION)
+			nv_die(P, "reading the job", "a payload size is out of range");
 	for (int r = 0; r < job->nrows; r++) {
 		const gic_nv_rate_row *w = &job->rows[r];
 
@@ -626,7 +1331,8 @@ int gic_nvshmem_pe(int rank, int nranks, int in_fd, int out_fd)
 	P->job = &job;
 	P->sub = "nvshmem";
 	read_input(P, in_fd, &job, &uid);
-	P->sub = job.kind == GIC_NV_LAT ? "lat" : "rate";
+	P->sub = job.kind == GIC_NV_LAT ? "lat" : job.kind == GIC_NV_RATE ? "rate"
+		 : job.kind == GIC_NV_LOADED ? "loaded" : "payload";
 	snprintf(alarm_msg, sizeof(alarm_msg), "gic %s: NVSHMEM PE %d: time limit (%d s) "
 		 "reached\n", P->sub, rank, job.limit_s);
 	signal(SIGALRM, on_alarm);
@@ -683,10 +1389,16 @@ int gic_nvshmem_pe(int rank, int nranks, int in_fd, int out_fd)
 		nv_die(P, "SM clock", "not measurable");
 	if (job.kind == GIC_NV_LAT)
 		run_lat(P);
-	else
+	else if (job.kind == GIC_NV_RATE)
 		run_rate(P);
+	else if (job.kind == GIC_NV_LOADED)
+		run_loaded(P);
+	else
+		run_payload(P);
 	cudaStreamDestroy(P->stream);
 	nvshmem_finalize();
+	for (int i = 0; i < P->nqp_arrays; i++)
+		free(P->qp_arrays[i]); /* after finalize, as nvshmemx_qp_create asks */
 	nv_send(P, GIC_NV_REC_DONE, 0, NULL, 0);
 	return 0;
 }

@@ -1,7 +1,8 @@
 /*
- * bench/gic/nvshmem_pe.h - the NVSHMEM path of `gic lat` and `gic rate`
- * (issue 7): NVSHMEM's public device API between two GPUs, measured the
- * way the mini-gda rows are and emitted into the same results.
+ * bench/gic/nvshmem_pe.h - the NVSHMEM path of `gic lat`, `gic rate`,
+ * `gic loaded` and `gic payload` (issue 7): NVSHMEM's public device API
+ * between two GPUs, measured the way the mini-gda rows are and emitted
+ * into the same results.
  *
  * NVSHMEM PEs are processes, one GPU each. The driver process runs none of
  * the NVSHMEM code itself (it may already hold a CUDA context, and must
@@ -12,7 +13,8 @@
  * PE r selects CUDA device r. PE 0 makes NVSHMEM's unique id, the driver
  * relays it to the other PEs, and each PE joins with
  * nvshmemx_init_attr(NVSHMEMX_INIT_WITH_UNIQUEID). PE 0 measures; PE 1
- * answers round trips and checks every payload that lands in its memory.
+ * answers round trips and checks every payload that lands in its memory
+ * (loaded: PE 0 also checks what PE 1's background writers put into it).
  *
  * Protocol (pipes between processes of one build, host byte order):
  *   driver -> PE: one gic_nv_job; then, to every PE but 0, one UID record.
@@ -21,9 +23,23 @@
  *     UID      nvshmemx_uniqueid_t (PE 0, before it joins)
  *     RESULT   gic_result, phase set (PE 0)
  *     VERDICT  int32: 1 when every payload of the phase checked out (PE 1)
+ *     ROWSKIP  text (at most GIC_NV_NOTE_MAX bytes): one row could not run
+ *              on this transport, and why (PE 0); the driver prints it
  *     DONE     nothing: the PE finished its job and finalized
  * A result's validated is 1 only when PE 0 set it and PE 1's verdict for
  * its phase is 1; the driver combines them after both PEs are DONE.
+ *
+ * Per-QP completion (the lat row "nvshmem qp-quiet", DeepEP's pattern: put
+ * on one QP, then complete only that (peer, QP)): NVSHMEM 3.5+ exposes
+ * nvshmemx_qp_create() (host, collective) and, on the device,
+ * nvshmemx_qp_<type>_put_nbi(..., qp) and nvshmemx_qp_quiet(pe, qps, n).
+ * The QPs are a NIC transport's (IBGDA with RC QPs; also IBRC, IBDEVX,
+ * GPUNetIO); between PEs that reach each other over P2P, nvshmemx_qp_create
+ * hands back NVSHMEMX_QP_DEFAULT and nvshmemx_qp_quiet is a system fence,
+ * so there is no per-QP completion to measure. The driver leaves the row
+ * out, saying why, when the PEs' environment names no NIC transport
+ * (gic_nv_qp_quiet_unavailable()); the PE leaves it out, saying why, when
+ * the pair runs over P2P anyway or the transport creates no QP.
  *
  * Time limits: the driver gives the PEs GIC_NV_LIMIT_S seconds in all
  * (env GIC_NVSHMEM_LIMIT_S overrides), then kills them; each PE also arms
@@ -55,11 +71,16 @@ enum {
 	GIC_NV_PES = 2,          /* PEs the driver starts */
 	GIC_NV_LIMIT_S = 300,    /* default time limit of a whole NVSHMEM run */
 	GIC_NV_MAX_ROWS = 16,    /* rate rows per job */
-	GIC_NV_MAX_RESULTS = 32, /* results per job */
+	GIC_NV_MAX_RESULTS = 160,/* results per job */
 	GIC_NV_MAX_SAMPLES = 1 << 20,
+	GIC_NV_MAX_LEVELS = 8,   /* loaded: background levels per job */
+	GIC_NV_MAX_BG = 254,     /* loaded: background writers (both PEs together) */
+	GIC_NV_MAX_SIZES = 64,   /* payload: sizes per job */
+	GIC_NV_REGION = 64 << 20,/* payload: destination region (bytes) */
+	GIC_NV_NOTE_MAX = 256,   /* ROWSKIP text, with its NUL */
 };
 
-enum { GIC_NV_LAT = 1, GIC_NV_RATE = 2 };
+enum { GIC_NV_LAT = 1, GIC_NV_RATE = 2, GIC_NV_LOADED = 3, GIC_NV_PAYLOAD = 4 };
 
 enum {
 	GIC_NV_REC_SKIP = 1,
@@ -67,6 +88,7 @@ enum {
 	GIC_NV_REC_RESULT = 3,
 	GIC_NV_REC_VERDICT = 4,
 	GIC_NV_REC_DONE = 5,
+	GIC_NV_REC_ROWSKIP = 6,
 };
 
 typedef struct gic_nv_rec {
@@ -85,13 +107,29 @@ typedef struct gic_nv_rate_row {
 /* What the PEs run. */
 typedef struct gic_nv_job {
 	uint32_t magic;  /* GIC_NV_MAGIC */
-	int kind;        /* GIC_NV_LAT or GIC_NV_RATE */
-	int iters;       /* -n: samples (lat) or messages per thread (rate) */
-	int warmup;      /* -w: leading samples dropped (lat) */
+	int kind;        /* GIC_NV_LAT, _RATE, _LOADED or _PAYLOAD */
+	int iters;       /* -n: samples (lat, loaded probes), messages per thread
+			  * (rate) or writes per size (payload) */
+	int warmup;      /* -w: leading samples dropped (lat, loaded) */
 	unsigned metrics;/* lat: GIC_LAT_ISSUE | GIC_LAT_PUTC | GIC_LAT_RTT */
 	int limit_s;     /* the PE's own time limit (alarm) */
 	int nrows;       /* rate */
 	gic_nv_rate_row rows[GIC_NV_MAX_ROWS];
+	int qp_quiet;    /* lat: run the "nvshmem qp-quiet" row (set by
+			  * gic_nvshmem_run() from metrics and the environment) */
+	/* loaded: each level of background writers (0..GIC_NV_MAX_BG), the
+	 * probe's queue (GIC_LOADED_SHARED | GIC_LOADED_RESERVED bits), the gap
+	 * between a writer's posts, and whether names carry " bg=N". */
+	int nlevels;
+	int levels[GIC_NV_MAX_LEVELS];
+	unsigned queues;
+	long pace_ns;
+	int level_in_name;
+	/* payload: the sizes (1..GIC_NV_REGION bytes), and the size whose goodput
+	 * is the 90% reference (0: the largest). */
+	int nsizes;
+	uint32_t sizes[GIC_NV_MAX_SIZES];
+	uint64_t reference;
 } gic_nv_job;
 
 /* ------------------------------------------------------------------ */
@@ -109,9 +147,18 @@ int gic_nvshmem_not_built(const char *sub, const char *flag, const char *val);
  * theirs and skip when there are too few). */
 int gic_nvshmem_only(const gic_experiment *e, const void *state);
 
+/* Why the PEs' environment (after the driver's defaults) cannot give the
+ * per-QP completion row a NIC transport with QPs of its own, as one line
+ * without a trailing newline; NULL when it may (the PE then reads the
+ * transport back and decides). */
+const char *gic_nv_qp_quiet_unavailable(void);
+
 /* Starts the PEs, runs job, waits for them and emits PE 0's results into
- * sink. Fewer than GIC_NV_PES GPUs: prints "gic <sub>: the NVSHMEM path
- * needs 2 GPUs (found N): skipped" and returns 0 with no result. Errors:
+ * sink. A lat job with issue or put+completion also gets the "nvshmem
+ * qp-quiet" row, or the line "gic lat: nvshmem qp-quiet: skipped: <why>"
+ * on stderr when gic_nv_qp_quiet_unavailable() says why. Fewer than
+ * GIC_NV_PES GPUs: prints "gic <sub>: the NVSHMEM path needs 2 GPUs
+ * (found N): skipped" and returns 0 with no result. Errors:
  * ENOTSUP (not built), ETIMEDOUT (the time limit; the PEs are killed), EIO
  * (a PE failed: its exit status is printed), or another errno. */
 int gic_nvshmem_run(const char *sub, const gic_nv_job *job, gic_sink *sink);

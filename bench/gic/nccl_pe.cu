@@ -1,0 +1,1026 @@
+/*
+ * bench/gic/nccl_pe.cu - the PE side of the NCCL GIN path (nccl_pe.h): one
+ * process per PE, started by the driver. NCCL's device API is header-only
+ * (its GDAKI and Proxy backends are inline device code), so this file is
+ * compiled whole-program into gic like the other GPU parts; the host calls
+ * go through function pointers taken from libnccl.so.2 at run time (dlopen),
+ * so gic has no link-time dependency on NCCL.
+ *
+ * lat (one GPU thread on PE 0, context 0; 8-byte payloads; clock64 cycles
+ * over the SM clock measured in this process):
+ *   "gin put"       issue           ncclGin::put of 8 B from PE 0's window
+ *                                   into PE 1's
+ *                   put+completion  that, then ncclGin::flush (NCCL: the
+ *                                   source may be reused; remote
+ *                                   visibility is what signals give)
+ *   "gin putValue"  issue           ncclGin::putValue (the value travels in
+ *                                   the descriptor: the inline case)
+ *                   put+completion  that, then flush
+ *                   rtt             PE 0 putValue's a request with a signal
+ *                                   increment into PE 1; PE 1, polling the
+ *                                   signal (readSignal, with a time limit),
+ *                                   checks the word and answers the same way;
+ *                                   PE 0 sees its signal and checks the answer
+ * Sample i writes its own slot (up to 65536, then they repeat). After a
+ * one-way run PE 0 sends one signal on the context (NCCL: it becomes
+ * visible only after every earlier put on that context to that peer has
+ * landed); PE 1 waits for it, reads its window back and checks every slot.
+ * rate (each row: `threads` threads over `ctas` CTAs on PE 0, CTA b on
+ * context b mod the context count, each thread posting -n puts of 8 B to
+ * its own 64 slots, then flush; the rate is every message over first start
+ * to last flush, globaltimer): after its flushes each CTA signals on its
+ * context; PE 1 waits for every CTA's signal and checks every slot. One
+ * warm-up round, then GIC_NC_ROUNDS measured ones (p50 is their median).
+ *
+ * Signals live per context at the receiver: NC_SIG_REQ (PE 1: requests),
+ * NC_SIG_ANS (PE 0: answers), NC_SIG_DONE (PE 1: a sender's "all landed").
+ * The receiver resets them before the barrier that starts a phase, so no
+ * reset races an increment.
+ *
+ * Every wait of ours has a time limit: GPU polls (globaltimer), stream
+ * waits (cudaStreamQuery), and alarm() for the whole process (NCCL's own
+ * waits, inside flush and the collectives, have none).
+ */
+/* NCCL's headers, without the warnings our flags find in them. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wshadow"
+#pragma GCC diagnostic ignored "-Wunused-parameter"
+#include <nccl.h>
+#include <nccl_device.h>
+#pragma GCC diagnostic pop
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "exp_lat.h"
+#include "nccl_pe.h"
+
+enum {
+	NC_LAT_SLOTS = 1 << 16, /* destination slots of the one-way runs */
+	NC_RATE_SLOTS = 64,     /* per thread */
+	NC_ROUNDS = 5,          /* measured rate rounds */
+	NC_PH_PUT = 0, NC_PH_PUTV = 1, NC_PH_RTT = 2, /* lat phases; rate: the row index */
+	NC_SIG_REQ = 0, NC_SIG_ANS = 1, NC_SIG_DONE = 2, NC_SIGNALS = 3,
+	NC_ALIGN = 4096,        /* NCCL_WIN_REQUIRED_ALIGNMENT */
+};
+
+typedef struct nc_sample {
+	long long issue;  /* cycles */
+	long long total;  /* cycles: to flush's return, or to the answer */
+	int rc;           /* 0, ETIMEDOUT, or EIO (a wrong answer) */
+	int pad;
+} nc_sample;
+
+/* The host calls, from libnccl.so.2 (types checked against the headers). */
+typedef struct nc_lib {
+	void *handle;
+	decltype(&ncclGetVersion) getVersion;
+	decltype(&ncclGetUniqueId) getUniqueId;
+	decltype(&ncclCommInitRank) commInitRank;
+	decltype(&ncclCommFinalize) commFinalize;
+	decltype(&ncclCommDestroy) commDestroy;
+	decltype(&ncclGetErrorString) getErrorString;
+	decltype(&ncclGetLastError) getLastError;
+	decltype(&ncclMemAlloc) memAlloc;
+	decltype(&ncclMemFree) memFree;
+	decltype(&ncclCommWindowRegister) windowRegister;
+	decltype(&ncclCommWindowDeregister) windowDeregister;
+	decltype(&ncclDevCommCreate) devCommCreate;
+	decltype(&ncclDevCommDestroy) devCommDestroy;
+	decltype(&ncclAllReduce) allReduce;
+} nc_lib;
+
+/* One PE's state. */
+typedef struct nc_pe {
+	int rank, peer, nranks, out_fd;
+	const gic_nc_job *job;
+	const char *sub;        /* "lat" or "rate" */
+	nc_lib lib;
+	ncclComm_t comm;
+	ncclDevComm dev;        /* by value into every kernel */
+	ncclWindow_t win;       /* the symmetric window over buf */
+	uint8_t *buf;           /* ncclMemAlloc'd, this PE's part of the window */
+	size_t size;            /* bytes of buf (and of the window) */
+	int *d_one, *d_sum;     /* the barrier's all-reduce */
+	cudaStream_t stream;
+	double mhz;             /* SM clock, measured */
+	int nctx;               /* GIN contexts of the device communicator */
+	char version[16];       /* NCCL library version, "2.28.9" */
+	char backend[16];       /* "gdaki" or "proxy" */
+	char transport[32];     /* "nccl-gin-gdaki", ... */
+} nc_pe;
+
+/* ------------------------------------------------------------------ */
+/* Device side. */
+
+static __device__ __forceinline__ uint64_t nc_now_ns(void)
+{
+	uint64_t t;
+
+	asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+	return t;
+}
+
+/* The payload of slot (or sample) i under tag: never 0, distinct per i. */
+static __host__ __device__ __forceinline__ uint64_t nc_val(uint64_t i, uint64_t tag)
+{
+	return (tag << 56) | (((i + 1) * 0x10001ull) & 0x00ffffffffffffffull);
+}
+
+/* Polls signal s of gin's context until it reaches least; ETIMEDOUT after
+ * limit_ns. readSignal is an acquire load: the payloads the signal covers
+ * are visible to this thread's later loads. */
+static __device__ __forceinline__ int nc_wait_signal(const ncclGin &gin, ncclGinSignal_t s,
+						     uint64_t least, uint64_t limit_ns)
+{
+	uint64_t t0 = nc_now_ns();
+
+	while (gin.readSignal(s) < least)
+		if (nc_now_ns() - t0 > limit_ns)
+			return ETIMEDOUT;
+	return 0;
+}
+
+static __global__ void clock_kernel(double *mhz)
+{
+	uint64_t t0 = nc_now_ns();
+	long long c0 = clock64();
+
+	while (nc_now_ns() - t0 < 20000000ull)
+		;
+	*mhz = (double)(clock64() - c0) / (double)(nc_now_ns() - t0) * 1e3;
+}
+
+/* Resets signals 0..NC_SIGNALS-1 of every context (the receiver, before
+ * the barrier that starts a phase). */
+static __global__ void reset_kernel(ncclDevComm dev)
+{
+	for (int c = 0; c < dev.ginContextCount; c++) {
+		ncclGin gin(dev, c);
+
+		for (int s = 0; s < NC_SIGNALS; s++)
+			gin.resetSignal((ncclGinSignal_t)s);
+	}
+}
+
+/* PE 0, one thread, context 0: sample i puts 8 bytes into slot i % slots
+ * of the peer's window at dst (from the same slot at src: put; the value
+ * itself: putValue), then flushes. Last, the "all landed" signal. */
+template <int PUT>
+static __global__ void oneway_kernel(ncclDevComm dev, ncclWindow_t win, size_t src, size_t dst,
+				     int n, int slots, int peer, nc_sample *out)
+{
+	ncclGin gin(dev, 0);
+	ncclTeam world = ncclTeamWorld(dev);
+
+	for (int i = 0; i < n; i++) {
+		int s = i % slots;
+		uint64_t v = nc_val((uint64_t)s, PUT ? 1 : 2);
+		size_t d = dst + 8 * (size_t)s, f = src + 8 * (size_t)s;
+
+		/* Inputs are made before the clock starts. */
+		asm volatile("" : "+l"(v), "+l"(d), "+l"(f));
+		long long c0 = clock64();
+		if (PUT)
+			gin.put(world, peer, win, d, win, f, 8);
+		else
+			gin.putValue(world, peer, win, d, v);
+		long long c1 = clock64();
+		gin.flush(ncclCoopThread());
+		long long c2 = clock64();
+
+		out[i].issue = c1 - c0;
+		out[i].total = c2 - c0;
+		out[i].rc = 0;
+	}
+	/* NCCL orders a signal after every earlier put of this context to
+	 * this peer: when PE 1 sees it, every payload above has landed. */
+	gin.signal(world, peer, ncclGin_SignalInc{ NC_SIG_DONE });
+	gin.flush(ncclCoopThread());
+}
+
+/* PE 1: waits until signal NC_SIG_DONE of context c has counted want[c]
+ * (one thread per context); *rc receives ETIMEDOUT if one did not. */
+static __global__ void done_kernel(ncclDevComm dev, const int *want, uint64_t limit_ns, int *rc)
+{
+	int c = (int)threadIdx.x;
+
+	if (c >= dev.ginContextCount)
+		return;
+	ncclGin gin(dev, c);
+
+	if (want[c] && nc_wait_signal(gin, NC_SIG_DONE, (uint64_t)want[c], limit_ns))
+		atomicExch(rc, ETIMEDOUT);
+}
+
+/* PE 0, context 0: request i (putValue with a signal increment), then the
+ * answer (signal NC_SIG_ANS reaches i + 1; the word holds ~request). */
+static __global__ void rtt_pe0_kernel(ncclDevComm dev, ncclWindow_t win, size_t off,
+				      const volatile uint64_t *resp, int n, int peer,
+				      uint64_t limit_ns, nc_sample *out)
+{
+	ncclGin gin(dev, 0);
+	ncclTeam world = ncclTeamWorld(dev);
+
+	for (int i = 0; i < n; i++) {
+		uint64_t v = nc_val((uint64_t)i, 3);
+
+		asm volatile("" : "+l"(v));
+		long long c0 = clock64();
+		gin.putValue(world, peer, win, off, v, ncclGin_SignalInc{ NC_SIG_REQ });
+		int rc = nc_wait_signal(gin, NC_SIG_ANS, (uint64_t)i + 1, limit_ns);
+
+		out[i].total = clock64() - c0;
+		out[i].issue = 0;
+		out[i].rc = rc ? rc : *resp == ~v ? 0 : EIO;
+		if (rc)
+			break;
+	}
+	gin.flush(ncclCoopThread());
+}
+
+/* PE 1, context 0: waits for request i, checks it, answers it. *bad
+ * counts wrong requests; *rc_out is ETIMEDOUT when one did not arrive. */
+static __global__ void rtt_pe1_kernel(ncclDevComm dev, ncclWindow_t win, size_t off,
+				      const volatile uint64_t *req, int n, int peer,
+				      uint64_t limit_ns, int *rc_out, int *bad)
+{
+	ncclGin gin(dev, 0);
+	ncclTeam world = ncclTeamWorld(dev);
+	int rc = 0;
+
+	for (int i = 0; i < n && !rc; i++) {
+		uint64_t v = nc_val((uint64_t)i, 3);
+
+		rc = nc_wait_signal(gin, NC_SIG_REQ, (uint64_t)i + 1, limit_ns);
+		if (rc)
+			break;
+		*bad += *req != v;
+		gin.putValue(world, peer, win, off, ~v, ncclGin_SignalInc{ NC_SIG_ANS });
+	}
+	gin.flush(ncclCoopThread());
+	*rc_out = rc;
+}
+
+/* PE 0, the threads of a rate row: n puts each to the thread's own slots,
+ * then flush; thread 0 of each CTA then signals on the CTA's context. */
+static __global__ void rate_kernel(ncclDevComm dev, ncclWindow_t win, size_t src, size_t dst,
+				   int n, int peer, unsigned long long *span)
+{
+	ncclGin gin(dev, (int)blockIdx.x);
+	ncclTeam world = ncclTeamWorld(dev);
+	size_t t = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+	size_t d = dst + t * NC_RATE_SLOTS * 8, s = src + t * NC_RATE_SLOTS * 8;
+
+	__syncthreads(); /* every thread of the CTA starts the clock together */
+	unsigned long long t0 = nc_now_ns();
+	for (int i = 0; i < n; i++) {
+		size_t k = 8 * (size_t)(i & (NC_RATE_SLOTS - 1));
+
+		gin.put(world, peer, win, d + k, win, s + k, 8);
+	}
+	gin.flush(ncclCoopThread());
+	unsigned long long t1 = nc_now_ns();
+
+	atomicMin(&span[0], t0);
+	atomicMax(&span[1], t1);
+	/* Every thread's puts are issued and flushed before thread 0
+	 * signals; the signal lands after all of them (same context). */
+	__syncthreads();
+	if (threadIdx.x == 0) {
+		gin.signal(world, peer, ncclGin_SignalInc{ NC_SIG_DONE });
+		gin.flush(ncclCoopThread());
+	}
+}
+
+/* ------------------------------------------------------------------ */
+/* Host side. */
+
+/* Prints why and ends the process: a PE that fails cannot finish the
+ * collectives its peer waits in; the driver reports our exit status and
+ * stops the peer. */
+static void nc_die(const nc_pe *P, const char *what, const char *why)
+{
+	fprintf(stderr, "gic %s: NCCL PE %d: %s: %s\n", P ? P->sub : "?", P ? P->rank : -1, what,
+		why);
+	fflush(stderr);
+	_exit(1);
+}
+
+static void cuda_ok(const nc_pe *P, cudaError_t e, const char *what)
+{
+	if (e != cudaSuccess)
+		nc_die(P, what, cudaGetErrorString(e));
+}
+
+/* NCCL's result and its last message, as one reason. */
+static void nc_reason(const nc_pe *P, ncclResult_t r, char *buf, size_t len)
+{
+	const char *last = P->lib.getLastError ? P->lib.getLastError(P->comm) : NULL;
+	size_t k = (size_t)snprintf(buf, len, "%s", P->lib.getErrorString(r));
+
+	if (last && *last && k < len)
+		snprintf(buf + k, len - k, ": %s", last);
+	for (char *c = buf; *c; c++) /* NCCL's messages end in newlines */
+		if (*c == '\n')
+			*c = ' ';
+}
+
+static void nccl_ok(const nc_pe *P, ncclResult_t r, const char *what)
+{
+	char why[512];
+
+	if (r == ncclSuccess)
+		return;
+	nc_reason(P, r, why, sizeof(why));
+	nc_die(P, what, why);
+}
+
+static uint64_t host_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* Waits for the PE's stream within the job's time limit. */
+static void nc_sync(const nc_pe *P, const char *what)
+{
+	uint64_t deadline = host_now_ms() + (uint64_t)P->job->limit_s * 1000;
+	cudaError_t e;
+
+	while ((e = cudaStreamQuery(P->stream)) == cudaErrorNotReady) {
+		if (host_now_ms() > deadline)
+			nc_die(P, what, "the GPU did not finish within the time limit");
+		usleep(20);
+	}
+	cuda_ok(P, e, what);
+}
+
+/* Barrier of both PEs: a one-integer all-reduce on the stream, after
+ * everything this PE queued before it; it completes only once every PE
+ * has queued its own, and the sum proves they all took part. */
+static void nc_barrier(const nc_pe *P, const char *what)
+{
+	int sum = 0;
+
+	nccl_ok(P, P->lib.allReduce(P->d_one, P->d_sum, 1, ncclInt32, ncclSum, P->comm,
+				    P->stream), what);
+	cuda_ok(P, cudaMemcpyAsync(&sum, P->d_sum, sizeof(int), cudaMemcpyDeviceToHost,
+				   P->stream), what);
+	nc_sync(P, what);
+	if (sum != P->nranks)
+		nc_die(P, what, "the barrier's all-reduce did not count every PE");
+}
+
+static void nc_send(const nc_pe *P, uint32_t type, int phase, const void *data, uint32_t len)
+{
+	int rc = gic_nc_write_rec(P->out_fd, type, phase, data, len);
+
+	if (rc)
+		nc_die(P, "writing to the driver", strerror(rc));
+}
+
+/* Sends a SKIP of kind with a reason (or the GPU count) and leaves. */
+static int nc_skip(const nc_pe *P, int kind, int found, const char *why)
+{
+	gic_nc_skip s;
+
+	memset(&s, 0, sizeof(s));
+	s.kind = kind;
+	s.found = found;
+	snprintf(s.why, sizeof(s.why), "%s", why ? why : "");
+	nc_send(P, GIC_NC_REC_SKIP, 0, &s, sizeof(s));
+	return 0;
+}
+
+static void nc_verdict(const nc_pe *P, int phase, int ok)
+{
+	int32_t v = ok;
+
+	nc_send(P, GIC_NC_REC_VERDICT, phase, &v, sizeof(v));
+}
+
+/* The fields every result of this PE shares. */
+static void nc_result(const nc_pe *P, gic_result *r, const char *name, const char *metric,
+		      const char *unit)
+{
+	gic_result_init(r, P->sub, name, metric, unit);
+	snprintf(r->transport, sizeof(r->transport), "%s", P->transport);
+}
+
+static void nc_emit(const nc_pe *P, int phase, gic_result *r)
+{
+	nc_send(P, GIC_NC_REC_RESULT, phase, r, sizeof(*r));
+}
+
+/* Reads n words of the window at off back; 1 when word i holds want(i)
+ * for every i (the first wrong word is printed). */
+static int nc_check(const nc_pe *P, size_t off, size_t n,
+		    uint64_t (*want)(size_t i, const void *arg), const void *arg, const char *what)
+{
+	uint64_t *h = (uint64_t *)malloc(n * sizeof(uint64_t));
+	int ok = 1;
+
+	if (!h)
+		nc_die(P, what, "out of memory");
+	cuda_ok(P, cudaMemcpyAsync(h, P->buf + off, n * sizeof(uint64_t), cudaMemcpyDeviceToHost,
+				   P->stream), what);
+	nc_sync(P, what);
+	for (size_t i = 0; i < n && ok; i++) {
+		if (h[i] != want(i, arg)) {
+			fprintf(stderr, "gic %s: NCCL PE %d: %s: word %zu holds 0x%016llx, "
+				"expected 0x%016llx\n", P->sub, P->rank, what, i,
+				(unsigned long long)h[i], (unsigned long long)want(i, arg));
+			ok = 0;
+		}
+	}
+	free(h);
+	return ok;
+}
+
+/* Fills n words of the window at off with nc_val(i, tag). */
+static void nc_fill(const nc_pe *P, size_t off, size_t n, uint64_t tag)
+{
+	uint64_t *pat = (uint64_t *)malloc(n * 8);
+
+	if (!pat)
+		nc_die(P, "pattern", "out of memory");
+	for (size_t i = 0; i < n; i++)
+		pat[i] = nc_val(i, tag);
+	cuda_ok(P, cudaMemcpyAsync(P->buf + off, pat, n * 8, cudaMemcpyHostToDevice, P->stream),
+		"pattern");
+	nc_sync(P, "pattern");
+	free(pat);
+}
+
+/* PE 1: waits for the "all landed" signals, want[c] of them on context c;
+ * 0 or ETIMEDOUT. */
+static int nc_wait_done(const nc_pe *P, const int *want, int *d_want, int *d_rc)
+{
+	int rc = 0;
+
+	cuda_ok(P, cudaMemcpyAsync(d_want, want, sizeof(int) * NCCL_GIN_MAX_CONTEXTS,
+				   cudaMemcpyHostToDevice, P->stream), "signal counts");
+	cuda_ok(P, cudaMemsetAsync(d_rc, 0, sizeof(int), P->stream), "clear");
+	done_kernel<<<1, NCCL_GIN_MAX_CONTEXTS, 0, P->stream>>>(
+		P->dev, d_want, (uint64_t)P->job->limit_s * 1000000000ull, d_rc);
+	cuda_ok(P, cudaGetLastError(), "signal wait launch");
+	cuda_ok(P, cudaMemcpyAsync(&rc, d_rc, sizeof(int), cudaMemcpyDeviceToHost, P->stream),
+		"signal wait");
+	nc_sync(P, "signal wait");
+	if (rc)
+		fprintf(stderr, "gic %s: NCCL PE %d: the sender's final signal did not arrive in "
+			"time\n", P->sub, P->rank);
+	return rc;
+}
+
+/* Resets this PE's signals; the barrier that follows orders it before any
+ * increment the peer sends. */
+static void nc_reset_signals(const nc_pe *P)
+{
+	reset_kernel<<<1, 1, 0, P->stream>>>(P->dev);
+	cuda_ok(P, cudaGetLastError(), "signal reset");
+}
+
+/* ------------------------------------------------------------------ */
+/* lat. */
+
+typedef struct lat_want {
+	uint64_t tag;
+} lat_want;
+
+static uint64_t lat_slot_want(size_t i, const void *arg)
+{
+	return nc_val(i, ((const lat_want *)arg)->tag);
+}
+
+/* The paper's Table 3 (P-IB, NCCL 2.30/2.31 over ConnectX-7) for a row,
+ * by backend: GDAKI non-inline (put) and inline (putValue), GIN Proxy. */
+static double lat_paper(const nc_pe *P, int putv, const char *metric)
+{
+	int m = !strcmp(metric, "issue") ? 0 : !strcmp(metric, "put+completion") ? 1 : 2;
+	static const double gdaki_put[3] = { 1.82, 6.85, NAN };
+	static const double gdaki_putv[3] = { 1.60, 6.02, 10.50 };
+	static const double proxy[3] = { 2.46, 8.19, 16.32 };
+
+	if (!strcmp(P->backend, "gdaki"))
+		return putv ? gdaki_putv[m] : gdaki_put[m];
+	if (!strcmp(P->backend, "proxy") && putv)
+		return proxy[m];
+	return NAN;
+}
+
+/* Converts sample cycles to us and emits (name, metric). */
+static void lat_emit(const nc_pe *P, int phase, const char *name, const char *metric,
+		     const nc_sample *h, int n, int total_not_issue, int validated, const char *api)
+{
+	gic_result r;
+	gic_samples s;
+	int putv = phase != NC_PH_PUT;
+
+	nc_result(P, &r, name, metric, "us");
+	gic_samples_init(&s, (size_t)n);
+	for (int i = 0; i < n; i++)
+		gic_samples_add(&s, (double)(total_not_issue ? h[i].total : h[i].issue) / P->mhz);
+	gic_result_set_samples(&r, &s, (size_t)P->job->warmup);
+	gic_samples_free(&s);
+	gic_result_param(&r, "size=8 api=%s pes=2 devices=0,1 backend=%s contexts=%d "
+			 "context=0 nccl=%s sm_mhz=%.0f", api, P->backend, P->nctx, P->version,
+			 P->mhz);
+	r.paper = lat_paper(P, putv, metric);
+	if (!isnan(r.paper))
+		snprintf(r.paper_ref, sizeof(r.paper_ref), "Table 3");
+	snprintf(r.note, sizeof(r.note), "NCCL %s GIN %s; paper: NCCL 2.30/2.31 on ConnectX-7, "
+		 "completion by flushAsync+wait; here flush (one peer: same scope)", P->version,
+		 P->backend);
+	r.validated = validated;
+	nc_emit(P, phase, &r);
+}
+
+/* The window's regions for a lat job: src and dst slots, then two words
+ * (request, answer). */
+typedef struct lat_layout {
+	int n, slots;
+	size_t src, dst, words, size;
+} lat_layout;
+
+static lat_layout lat_plan(const gic_nc_job *J)
+{
+	lat_layout L;
+	size_t slot_bytes;
+
+	L.n = J->iters + J->warmup;
+	L.slots = L.n < NC_LAT_SLOTS ? L.n : NC_LAT_SLOTS;
+	slot_bytes = ((size_t)L.slots * 8 + NC_ALIGN - 1) / NC_ALIGN * NC_ALIGN;
+	L.src = 0;
+	L.dst = slot_bytes;
+	L.words = 2 * slot_bytes;
+	L.size = L.words + NC_ALIGN;
+	return L;
+}
+
+static void run_lat_oneway(nc_pe *P, const lat_layout *L, nc_sample *h, nc_sample *d_s,
+			   int *d_want, int *d_rc)
+{
+	const gic_nc_job *J = P->job;
+
+	for (int put = 1; put >= 0; put--) {
+		int phase = put ? NC_PH_PUT : NC_PH_PUTV, valid = 1;
+		lat_want w = { (uint64_t)(put ? 1 : 2) };
+		const char *name = put ? "gin put" : "gin putValue";
+
+		if (P->rank == 0) {
+			nc_fill(P, L->src, (size_t)L->slots, w.tag);
+		} else {
+			cuda_ok(P, cudaMemsetAsync(P->buf + L->dst, 0, (size_t)L->slots * 8,
+						   P->stream), "clear");
+			nc_reset_signals(P);
+		}
+		nc_barrier(P, "barrier before the one-way run");
+		if (P->rank == 0) {
+			if (put)
+				oneway_kernel<1><<<1, 1, 0, P->stream>>>(P->dev, P->win, L->src, L->dst,
+									L->n, L->slots, P->peer, d_s);
+			else
+				oneway_kernel<0><<<1, 1, 0, P->stream>>>(P->dev, P->win, L->src, L->dst,
+									L->n, L->slots, P->peer, d_s);
+			cuda_ok(P, cudaGetLastError(), "one-way launch");
+			cuda_ok(P, cudaMemcpyAsync(h, d_s, sizeof(nc_sample) * (size_t)L->n,
+						   cudaMemcpyDeviceToHost, P->stream), "samples");
+			nc_sync(P, name);
+		} else {
+			int want[NCCL_GIN_MAX_CONTEXTS] = { 1 }; /* context 0: one signal */
+			int rc = nc_wait_done(P, want, d_want, d_rc);
+
+			nc_verdict(P, phase, !rc && nc_check(P, L->dst, (size_t)L->slots,
+							     lat_slot_want, &w, name));
+		}
+		nc_barrier(P, "barrier after the one-way run");
+		if (P->rank == 1)
+			continue;
+		for (int i = 0; i < L->n; i++)
+			valid &= h[i].rc == 0;
+		if (J->metrics & GIC_LAT_ISSUE)
+			lat_emit(P, phase, name, "issue", h, L->n, 0, valid,
+				 put ? "put" : "putValue");
+		if (J->metrics & GIC_LAT_PUTC)
+			lat_emit(P, phase, name, "put+completion", h, L->n, 1, valid,
+				 put ? "put+flush" : "putValue+flush");
+	}
+}
+
+static void run_lat_rtt(nc_pe *P, const lat_layout *L, nc_sample *h, nc_sample *d_s, int *d_rc)
+{
+	uint64_t limit_ns = (uint64_t)P->job->limit_s * 1000000000ull;
+	/* Requests land in the first word (PE 1), answers in the second (PE 0). */
+	size_t req = L->words, resp = L->words + 8;
+	int rc = -1, bad = 0, *d_bad = d_rc + 1, valid = 1;
+
+	cuda_ok(P, cudaMemsetAsync(P->buf + L->words, 0, 16, P->stream), "clear");
+	cuda_ok(P, cudaMemsetAsync(d_rc, 0, 2 * sizeof(int), P->stream), "clear");
+	nc_reset_signals(P);
+	nc_barrier(P, "barrier before the round trips");
+	if (P->rank == 0)
+		rtt_pe0_kernel<<<1, 1, 0, P->stream>>>(P->dev, P->win, req,
+						       (const uint64_t *)(P->buf + resp), L->n,
+						       P->peer, limit_ns, d_s);
+	else
+		rtt_pe1_kernel<<<1, 1, 0, P->stream>>>(P->dev, P->win, resp,
+						       (const uint64_t *)(P->buf + req), L->n,
+						       P->peer, limit_ns, d_rc, d_bad);
+	cuda_ok(P, cudaGetLastError(), "rtt launch");
+	if (P->rank == 0) {
+		cuda_ok(P, cudaMemcpyAsync(h, d_s, sizeof(nc_sample) * (size_t)L->n,
+					   cudaMemcpyDeviceToHost, P->stream), "samples");
+	} else {
+		cuda_ok(P, cudaMemcpyAsync(&rc, d_rc, sizeof(int), cudaMemcpyDeviceToHost, P->stream),
+			"rc");
+		cuda_ok(P, cudaMemcpyAsync(&bad, d_bad, sizeof(int), cudaMemcpyDeviceToHost,
+					   P->stream), "bad");
+	}
+	nc_sync(P, "round trips");
+	nc_barrier(P, "barrier after the round trips");
+	if (P->rank == 1) {
+		if (rc)
+			fprintf(stderr, "gic lat: NCCL PE 1: round trips: a request did not arrive "
+				"in time\n");
+		if (bad)
+			fprintf(stderr, "gic lat: NCCL PE 1: round trips: %d requests held a wrong "
+				"value\n", bad);
+		nc_verdict(P, NC_PH_RTT, rc == 0 && bad == 0);
+		return;
+	}
+	for (int i = 0; i < L->n; i++)
+		valid &= h[i].rc == 0;
+	if (!valid)
+		fprintf(stderr, "gic lat: NCCL PE 0: round trips: an answer was late or wrong\n");
+	lat_emit(P, NC_PH_RTT, "gin putValue", "rtt", h, L->n, 1, valid,
+		 "putValue+SignalInc/readSignal");
+}
+
+static void run_lat(nc_pe *P, const lat_layout *L)
+{
+	nc_sample *d_s = NULL, *h = (nc_sample *)calloc((size_t)L->n, sizeof(nc_sample));
+	int *d_want = NULL, *d_rc = NULL;
+
+	if (!h)
+		nc_die(P, "lat", "out of memory");
+	cuda_ok(P, cudaMalloc(&d_s, sizeof(nc_sample) * (size_t)L->n), "cudaMalloc");
+	cuda_ok(P, cudaMalloc(&d_want, sizeof(int) * NCCL_GIN_MAX_CONTEXTS), "cudaMalloc");
+	cuda_ok(P, cudaMalloc(&d_rc, 2 * sizeof(int)), "cudaMalloc");
+	if (P->job->metrics & (GIC_LAT_ISSUE | GIC_LAT_PUTC))
+		run_lat_oneway(P, L, h, d_s, d_want, d_rc);
+	if (P->job->metrics & GIC_LAT_RTT)
+		run_lat_rtt(P, L, h, d_s, d_rc);
+	cudaFree(d_rc);
+	cudaFree(d_want);
+	cudaFree(d_s);
+	free(h);
+}
+
+/* ------------------------------------------------------------------ */
+/* rate. */
+
+/* Word i of the destination: the source's word i (pattern tag 4) when
+ * its thread wrote that slot (-n messages cover the first n slots). */
+static uint64_t rate_slot_want(size_t i, const void *arg)
+{
+	int n = *(const int *)arg; /* messages per thread */
+
+	return (int)(i % NC_RATE_SLOTS) < n ? nc_val(i, 4) : 0;
+}
+
+/* The window's regions for a rate job: src, dst (64 slots per thread). */
+static size_t rate_words(const gic_nc_job *J)
+{
+	int maxt = 1;
+
+	for (int r = 0; r < J->nrows; r++)
+		maxt = J->rows[r].threads > maxt ? J->rows[r].threads : maxt;
+	return (size_t)maxt * NC_RATE_SLOTS;
+}
+
+static void run_rate(nc_pe *P)
+{
+	const gic_nc_job *J = P->job;
+	size_t words = rate_words(J);
+	size_t src = 0, dst = (words * 8 + NC_ALIGN - 1) / NC_ALIGN * NC_ALIGN;
+	unsigned long long *d_span = NULL;
+	int *d_want = NULL, *d_rc = NULL;
+
+	cuda_ok(P, cudaMalloc(&d_span, 2 * sizeof(unsigned long long)), "cudaMalloc");
+	cuda_ok(P, cudaMalloc(&d_want, sizeof(int) * NCCL_GIN_MAX_CONTEXTS), "cudaMalloc");
+	cuda_ok(P, cudaMalloc(&d_rc, sizeof(int)), "cudaMalloc");
+	if (P->rank == 0)
+		nc_fill(P, src, words, 4);
+	for (int r = 0; r < J->nrows; r++) {
+		const gic_nc_rate_row *row = &J->rows[r];
+		int per_cta = row->threads / row->ctas, ok = 1;
+		int want[NCCL_GIN_MAX_CONTEXTS] = { 0 };
+		double rates[NC_ROUNDS];
+
+		/* CTA b signals once on context b mod nctx. */
+		for (int b = 0; b < row->ctas; b++)
+			want[b % P->nctx]++;
+		for (int round = -1; round < NC_ROUNDS; round++) { /* -1: warm-up */
+			unsigned long long span[2] = { ~0ull, 0 };
+
+			if (P->rank == 1) {
+				cuda_ok(P, cudaMemsetAsync(P->buf + dst, 0, words * 8, P->stream),
+					"clear");
+				nc_reset_signals(P);
+			} else {
+				cuda_ok(P, cudaMemcpyAsync(d_span, span, sizeof(span),
+							   cudaMemcpyHostToDevice, P->stream), "span");
+			}
+			nc_barrier(P, "barrier before a rate round");
+			if (P->rank == 0) {
+				rate_kernel<<<row->ctas, per_cta, 0, P->stream>>>(
+					P->dev, P->win, src, dst, J->iters, P->peer, d_span);
+				cuda_ok(P, cudaGetLastError(), "rate launch");
+				cuda_ok(P, cudaMemcpyAsync(span, d_span, sizeof(span),
+							   cudaMemcpyDeviceToHost, P->stream), "span");
+				nc_sync(P, row->name);
+				if (round >= 0)
+					rates[round] = (double)row->threads * J->iters * 1e3 /
+						       (double)(span[1] - span[0]);
+			} else {
+				ok &= !nc_wait_done(P, want, d_want, d_rc) &&
+				      nc_check(P, dst, (size_t)row->threads * NC_RATE_SLOTS,
+					       rate_slot_want, &J->iters, row->name);
+			}
+			nc_barrier(P, "barrier after a rate round");
+		}
+		if (P->rank == 1) {
+			nc_verdict(P, r, ok);
+			continue;
+		}
+		gic_result res;
+		gic_samples s;
+
+		nc_result(P, &res, row->name, "message rate", "M msg/s");
+		gic_samples_init(&s, NC_ROUNDS);
+		for (int i = 0; i < NC_ROUNDS; i++)
+			gic_samples_add(&s, rates[i]);
+		gic_result_set_samples(&res, &s, 0);
+		gic_samples_free(&s);
+		gic_result_param(&res, "threads=%d ctas=%d size=8 msgs_per_thread=%d rounds=%d "
+				 "api=put+flush pes=2 devices=0,1 backend=%s contexts=%d nccl=%s",
+				 row->threads, row->ctas, J->iters, NC_ROUNDS, P->backend, P->nctx,
+				 P->version);
+		snprintf(res.note, sizeof(res.note), "NCCL %s GIN %s; CTA b on context b mod %d; "
+			 "64 slots per thread, each checked on PE 1 after every round", P->version,
+			 P->backend, P->nctx);
+		res.validated = 1;
+		nc_emit(P, r, &res);
+	}
+	cudaFree(d_rc);
+	cudaFree(d_want);
+	cudaFree(d_span);
+}
+
+/* ------------------------------------------------------------------ */
+/* Joining NCCL. */
+
+static char alarm_msg[128];
+
+/* The PE's own time limit (alarm): says so and ends the process. */
+static void on_alarm(int sig)
+{
+	ssize_t k = write(2, alarm_msg, strlen(alarm_msg));
+
+	(void)sig, (void)k;
+	_exit(124);
+}
+
+/* Reads the job (and, for rank > 0, the unique id) from the driver. */
+static void read_input(nc_pe *P, int in_fd, gic_nc_job *job, ncclUniqueId *uid)
+{
+	gic_nc_rec h;
+	int rc = gic_nc_read_full(in_fd, job, sizeof(*job), 30000);
+
+	if (rc || job->magic != GIC_NC_MAGIC || (job->kind != GIC_NC_LAT && job->kind != GIC_NC_RATE))
+		nc_die(P, "reading the job", rc ? strerror(rc) : "malformed");
+	if (job->iters < 1 || job->warmup < 0 || job->nrows < 0 || job->nrows > GIC_NC_MAX_ROWS ||
+	    job->limit_s < 1 ||
+	    (job->kind == GIC_NC_LAT && job->iters + job->warmup > GIC_NC_MAX_SAMPLES))
+		nc_die(P, "reading the job", "values out of range");
+	for (int r = 0; r < job->nrows; r++) {
+		const gic_nc_rate_row *w = &job->rows[r];
+
+		if (w->threads < 1 || w->ctas < 1 || w->threads % w->ctas ||
+		    w->threads / w->ctas > 1024 || w->threads > 65536)
+			nc_die(P, "reading the job", "a rate row's threads do not split into CTAs");
+	}
+	if (P->rank == 0)
+		return;
+	rc = gic_nc_read_full(in_fd, &h, sizeof(h), 30000);
+	if (!rc && (h.magic != GIC_NC_MAGIC || h.type != GIC_NC_REC_UID || h.len != sizeof(*uid)))
+		rc = EPROTO;
+	if (!rc)
+		rc = gic_nc_read_full(in_fd, uid, sizeof(*uid), 30000);
+	if (rc)
+		nc_die(P, "reading the unique id", strerror(rc));
+}
+
+/* Opens libnccl.so.2 (or $GIC_NCCL_LIBRARY) and takes the host calls;
+ * 0, or ENOENT with why filled in (not found, a missing symbol, another
+ * version than the headers'). */
+static int nc_open_lib(nc_pe *P, char *why, size_t len)
+{
+	const char *file = getenv("GIC_NCCL_LIBRARY");
+	nc_lib *L = &P->lib;
+	int v = 0;
+
+	if (!file || !*file)
+		file = "libnccl.so.2";
+	L->handle = dlopen(file, RTLD_NOW | RTLD_LOCAL);
+	if (!L->handle) {
+		snprintf(why, len, "NCCL library not found (dlopen %s: %s; set LD_LIBRARY_PATH to "
+			 "NCCL's lib directory or GIC_NCCL_LIBRARY to the file)", file, dlerror());
+		return ENOENT;
+	}
+#define NC_SYM(field, name)                                                                 \
+	do {                                                                                \
+		*(void **)&L->field = dlsym(L->handle, name);                               \
+		if (!L->field) {                                                            \
+			snprintf(why, len, "NCCL library %s lacks %s (not NCCL %d.%d.%d?)",  \
+				 file, name, NCCL_MAJOR, NCCL_MINOR, NCCL_PATCH);            \
+			return ENOENT;                                                      \
+		}                                                                           \
+	} while (0)
+	NC_SYM(getVersion, "ncclGetVersion");
+	NC_SYM(getUniqueId, "ncclGetUniqueId");
+	NC_SYM(commInitRank, "ncclCommInitRank");
+	NC_SYM(commFinalize, "ncclCommFinalize");
+	NC_SYM(commDestroy, "ncclCommDestroy");
+	NC_SYM(getErrorString, "ncclGetErrorString");
+	NC_SYM(getLastError, "ncclGetLastError");
+	NC_SYM(memAlloc, "ncclMemAlloc");
+	NC_SYM(memFree, "ncclMemFree");
+	NC_SYM(windowRegister, "ncclCommWindowRegister");
+	NC_SYM(windowDeregister, "ncclCommWindowDeregister");
+	NC_SYM(devCommCreate, "ncclDevCommCreate");
+	NC_SYM(devCommDestroy, "ncclDevCommDestroy");
+	NC_SYM(allReduce, "ncclAllReduce");
+#undef NC_SYM
+	if (L->getVersion(&v) != ncclSuccess)
+		v = 0;
+	snprintf(P->version, sizeof(P->version), "%d.%d.%d", v / 10000, v / 100 % 100, v % 100);
+	/* The device communicator and window structures are shared between
+	 * our kernels (compiled from the headers) and the library. */
+	if (v != NCCL_VERSION_CODE) {
+		snprintf(why, len, "NCCL library %s is version %s, gic was built with the headers "
+			 "of %d.%d.%d (the device API's structures must match; use that library "
+			 "or rebuild with its headers, -DNCCL_HOME)", file, P->version, NCCL_MAJOR,
+			 NCCL_MINOR, NCCL_PATCH);
+		return ENOENT;
+	}
+	return 0;
+}
+
+/* Window and device communicator with GIN; 0, or ENOTSUP with why filled
+ * in when NCCL has no GIN backend (the device communicator's creation
+ * fails, or it comes back without a GIN context). */
+static int nc_setup(nc_pe *P, size_t size, char *why, size_t len)
+{
+	ncclDevCommRequirements reqs;
+	ncclResult_t r;
+
+	P->size = size;
+	nccl_ok(P, P->lib.memAlloc((void **)&P->buf, size), "ncclMemAlloc");
+	cuda_ok(P, cudaMemset(P->buf, 0, size), "clear");
+	nccl_ok(P, P->lib.windowRegister(P->comm, P->buf, size, &P->win, NCCL_WIN_COLL_SYMMETRIC),
+		"ncclCommWindowRegister");
+	memset(&reqs, 0, sizeof(reqs));
+	reqs.ginForceEnable = true;   /* GIN even between the GPUs of one node */
+	reqs.ginContextCount = NCCL_GIN_MAX_CONTEXTS; /* a hint: NCCL decides */
+	reqs.ginSignalCount = NC_SIGNALS;
+	r = P->lib.devCommCreate(P->comm, &reqs, &P->dev);
+	if (r != ncclSuccess) {
+		char reason[320];
+
+		nc_reason(P, r, reason, sizeof(reason));
+		snprintf(why, len, "ncclDevCommCreate: %s", reason);
+		return ENOTSUP;
+	}
+	P->nctx = P->dev.ginContextCount;
+	if (P->nctx < 1 || P->nctx > NCCL_GIN_MAX_CONTEXTS) {
+		snprintf(why, len, "ncclDevCommCreate gave %d GIN contexts", P->nctx);
+		return ENOTSUP;
+	}
+	switch (P->dev.ginTypes[0]) {
+	case NCCL_NET_DEVICE_GIN_GDAKI:
+		snprintf(P->backend, sizeof(P->backend), "gdaki");
+		break;
+	case NCCL_NET_DEVICE_GIN_PROXY:
+		snprintf(P->backend, sizeof(P->backend), "proxy");
+		break;
+	default:
+		snprintf(why, len, "ncclDevCommCreate gave GIN backend type %d, not GDAKI (%d) or "
+			 "Proxy (%d)", P->dev.ginTypes[0], NCCL_NET_DEVICE_GIN_GDAKI,
+			 NCCL_NET_DEVICE_GIN_PROXY);
+		return ENOTSUP;
+	}
+	snprintf(P->transport, sizeof(P->transport), "nccl-gin-%s", P->backend);
+	return 0;
+}
+
+static void nc_teardown(nc_pe *P)
+{
+	nccl_ok(P, P->lib.devCommDestroy(P->comm, &P->dev), "ncclDevCommDestroy");
+	nccl_ok(P, P->lib.windowDeregister(P->comm, P->win), "ncclCommWindowDeregister");
+	nccl_ok(P, P->lib.memFree(P->buf), "ncclMemFree");
+	nccl_ok(P, P->lib.commFinalize(P->comm), "ncclCommFinalize");
+	nccl_ok(P, P->lib.commDestroy(P->comm), "ncclCommDestroy");
+}
+
+int gic_nccl_pe(int rank, int nranks, int in_fd, int out_fd)
+{
+	nc_pe pe, *P = &pe;
+	gic_nc_job job;
+	ncclUniqueId uid;
+	int ngpu = 0, one = 1;
+	double *d_mhz;
+	char why[384];
+	size_t size;
+
+	memset(P, 0, sizeof(*P));
+	memset(&uid, 0, sizeof(uid));
+	P->rank = rank;
+	P->nranks = nranks;
+	P->peer = 1 - rank;
+	P->out_fd = out_fd;
+	P->job = &job;
+	P->sub = "nccl";
+	read_input(P, in_fd, &job, &uid);
+	P->sub = job.kind == GIC_NC_LAT ? "lat" : "rate";
+	snprintf(alarm_msg, sizeof(alarm_msg), "gic %s: NCCL PE %d: time limit (%d s) reached\n",
+		 P->sub, rank, job.limit_s);
+	signal(SIGALRM, on_alarm);
+	alarm((unsigned)job.limit_s);
+	if (nranks != GIC_NC_PES)
+		nc_die(P, "starting", "the GIN path runs with exactly 2 PEs");
+	if (cudaGetDeviceCount(&ngpu) != cudaSuccess) {
+		cudaGetLastError();
+		ngpu = 0;
+	}
+	if (ngpu < nranks)
+		return rank == 0 ? nc_skip(P, GIC_NC_SKIP_GPUS, ngpu, NULL) : 0;
+	if (nc_open_lib(P, why, sizeof(why)))
+		return nc_skip(P, GIC_NC_SKIP_LIB, 0, why);
+	cuda_ok(P, cudaSetDevice(rank), "cudaSetDevice");
+	if (rank == 0) {
+		nccl_ok(P, P->lib.getUniqueId(&uid), "ncclGetUniqueId");
+		nc_send(P, GIC_NC_REC_UID, 0, &uid, sizeof(uid));
+	}
+	nccl_ok(P, P->lib.commInitRank(&P->comm, nranks, uid, rank), "ncclCommInitRank");
+	cuda_ok(P, cudaStreamCreateWithFlags(&P->stream, cudaStreamNonBlocking), "stream");
+	cuda_ok(P, cudaMalloc(&P->d_one, 2 * sizeof(int)), "cudaMalloc");
+	P->d_sum = P->d_one + 1;
+	cuda_ok(P, cudaMemcpy(P->d_one, &one, sizeof(int), cudaMemcpyHostToDevice), "barrier word");
+	if (job.kind == GIC_NC_LAT) {
+		size = lat_plan(&job).size;
+	} else {
+		size_t w = rate_words(&job) * 8;
+
+		size = 2 * ((w + NC_ALIGN - 1) / NC_ALIGN * NC_ALIGN);
+	}
+	/* A skip here leaves without tearing down: the communicator of a
+	 * failed ncclDevCommCreate is not worth the risk of a hang. */
+	if (nc_setup(P, size, why, sizeof(why))) {
+		nc_skip(P, GIC_NC_SKIP_GIN, 0, why);
+		fflush(NULL);
+		_exit(0);
+	}
+	cuda_ok(P, cudaMalloc(&d_mhz, sizeof(double)), "cudaMalloc");
+	clock_kernel<<<1, 1, 0, P->stream>>>(d_mhz);
+	cuda_ok(P, cudaMemcpyAsync(&P->mhz, d_mhz, sizeof(double), cudaMemcpyDeviceToHost,
+				   P->stream), "SM clock");
+	nc_sync(P, "SM clock");
+	cudaFree(d_mhz);
+	if (!(P->mhz > 0))
+		nc_die(P, "SM clock", "not measurable");
+	if (job.kind == GIC_NC_LAT) {
+		lat_layout L = lat_plan(&job);
+
+		run_lat(P, &L);
+	} else {
+		run_rate(P);
+	}
+	nc_barrier(P, "barrier before leaving");
+	nc_teardown(P);
+	cudaFree(P->d_one);
+	cudaStreamDestroy(P->stream);
+	nc_send(P, GIC_NC_REC_DONE, 0, NULL, 0);
+	return 0;
+}
