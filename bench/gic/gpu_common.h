@@ -20,6 +20,18 @@ void gpu_result_transport(gic_result *r, int gpu_engine);
 
 #define GPU_DEADLINE(ns) (gic_now_ns() + (ns))
 
+/* Sample index i tied to a clock reading. ptxas schedules ordinary
+ * instructions freely across clock reads, and hoists the next sample's
+ * input computation (payload hash, addresses, constant-bank loads) into
+ * the current sample's timed span to fill its stalls. Deriving the inputs
+ * from the index returned here makes them depend on the reading (the top
+ * bit of a cycle count is zero, which ptxas cannot know), so they are
+ * computed after the previous sample's clock stops. */
+static __device__ __forceinline__ int gpu_after_clock(int i, long long clk)
+{
+	return i + (int)((unsigned long long)clk >> 63);
+}
+
 /* Waits (ENV_DEADLINE_NS at most) until the 8-byte word at p holds want:
  * a system-scope acquire, so that it serves words written by either softnic
  * engine, in GPU or mapped host memory. 0 or ETIMEDOUT. */

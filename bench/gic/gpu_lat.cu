@@ -71,7 +71,7 @@ enum { K_INLINE8 = 0, K_INLINE = 1, K_POINTER = 2 };
 /* Posts sample i on the exclusive local view; returns the rc. */
 template <int O, int KIND>
 static __device__ __forceinline__ int gda_post(gic_sq *s, const gda_cfg &c, int i, uint64_t v,
-					      uint64_t raddr, uint64_t deadline_ns)
+					      uint64_t raddr, uint32_t rkey, uint64_t deadline_ns)
 {
 	uint64_t pos;
 	uint32_t nbb = KIND == K_INLINE ? gic_bb_for_ds(gic_ds_inline_write(c.size)) : 1;
@@ -80,13 +80,13 @@ static __device__ __forceinline__ int gda_post(gic_sq *s, const gda_cfg &c, int 
 	if (rc)
 		return rc;
 	if (KIND == K_POINTER)
-		gic_wqe_write(s, pos, GIC_OPCODE_RDMA_WRITE, raddr, c.rkey,
+		gic_wqe_write(s, pos, GIC_OPCODE_RDMA_WRITE, raddr, rkey,
 			      (uint64_t)(c.src + (uint64_t)i * c.stride), c.lkey, c.size,
 			      GIC_CTRL_CQ_UPDATE, 0);
 	else if (KIND == K_INLINE8)
-		gic_wqe_write_inline_u64(s, pos, raddr, c.rkey, v, GIC_CTRL_CQ_UPDATE);
+		gic_wqe_write_inline_u64(s, pos, raddr, rkey, v, GIC_CTRL_CQ_UPDATE);
 	else
-		gic_wqe_write_inline(s, pos, raddr, c.rkey, c.stage + (uint64_t)i * c.stride, c.size,
+		gic_wqe_write_inline(s, pos, raddr, rkey, c.stage + (uint64_t)i * c.stride, c.size,
 				     GIC_CTRL_CQ_UPDATE);
 	gic_sq_note_signaled(s, pos + nbb, 0);
 	gic_sq_publish_excl(s, O);
@@ -100,17 +100,24 @@ static __device__ void gda_pe0(gic_sq *g, const gda_cfg &c, lat_sample *out)
 	gic_sq s;
 	gic_cq cq;
 
+	long long c1 = 0;
+
 	gic_sq_local_begin(&s, &cq, g);
 	for (int i = 0; i < c.n; i++) {
-		uint64_t v = lat_val(i, 1), raddr = (uint64_t)(c.dst + (uint64_t)i * c.stride);
+		/* Inputs are made before the clock starts and after the last
+		 * sample's clock stopped (gpu_after_clock): the payload, the
+		 * address, the key, and the deadline (a globaltimer read, a
+		 * guard that is not part of posting; the proxy rows do the
+		 * same). */
+		int k = gpu_after_clock(i, c1);
+		uint64_t v = lat_val(k, 1), raddr = (uint64_t)(c.dst + (uint64_t)k * c.stride);
 		uint64_t deadline = DL;
-		/* Inputs are made before the clock starts: the payload, the
-		 * address, and the deadline (a globaltimer read, a guard that
-		 * is not part of posting; the proxy rows do the same). */
-		asm volatile("" : "+l"(v), "+l"(raddr), "+l"(deadline));
+		uint32_t rkey = c.rkey + (uint32_t)(k - i);
+
+		asm volatile("" : "+l"(v), "+l"(raddr), "+l"(deadline), "+r"(rkey));
 		long long c0 = clock64();
-		int rc = gda_post<O, KIND>(&s, c, i, v, raddr, deadline);
-		long long c1 = clock64();
+		int rc = gda_post<O, KIND>(&s, c, i, v, raddr, rkey, deadline);
+		c1 = clock64();
 
 		if (!rc && c.rtt)
 			rc = gpu_wait_word((const uint64_t *)(c.back + (uint64_t)i * 8), ~lat_val(i, 1));
@@ -170,17 +177,20 @@ template <int O>
 __global__ void gda_floor_kernel(gic_sq *g, int n, lat_sample *out)
 {
 	gic_sq s = *g;
+	long long c1 = 0;
 
 	for (int i = 0; i < n; i++) {
-		uint4 seg = make_uint4(i, 1, 2, 3);
-		uint8_t *w = s.wqes + (i & (s.bb_cnt - 1)) * 64;
+		int k = gpu_after_clock(i, c1); /* as gda_pe0 makes its inputs */
+		uint4 seg = make_uint4(k, 1, 2, 3);
+		uint8_t *w = s.wqes + (k & (s.bb_cnt - 1)) * 64;
 		long long c0 = clock64();
 
 		gic_st_seg16(w, &seg);
 		gic_st_seg16(w + 16, &seg);
 		gic_st_seg16(w + 32, &seg);
 		gic_sq_ring(&s, (uint64_t)i + 1, O);
-		out[i].issue = out[i].total = clock64() - c0;
+		c1 = clock64();
+		out[i].issue = out[i].total = c1 - c0;
 		out[i].rc = 0;
 	}
 }
@@ -495,22 +505,25 @@ static __device__ void proxy_side(gic_proxy_ring *g, int pe, const uint64_t *in,
 	gic_proxy_ring local = *g;
 	gic_proxy_ring *r = TUNED ? &local : g; /* baseline: atomics on the global view */
 
+	long long c1 = 0;
+
 	for (int i = 0; i < n; i++) {
+		int k = gpu_after_clock(i, c1); /* inputs after the last clock */
 		gic_proxy_desc d = { 0, 0 };
-		uint64_t deadline = DL, want = pe ? lat_val(i, 1) : ~lat_val(i, 1);
+		uint64_t deadline = DL, want = pe ? lat_val(k, 1) : ~lat_val(k, 1);
 		int rc = 0;
 
 		if (pe == 1) /* the request first */
-			rc = gpu_wait_word(&in[i], want);
+			rc = gpu_wait_word(&in[k], want);
 		if (!rc)
-			rc = gic_proxy_desc_inline(&d, 8 * (uint64_t)i,
-						   pe ? ~lat_val(i, 1) : lat_val(i, 1), 8, 0);
-		asm volatile("" : "+l"(d.header), "+l"(d.payload));
+			rc = gic_proxy_desc_inline(&d, 8 * (uint64_t)k,
+						   pe ? ~lat_val(k, 1) : lat_val(k, 1), 8, 0);
+		asm volatile("" : "+l"(d.header), "+l"(d.payload), "+l"(deadline));
 		long long c0 = clock64();
 		if (!rc)
 			rc = TUNED ? gic_proxy_enqueue_tuned(r, &d, deadline, NULL)
 				   : gic_proxy_enqueue_baseline(r, &d, deadline, NULL);
-		long long c1 = clock64();
+		c1 = clock64();
 		if (pe == 0 && !rc)
 			rc = rtt ? gpu_wait_word(&in[i], want)
 				 : gic_proxy_wait_counter(r, counter, (uint64_t)i + 1, deadline);
@@ -543,14 +556,19 @@ __global__ void proxy_lat_kernel(gic_proxy_ring *v0, gic_proxy_ring *v1, const u
  * clock starts. */
 __global__ void store_floor_kernel(gic_proxy_desc *slots, int n, lat_sample *out)
 {
+	long long c1 = 0;
+
 	for (int i = 0; i < n; i++) {
-		gic_proxy_desc *slot = &slots[i & 255];
+		int k = gpu_after_clock(i, c1); /* as proxy_side makes its inputs */
+		gic_proxy_desc *slot = &slots[k & 255];
+		uint64_t header = (uint64_t)k, payload = (uint64_t)k * 3;
 		long long c0;
 
-		asm volatile("" : "+l"(slot));
+		asm volatile("" : "+l"(slot), "+l"(header), "+l"(payload));
 		c0 = clock64();
-		gic_proxy_slot_store16(slot, (uint64_t)i, (uint64_t)i * 3);
-		out[i].issue = out[i].total = clock64() - c0;
+		gic_proxy_slot_store16(slot, header, payload);
+		c1 = clock64();
+		out[i].issue = out[i].total = c1 - c0;
 		out[i].rc = 0;
 	}
 }
