@@ -639,25 +639,23 @@ GIC_HD void gic_sq_post_unlock(gic_sq *sq)
  * the queue regularly. EIO after an error CQE, ETIMEDOUT at the deadline.
  *
  * The holder's path is what every other thread waits for, so it holds no
- * load it can do without: the queue's constant fields and the retired
- * count are read before the lock is tried (retired only grows, so the
- * early value is a true lower bound on the free space); only a ring that
- * looks full takes the exclusive calls' path under the lock. */
+ * load it can do without: the queue's constant fields are read before the
+ * lock is tried, and the two positions it needs (resv, retired: plain
+ * fields, owned by the lock holder) are loaded together; only a ring
+ * that looks full takes the exclusive calls' path. */
 GIC_HD int gic_sq_locked_write_inline_u64(gic_sq *sq, uint64_t raddr, uint32_t rkey,
 					  uint64_t value, uint32_t signal_every, int order,
 					  uint64_t deadline_ns)
 {
-	uint64_t room_end;
 	gic_sq c;
 
 	gic_sq_consts(&c, sq);
-	room_end = gic_ld_acquire_gpu_u64(&sq->retired) + c.bb_cnt;
 	for (;;) {
 		if (gic_sq_post_trylock(sq)) {
-			uint64_t pos = sq->resv;
+			uint64_t pos = sq->resv, retired = sq->retired;
 			int sig = ((pos + 1) & (signal_every - 1)) == 0, rc = 0;
 
-			if (pos + 1 > room_end)
+			if (pos + 1 > retired + c.bb_cnt)
 				rc = gic_sq_reserve_excl(sq, 1, &pos, order, deadline_ns);
 			if (!rc) {
 				gic_wqe_write_inline_u64(&c, pos, raddr, rkey, value,
