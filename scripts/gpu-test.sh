@@ -35,6 +35,23 @@ if [ "$ngpus" -ge 2 ]; then
 	run suite_twogpu 240 "$bin/gic-gpu-suite" twogpu
 	grep -E "passed" "$out/suite_twogpu.log"
 fi
+# softnic across two processes, GPU regions through CUDA IPC (one GPU each):
+# a gic-gpu-mpi built against the MPI of this machine's mpiexec
+# (GIC_GPU_MPI_BIN: the folder holding it, default the build).
+mpibin=${GIC_GPU_MPI_BIN:-$bin}
+[ -x "$mpibin/gic-gpu-mpi" ] || cmake --build "$bin" --target gic-gpu-mpi >>"$out/cmake.log" 2>&1
+if [ "$ngpus" -ge 2 ] && [ -x "$mpibin/gic-gpu-mpi" ] && command -v mpiexec >/dev/null; then
+	mpx="mpiexec -n 2" lib=libmpich
+	if mpiexec --version 2>&1 | grep -q OpenRTE; then
+		mpx="mpiexec --allow-run-as-root --oversubscribe -n 2" lib=libmpi.so.40
+	fi
+	if ldd "$mpibin/gic-gpu-mpi" | grep -q "$lib"; then
+		run gpu_mpi 180 $mpx "$mpibin/gic-gpu-mpi" transfer
+		grep -E "PASSED|FAILED" "$out/gpu_mpi.log"
+	else
+		echo "SKIP gpu_mpi: $mpibin/gic-gpu-mpi is not built against mpiexec's MPI ($lib)"
+	fi
+fi
 run engine_check 60 "$bin/gic-gpu-engine-check"
 # mini-proxy with GPU producers, on both NIC placements.
 [ -x "$bin/gic-gpu-proxy-suite" ] && { run proxy_suite 240 "$bin/gic-gpu-proxy-suite"

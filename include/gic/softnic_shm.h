@@ -30,15 +30,41 @@
  * WQEs that ran before the peer was found gone completed normally (their
  * data went into memory nobody reads any more).
  *
- * Limits: the CPU engine and host memory only (GPU regions through CUDA
- * IPC are not built); one host; attr->queue_mem must be NULL (queues live
- * in the arena). A process killed while its engine held a lock of a
- * peer's CQ (a WRITE_IMM's receive completion, a few instructions) leaves
- * that CQ locked, and the engine that next needs it spins without a limit
- * (open problem). Arenas are sparse files in /dev/shm: pages are taken as
- * they are touched, so a /dev/shm smaller than what the job touches ends
- * the process with SIGBUS rather than an error (reserving every page at
- * open would cost the whole arena in memory). Sanitizers: works under ASan and TSan (the base is the
+ * A process killed inside the lock of a CQ (its engine writing a
+ * WRITE_IMM's receive completion into a peer's CQ, a few instructions)
+ * leaves that CQ locked: the engine that next needs it finds the holder's
+ * process gone (after 100 ms; a live holder is given 10 s), marks the CQ
+ * abandoned, and fails the WQE that needed it with the same PEER_GONE
+ * error CQE (when the abandoned CQ is the QP's own send CQ no CQE can be
+ * written: the QP is in error, softnic_qp_error says PEER_GONE, and its
+ * poller's time limit ends the wait).
+ *
+ * GPU regions (CUDA IPC; the gic_softnic_shm_cuda library, built where
+ * nvcc is): after softnic_shared_cuda_enable, a PE registers cudaMalloc
+ * memory with softnic_shared_reg_gpu_mr. The allocation's IPC handle goes
+ * into a table in the PE's arena header (peers map the arena, so that is
+ * the exchange); a peer's engine that meets an rkey of such a region opens
+ * the handle once (cudaIpcOpenMemHandle, lazy peer access) and translates
+ * the address by its offset in the allocation. The CPU engine cannot touch
+ * GPU memory, so it moves such data with CUDA copies on a stream of its own
+ * and runs ATOMIC_FA on GPU memory as a one-thread kernel (a device atomic,
+ * atomic against other GPU atomics on it); it waits for both with a time
+ * limit. Local regions (lkeys) may be GPU memory as well. The CUDA part
+ * also registers this PE's arena with CUDA, so GPU threads can post WQEs
+ * and poll CQs of this softnic at the same addresses (gic/post.h).
+ * Failures (IPC refused at export, a handle that is not a CUDA IPC handle,
+ * a GPU this process cannot open, a process without the CUDA part) fail
+ * the WQE with a REMOTE_ACCESS (LOCAL_ACCESS for the local end) error CQE
+ * and print what failed on stderr; never a hang.
+ *
+ * Limits: the CPU engine; one host; attr->queue_mem must be NULL (queues
+ * live in the arena). Each PE's arena is taken whole from /dev/shm at open
+ * (posix_fallocate: memory, arena_bytes per PE), so a /dev/shm too small
+ * for the job fails the open with ENOSPC and a message instead of a
+ * SIGBUS later. GPU regions: at most 32 exported allocations per PE, each
+ * kept allocated until every PE has closed its softnic; a GPU move costs a
+ * CUDA copy and its wait (microseconds), far from the host path's rate.
+ * Sanitizers: works under ASan and TSan (the base is the
  * kernel's choice, inside the sanitizer's application ranges); TSan cannot
  * see the other process's accesses and so cannot judge them.
  *
@@ -68,7 +94,8 @@ extern "C" {
  * it fails on one: EINVAL (arguments, or PEs disagreeing on arena_bytes),
  * ENOMEM, EADDRINUSE (no address span free in every process after 8
  * tries), ETIMEDOUT (a PE did not arrive), ECONNABORTED (another PE
- * failed), or the errno of a failed shm_open/mmap. */
+ * failed), ENOSPC (/dev/shm cannot hold the arena), or the errno of a
+ * failed shm_open/mmap. */
 softnic *softnic_open_shared(const softnic_attr *attr, gic_boot *boot, size_t arena_bytes,
 			     uint64_t timeout_ns);
 
@@ -96,6 +123,29 @@ int softnic_qp_connect_remote(softnic_qp *qp, int peer_rank, uint32_t peer_qpn);
  * heartbeat stopped), 0 when it is alive, -1 for a bad argument. why (may
  * be NULL) receives the reason ("" while alive). */
 int softnic_shared_peer_gone(softnic *nic, int rank, const char **why);
+
+/* ---- GPU regions: the gic_softnic_shm_cuda library (CUDA builds). ---- */
+
+/* Makes this PE's softnic serve GPU regions, with CUDA device `device`
+ * (an ordinal of this process) running its engine's copies and atomics;
+ * registers this PE's arena with CUDA (mapped, so GPU threads may post to
+ * its queues and poll its CQs at the same addresses). Not collective; a
+ * PE that never calls it cannot reach peers' GPU regions (its WQEs to them
+ * fail). 0, or EINVAL (not a shared softnic, enabled already, bad
+ * device), ENOTSUP (the GPU cannot use the arena at its host address), EIO
+ * (a CUDA call failed); softnic_last_error() and stderr say which. */
+int softnic_shared_cuda_enable(softnic *nic, int device);
+
+/* Registers [dptr, dptr + len) of cudaMalloc memory (any GPU of this
+ * process) with the rights access (SOFTNIC_ACCESS_*), for local use and,
+ * through CUDA IPC, for peers. The allocation must stay allocated until
+ * every PE has closed its softnic. NULL with errno EINVAL (CUDA part not
+ * enabled, not device memory, range outside one allocation, bad access),
+ * ENOTSUP (cudaIpcGetMemHandle refused the allocation: memory from
+ * cudaMallocAsync pools, managed memory, cuMemCreate without IPC),
+ * ENOSPC (32 allocations exported already), or softnic_reg_mr's errno;
+ * softnic_last_error() says which. */
+softnic_mr *softnic_shared_reg_gpu_mr(softnic_pd *pd, void *dptr, size_t len, int access);
 
 #ifdef __cplusplus
 }

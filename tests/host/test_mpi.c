@@ -15,6 +15,25 @@
  *                keep writing to it and must get a PEER_GONE error CQE
  *                within a time limit, and the bootstrap's ETIMEDOUT.
  *   peer_killed  the same, PE 1 killed by SIGKILL.
+ *   cq_lock_dead a process dies holding a CQ's lock (white box: a forked
+ *                child of the CQ's owner takes it and exits): PE 0's
+ *                WRITE_IMM, whose receive completion needs PE 1's such CQ,
+ *                must fail with PEER_GONE within a time limit; a QP whose
+ *                own send CQ is so locked must go to error (its CQE cannot
+ *                be written: the poller's limit ends the wait). No spin
+ *                without a limit.
+ *   gpu_path     shm.c's GPU-region path without a GPU (white box: a fake
+ *                CUDA part whose "GPU memory" is arena memory, copied with
+ *                memcpy): PE 0 writes and fetch-adds into PE 1's exported
+ *                region from a local region also marked GPU memory; the
+ *                bytes, counter and fetched values are checked, and PE 1's
+ *                buffer is opened once. A write while PE 0 has no CUDA part,
+ *                and one into a buffer of an unknown handle kind, must each
+ *                fail with a REMOTE_ACCESS error CQE.
+ *   shm_full     arenas larger than /dev/shm: softnic_open_shared must
+ *                fail with ENOSPC on every PE (not a SIGBUS later) and the
+ *                bootstrap must stay usable. Skipped where /dev/shm holds
+ *                the largest arena (64 GiB).
  *
  * Every wait has a time limit; every failure prints what and where.
  */
@@ -23,11 +42,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/statvfs.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "gic/boot.h"
 #include "gic/conn.h"
 #include "gic/softnic_shm.h"
+#include "softnic_internal.h" /* white box: a CQ's lock word (cq_lock_dead) */
+#include "shm_gpu.h"          /* white box: a fake CUDA part (gpu_path) */
 
 #define SEC 1000000000ull
 #define WAIT_NS (30 * SEC)      /* any one wait, even under sanitizers */
@@ -157,6 +180,8 @@ static int setup(pe *s, int *argc, char ***argv)
 
 			s->cq[p][k] = softnic_cq_create(s->nic, 10);
 			qa.send_cq = s->cq[p][k];
+			if (k == 0) /* receives WRITE_IMM completions (cq_lock_dead) */
+				qa.recv_cq = s->cq[p][k];
 			s->qp[p][k] = s->cq[p][k] ? softnic_qp_create(s->pd, &qa) : NULL;
 			if (!s->qp[p][k]) {
 				FAIL("QP %d for PE %d: %s", k, p, softnic_last_error(s->nic));
@@ -426,6 +451,29 @@ static int case_transfer(pe *s)
 	return !rc && passed ? 0 : 1;
 }
 
+/* Gathers every PE's failure count; rank 0 prints the verdict of case
+ * name. 0 when every PE passed. */
+static int finish_boot(gic_boot *b, const char *name)
+{
+	int32_t mine = failures, *all = calloc((size_t)gic_boot_size(b), sizeof(*all));
+	int rc = all ? gic_boot_allgather(b, &mine, sizeof(mine), all, WAIT_NS) : ENOMEM;
+	int passed = !rc;
+
+	if (rc)
+		FAIL("allgather of outcomes: %s", gic_boot_last_error(b));
+	for (int p = 0; p < gic_boot_size(b) && !rc; p++)
+		passed &= all[p] == 0;
+	if (me == 0)
+		printf("test_mpi %s: %s\n", name, passed ? "PASSED" : "FAILED");
+	free(all);
+	return passed ? 0 : 1;
+}
+
+static int finish(pe *s, const char *name)
+{
+	return finish_boot(s->b, name);
+}
+
 /* ------------------------------------------------------------------ */
 /* peer_exit, peer_killed: PE 1 vanishes; the others must notice. */
 
@@ -499,6 +547,353 @@ static int case_vanish(pe *s, int killed)
 	return failures ? 1 : 0;
 }
 
+/* ------------------------------------------------------------------ */
+/* cq_lock_dead */
+
+/* A child of this process takes cq's lock (in the arena, shared with the
+ * child) and exits holding it: a process killed inside the lock. */
+static int lock_and_die(softnic_cq *cq)
+{
+	pid_t pid = fork();
+	int status = 0;
+
+	if (pid < 0) {
+		FAIL("fork: %s", strerror(errno));
+		return errno;
+	}
+	if (pid == 0) {
+		__atomic_store_n(&cq->s->lock, (uint32_t)getpid(), __ATOMIC_SEQ_CST);
+		_exit(0);
+	}
+	if (waitpid(pid, &status, 0) != pid) { /* reaped: kill(pid, 0) says ESRCH */
+		FAIL("waitpid: %s", strerror(errno));
+		return errno;
+	}
+	return 0;
+}
+
+static int case_cq_lock_dead(pe *s)
+{
+	gic_sq *sq;
+	uint64_t t0, pos;
+	double ms;
+	int rc;
+
+	/* PE 1's QP to PE 0 takes PE 0's WRITE_IMM completions on cq[0][0]. */
+	if (me == 1 && lock_and_die(s->cq[0][0]))
+		FAIL("cq_lock_dead: could not lock PE 1's receive CQ");
+	rc = gic_boot_barrier(s->b, WAIT_NS);
+	if (rc) {
+		FAIL("cq_lock_dead: barrier: %s", gic_boot_last_error(s->b));
+		return 1;
+	}
+	if (me == 0) {
+		sq = &s->sq[1][0];
+		t0 = gic_now_ns();
+		rc = gic_sq_reserve_excl(sq, 1, &pos, GIC_ORDER_RELEASE_SYS, gic_now_ns() + WAIT_NS);
+		if (!rc) {
+			gic_wqe_write(sq, pos, GIC_OPCODE_RDMA_WRITE_IMM, s->theirs[1][0].addr,
+				      s->theirs[1][0].rkey, (uint64_t)(uintptr_t)s->src,
+				      softnic_mr_lkey(s->src_mr), 64, GIC_CTRL_CQ_UPDATE, 0x1234);
+			gic_sq_note_signaled(sq, pos + 1, 0);
+			gic_sq_publish_excl(sq, GIC_ORDER_RELEASE_SYS);
+			rc = gic_sq_wait_retired(sq, pos + 1, 0, GIC_ORDER_RELEASE_SYS,
+						 gic_now_ns() + WAIT_NS);
+		}
+		ms = (gic_now_ns() - t0) / 1e6;
+		if (rc != EIO)
+			FAIL("cq_lock_dead: WRITE_IMM into a CQ a dead process holds: %s after "
+			     "%.1f ms, not an error CQE", strerror(rc), ms);
+		else if (sq->err_info.vendor_syndrome != SOFTNIC_VSYND_PEER_GONE ||
+			 sq->err_info.syndrome != GIC_SYND_TRANSPORT_RETRY_EXC_ERR)
+			FAIL("cq_lock_dead: expected PEER_GONE / TRANSPORT_RETRY_EXC_ERR, got %s",
+			     cqe_text(sq));
+		else if (ms > 10000)
+			FAIL("cq_lock_dead: the error took %.1f ms", ms);
+		else
+			fprintf(stderr, "test_mpi cq_lock_dead: PE 0: WRITE_IMM failed after %.1f ms: "
+				"%s\n", ms, softnic_qp_error(s->qp[1][0]));
+
+		/* Its own send CQ locked by a dead process: no CQE can come;
+		 * the QP must still go to error, and the wait must end. */
+		sq = &s->sq[1][1];
+		if (!lock_and_die(s->cq[1][1]) &&
+		    !(rc = gic_sq_reserve_excl(sq, 1, &pos, GIC_ORDER_RELEASE_SYS,
+					       gic_now_ns() + WAIT_NS))) {
+			gic_wqe_write_inline_u64(sq, pos, s->theirs[1][1].addr, s->theirs[1][1].rkey, 7,
+						 GIC_CTRL_CQ_UPDATE);
+			gic_sq_note_signaled(sq, pos + 1, 0);
+			gic_sq_publish_excl(sq, GIC_ORDER_RELEASE_SYS);
+			rc = gic_sq_wait_retired(sq, pos + 1, 0, GIC_ORDER_RELEASE_SYS,
+						 gic_now_ns() + 3 * SEC);
+			if (rc != ETIMEDOUT)
+				FAIL("cq_lock_dead: a write whose send CQ a dead process holds: %s, "
+				     "expected the poller's ETIMEDOUT", rc ? strerror(rc) : "success");
+			else if (!softnic_qp_in_error(s->qp[1][1]))
+				FAIL("cq_lock_dead: its QP is not in the error state");
+			else
+				fprintf(stderr, "test_mpi cq_lock_dead: PE 0: own send CQ abandoned: "
+					"%s\n", softnic_qp_error(s->qp[1][1]));
+		}
+	}
+	return finish(s, "cq_lock_dead");
+}
+
+/* ------------------------------------------------------------------ */
+/* gpu_path */
+
+enum { GP_BYTES = 4096, GP_ATOMIC = 8 };
+
+static int fake_opens, fake_moves;
+
+static int fake_move(void *ctx, const shm_gpu_seg *seg, int n, char *why, size_t len)
+{
+	(void)ctx, (void)why, (void)len;
+	for (int i = 0; i < n; i++)
+		memcpy(seg[i].dst, seg[i].src, seg[i].len);
+	__atomic_fetch_add(&fake_moves, 1, __ATOMIC_RELAXED);
+	return 0;
+}
+
+static int fake_fetch_add(void *ctx, uint64_t *p, uint64_t add, uint64_t *old, char *why,
+			  size_t len)
+{
+	(void)ctx, (void)why, (void)len;
+	*old = __atomic_fetch_add(p, add, __ATOMIC_SEQ_CST);
+	return 0;
+}
+
+/* The "GPU buffer" is arena memory: at the same address here. */
+static int fake_open(void *ctx, const shm_gpu_buf *b, void **ptr, char *why, size_t len)
+{
+	(void)ctx, (void)why, (void)len;
+	__atomic_fetch_add(&fake_opens, 1, __ATOMIC_RELAXED);
+	*ptr = (void *)(uintptr_t)b->base;
+	return 0;
+}
+
+static void fake_close(void *ctx, void *ptr) { (void)ctx, (void)ptr; }
+static void fake_release(void *ctx) { (void)ctx; }
+
+static const shm_gpu_ops fake_ops = {
+	fake_move, fake_fetch_add, fake_open, fake_close, fake_release,
+};
+
+/* PE 1's "GPU" buffer (exported as kind, registered and marked GPU memory
+ * with rights access); its address and rkey go into rec[0..1]. */
+static uint8_t *gp_export(pe *s, uint32_t kind, uint64_t rec[2])
+{
+	uint8_t *buf = softnic_shared_alloc(s->nic, GP_BYTES + 64, 4096);
+	shm_gpu_buf b;
+	softnic_mr *mr;
+
+	memset(&b, 0, sizeof(b));
+	b.base = (uint64_t)(uintptr_t)buf;
+	b.len = GP_BYTES + 64;
+	b.kind = kind;
+	if (!buf || softnic_shm_gpu_export(s->nic, &b) ||
+	    !(mr = softnic_reg_mr(s->pd, buf, GP_BYTES + 64, 0))) {
+		FAIL("gpu_path: exporting a buffer: %s", softnic_last_error(s->nic));
+		return NULL;
+	}
+	softnic_shm_mr_to_device(mr, SOFTNIC_ACCESS_REMOTE_WRITE | SOFTNIC_ACCESS_REMOTE_ATOMIC);
+	rec[0] = b.base;
+	rec[1] = softnic_mr_rkey(mr);
+	return buf;
+}
+
+/* PE 0 posts one signaled write of len bytes of src on QP (1, k);
+ * returns the poller's outcome. */
+static int gp_write(pe *s, int k, uint64_t raddr, uint32_t rkey, uint32_t lkey, uint32_t len,
+		    int inl)
+{
+	gic_sq *sq = &s->sq[1][k];
+	uint32_t nbb = inl ? gic_bb_for_ds(gic_ds_inline_write(len)) : 1;
+	uint64_t pos;
+	int rc = gic_sq_reserve_excl(sq, nbb, &pos, GIC_ORDER_RELEASE_SYS, gic_now_ns() + WAIT_NS);
+
+	if (rc)
+		return rc;
+	if (inl)
+		gic_wqe_write_inline(sq, pos, raddr, rkey, s->src, len, GIC_CTRL_CQ_UPDATE);
+	else
+		gic_wqe_write(sq, pos, GIC_OPCODE_RDMA_WRITE, raddr, rkey,
+			      (uint64_t)(uintptr_t)s->src, lkey, len, GIC_CTRL_CQ_UPDATE, 0);
+	gic_sq_note_signaled(sq, pos + nbb, 0);
+	gic_sq_publish_excl(sq, GIC_ORDER_RELEASE_SYS);
+	return gic_sq_wait_retired(sq, pos + nbb, 0, GIC_ORDER_RELEASE_SYS, gic_now_ns() + WAIT_NS);
+}
+
+/* A write that must fail with REMOTE_ACCESS_ERR / REMOTE_ACCESS. */
+static void gp_refused(pe *s, int k, const uint64_t rec[2], const char *what)
+{
+	int rc = gp_write(s, k, rec[0], (uint32_t)rec[1], softnic_mr_lkey(s->src_mr), 8, 1);
+
+	if (rc != EIO)
+		FAIL("gpu_path: %s: %s, not an error CQE", what, rc ? strerror(rc) : "success");
+	else if (s->sq[1][k].err_info.syndrome != GIC_SYND_REMOTE_ACCESS_ERR ||
+		 s->sq[1][k].err_info.vendor_syndrome != SOFTNIC_VSYND_REMOTE_ACCESS)
+		FAIL("gpu_path: %s: got %s", what, cqe_text(&s->sq[1][k]));
+}
+
+/* PE 0's part: writes and atomics into PE 1's buffer (rec[0..1]). */
+static void gp_pe0(pe *s, const uint64_t rec[4])
+{
+	static uint64_t fetched[GP_ATOMIC];
+	const uint32_t lens[] = { 1, 60, 200, 4096 - 261 };
+	softnic_mr *lsrc, *lres;
+	uint64_t off = 0, pos;
+	gic_sq *sq = &s->sq[1][0];
+	int rc = 0;
+
+	gp_refused(s, 1, rec, "a write while this PE has no CUDA part");
+	if (softnic_shm_gpu_attach(s->nic, &fake_ops, NULL)) {
+		FAIL("gpu_path: attaching the fake CUDA part");
+		return;
+	}
+	/* Local regions marked GPU memory too: the moves go through the part. */
+	lsrc = softnic_reg_mr(s->pd, s->src, GP_BYTES, 0);
+	lres = softnic_reg_mr(s->pd, fetched, sizeof(fetched), 0);
+	if (!lsrc || !lres) {
+		FAIL("gpu_path: reg_mr: %s", softnic_last_error(s->nic));
+		return;
+	}
+	softnic_shm_mr_to_device(lsrc, 0);
+	softnic_shm_mr_to_device(lres, SOFTNIC_ACCESS_LOCAL_WRITE);
+	for (int i = 0; i < 4 && !rc; i++) {
+		int inl = i < 2;
+
+		rc = gp_write(s, 0, rec[0] + off, (uint32_t)rec[1], softnic_mr_lkey(lsrc), lens[i], inl);
+		if (rc)
+			FAIL("gpu_path: write %d (%u bytes): %s (%s)", i, lens[i], strerror(rc),
+			     rc == EIO ? cqe_text(sq) : "");
+		/* Each write lands at its offset: the source's first bytes. */
+		off += lens[i];
+	}
+	for (int k = 0; k < GP_ATOMIC && !rc; k++) {
+		rc = gic_sq_reserve_excl(sq, 1, &pos, GIC_ORDER_RELEASE_SYS, gic_now_ns() + WAIT_NS);
+		if (rc)
+			break;
+		gic_wqe_atomic_fa(sq, pos, rec[0] + GP_BYTES, (uint32_t)rec[1], 3,
+				  (uint64_t)(uintptr_t)&fetched[k], softnic_mr_lkey(lres),
+				  GIC_CTRL_CQ_UPDATE);
+		gic_sq_note_signaled(sq, pos + 1, 0);
+		gic_sq_publish_excl(sq, GIC_ORDER_RELEASE_SYS);
+		rc = gic_sq_wait_retired(sq, pos + 1, 0, GIC_ORDER_RELEASE_SYS, gic_now_ns() + WAIT_NS);
+		if (rc)
+			FAIL("gpu_path: ATOMIC_FA %d: %s", k, strerror(rc));
+		else if (fetched[k] != 3 * (uint64_t)k)
+			FAIL("gpu_path: ATOMIC_FA %d fetched %llu, expected %llu", k,
+			     (unsigned long long)fetched[k], 3 * (unsigned long long)k);
+	}
+	gp_refused(s, 2, rec + 2, "a write into a buffer of an unknown handle kind");
+	if (__atomic_load_n(&fake_opens, __ATOMIC_RELAXED) != 1)
+		FAIL("gpu_path: PE 1's buffer was opened %d times, expected once",
+		     __atomic_load_n(&fake_opens, __ATOMIC_RELAXED));
+	if (__atomic_load_n(&fake_moves, __ATOMIC_RELAXED) < 4 + GP_ATOMIC)
+		FAIL("gpu_path: %d moves through the CUDA part, expected at least %d",
+		     __atomic_load_n(&fake_moves, __ATOMIC_RELAXED), 4 + GP_ATOMIC);
+}
+
+/* PE 1's check of what PE 0 wrote. */
+static void gp_check(const uint8_t *buf, const uint8_t *src0)
+{
+	const uint32_t lens[] = { 1, 60, 200, 4096 - 261 };
+	uint64_t off = 0, counter;
+
+	for (int i = 0; i < 4; i++) {
+		if (memcmp(buf + off, src0, lens[i]))
+			FAIL("gpu_path: write %d (%u bytes at %llu) wrong", i, lens[i],
+			     (unsigned long long)off);
+		off += lens[i];
+	}
+	memcpy(&counter, buf + GP_BYTES, 8);
+	if (counter != 3 * GP_ATOMIC)
+		FAIL("gpu_path: counter %llu, expected %d", (unsigned long long)counter, 3 * GP_ATOMIC);
+}
+
+static int case_gpu_path(pe *s)
+{
+	uint64_t mine[4] = { 0, 0, 0, 0 }, *all = calloc((size_t)npe, sizeof(mine));
+	uint8_t *buf = NULL, *want = malloc(SLICE);
+	int rc;
+
+	if (!all || !want) {
+		FAIL("no memory");
+		free(all);
+		free(want);
+		return 1;
+	}
+	if (me == 1) {
+		if (softnic_shm_gpu_attach(s->nic, &fake_ops, NULL))
+			FAIL("gpu_path: attaching the fake CUDA part");
+		buf = gp_export(s, SHM_GPU_KIND_CUDA_IPC, mine);
+		gp_export(s, 0x0bad, mine + 2);
+	}
+	rc = gic_boot_allgather(s->b, mine, sizeof(mine), all, WAIT_NS);
+	if (rc)
+		FAIL("gpu_path: allgather: %s", gic_boot_last_error(s->b));
+	if (!rc && me == 0)
+		gp_pe0(s, all + 4); /* PE 1's record */
+	rc = rc ? rc : gic_boot_barrier(s->b, WAIT_NS);
+	if (!rc && me == 1 && buf) {
+		pattern(want, SLICE, 0, 0); /* PE 0's src begins with its slice for PE 0 */
+		gp_check(buf, want);
+	}
+	free(all);
+	free(want);
+	return finish(s, "gpu_path");
+}
+
+/* ------------------------------------------------------------------ */
+/* shm_full */
+
+static int case_shm_full(int *argc, char ***argv)
+{
+	const size_t big = (size_t)64 << 30;
+	struct statvfs v;
+	gic_boot *b = gic_boot_mpi(argc, argv);
+	softnic *nic;
+	uint64_t t0;
+	int rc, err;
+
+	if (!b) {
+		FAIL("gic_boot_mpi: %s", strerror(errno));
+		return 1;
+	}
+	me = gic_boot_rank(b);
+	if (statvfs("/dev/shm", &v)) {
+		FAIL("statvfs(/dev/shm): %s", strerror(errno));
+	} else if ((uint64_t)v.f_blocks * v.f_frsize >= big) {
+		/* Every PE is on this host: all skip alike. */
+		if (me == 0)
+			printf("test_mpi shm_full: SKIPPED (/dev/shm holds %llu GiB: a 64 GiB arena "
+			       "fits)\n", (unsigned long long)((uint64_t)v.f_blocks * v.f_frsize >> 30));
+		gic_boot_free(b);
+		return 0;
+	}
+	t0 = gic_now_ns();
+	errno = 0;
+	nic = softnic_open_shared(NULL, b, big, WAIT_NS);
+	err = errno;
+	if (nic) {
+		FAIL("shm_full: a 64 GiB arena opened on a %llu MiB /dev/shm",
+		     (unsigned long long)((uint64_t)v.f_blocks * v.f_frsize >> 20));
+		softnic_close(nic);
+	} else if (err != ENOSPC) {
+		FAIL("shm_full: softnic_open_shared failed with %s, not ENOSPC", strerror(err));
+	} else if (gic_now_ns() - t0 > 20 * SEC) {
+		FAIL("shm_full: failing took %.1f s", (gic_now_ns() - t0) / 1e9);
+	}
+	/* Every PE failed the same step: the collectives stayed matched. */
+	rc = gic_boot_barrier(b, WAIT_NS);
+	if (rc)
+		FAIL("shm_full: barrier after the failed open: %s", gic_boot_last_error(b));
+	rc = finish_boot(b, "shm_full");
+	gic_boot_free(b);
+	return rc;
+}
+
 int main(int argc, char **argv)
 {
 	const char *name = argc > 1 ? argv[1] : "";
@@ -507,13 +902,21 @@ int main(int argc, char **argv)
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	memset(&s, 0, sizeof(s));
-	if (strcmp(name, "transfer") && strcmp(name, "peer_exit") && strcmp(name, "peer_killed")) {
-		fprintf(stderr, "usage: mpiexec -n N %s transfer|peer_exit|peer_killed\n", argv[0]);
+	if (strcmp(name, "transfer") && strcmp(name, "peer_exit") && strcmp(name, "peer_killed") &&
+	    strcmp(name, "cq_lock_dead") && strcmp(name, "shm_full") && strcmp(name, "gpu_path")) {
+		fprintf(stderr, "usage: mpiexec -n N %s transfer|peer_exit|peer_killed|cq_lock_dead|"
+			"gpu_path|shm_full\n", argv[0]);
 		return 2;
 	}
+	if (!strcmp(name, "shm_full"))
+		return case_shm_full(&argc, &argv);
 	rc = setup(&s, &argc, &argv);
 	if (!rc && !strcmp(name, "transfer"))
 		rc = case_transfer(&s);
+	else if (!rc && !strcmp(name, "cq_lock_dead"))
+		rc = case_cq_lock_dead(&s);
+	else if (!rc && !strcmp(name, "gpu_path"))
+		rc = case_gpu_path(&s);
 	else if (!rc)
 		rc = case_vanish(&s, !strcmp(name, "peer_killed"));
 	if (rc && me <= 0)

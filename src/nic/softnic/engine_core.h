@@ -8,6 +8,12 @@
 #define SOFTNIC_ENGINE_CORE_H
 
 #include <string.h>
+#if !defined(__CUDA_ARCH__)
+#include <errno.h>
+#include <sched.h>
+#include <signal.h>
+#include <unistd.h>
+#endif
 
 #include "engine_state.h"
 
@@ -169,6 +175,32 @@ GIC_HD int snx_decode_wqe(const uint8_t *b, size_t avail, softnic_wqe *w, uint8_
 }
 
 /* ------------------------------------------------------------------ */
+/* Regions in GPU memory of a multi-process softnic (gic/softnic_shm.h,
+ * softnic_shared_reg_gpu_mr). The CPU engine cannot touch them, so their
+ * MR slots carry SNX_MR_DEVICE in the access word and the CPU engine moves
+ * their data through shm.c, which copies with CUDA (into a peer process's
+ * memory opened through CUDA IPC). The GPU engine never sees the flag. */
+#define SNX_MR_DEVICE 0x80000000u
+enum { SNX_DEV_REMOTE = 1, SNX_DEV_LOCAL = 2 }; /* snx_pass.dev: which ends are GPU memory */
+
+#if !GIC_ON_DEVICE
+#ifdef __cplusplus
+extern "C" {
+#endif
+/* shm.c. A resolved write (as snx_move_write takes it) or ATOMIC_FA whose
+ * ends dev (SNX_DEV_*) says are GPU memory; sh is the engine's softnic.
+ * Return 0 or a syndrome, with *vs. */
+int softnic_shm_dev_write(const snx_shared *sh, const snx_qp *qp, const softnic_wqe *w,
+			  uint8_t *const src[SOFTNIC_MAX_SGE], uint8_t *dst, uint32_t dev,
+			  uint8_t *vs);
+int softnic_shm_dev_fetch_add(const snx_shared *sh, const snx_qp *qp, uint8_t *dst,
+			      uint64_t add, uint8_t *res, uint32_t dev, uint8_t *vs);
+#ifdef __cplusplus
+}
+#endif
+#endif
+
+/* ------------------------------------------------------------------ */
 /* One pass over a QP: what the engine reads once and counts locally. */
 
 /* A resolved memory region, cached for the rest of the pass. */
@@ -187,6 +219,7 @@ typedef struct snx_pass {
 	 * and are dropped whenever a deregistration bumped the epoch. */
 	uint32_t mr_epoch;
 	snx_mr_hit remote, local;
+	uint32_t dev;           /* SNX_DEV_* of the WQE being resolved */
 } snx_pass;
 
 /* Prepares a pass record that an engine thread keeps for its lifetime. */
@@ -262,12 +295,57 @@ GIC_HD int snx_mr_resolve(snx_pass *p, snx_mr_hit *cache, uint32_t pd, uint32_t 
  * so that a full CQ stalls the QP without undoing anything and several
  * writers (QPs sharing a CQ, a peer's WRITE_IMM) never overfill it. */
 
+/* The lock word: 0 free; on the device 1 (held by a warp of the GPU
+ * engine); on the host the holder's process id, since with a
+ * multi-process softnic the holder may be another process (a peer's
+ * engine writing a WRITE_IMM's receive completion), and that process may
+ * be killed inside the lock. SNX_CQ_ABANDONED: a holder never let go. */
+#define SNX_CQ_ABANDONED 0xffffffffu
+#define SNX_CQ_DEAD_CHECK_NS 100000000ull   /* holder's pid checked after 100 ms */
+#define SNX_CQ_LOCK_NS 10000000000ull       /* held 10 s by a live holder: give up */
+
 /* Engine threads of one engine kind take this lock: GPU scope suffices on
- * the device (all writers are the engine's warps). */
-GIC_HD void snx_cq_lock(snx_cq *cq)
+ * the device (all writers are the engine's warps, which cannot vanish: the
+ * lock is always taken there, 1). On the host: 1 with the lock held; 0
+ * when the CQ's lock is abandoned: its holder process is gone (checked
+ * after SNX_CQ_DEAD_CHECK_NS) or it held it SNX_CQ_LOCK_NS. The CQ is then
+ * marked abandoned and every later lock fails at once (the CQ is broken:
+ * its holder may have left it half-written). */
+GIC_HD int snx_cq_lock(snx_cq *cq)
 {
+#if GIC_ON_DEVICE
 	while (gic_atomic_cas_acquire_u32(&cq->lock, 0, 1) != 0)
 		gic_cpu_relax();
+	return 1;
+#else
+	uint32_t me = (uint32_t)getpid();
+	uint64_t t0 = 0;
+
+	for (uint32_t spins = 1;; spins++) {
+		uint32_t v = gic_atomic_cas_acquire_u32(&cq->lock, 0, me);
+		uint64_t now;
+
+		if (v == 0)
+			return 1;
+		if (v == SNX_CQ_ABANDONED)
+			return 0;
+		if (spins % 1024) {
+			gic_cpu_relax();
+			continue;
+		}
+		now = gic_now_ns();
+		if (!t0)
+			t0 = now;
+		if ((now - t0 > SNX_CQ_DEAD_CHECK_NS && v != me && v != 1 && kill((pid_t)v, 0) &&
+		     errno == ESRCH) || now - t0 > SNX_CQ_LOCK_NS) {
+			/* Only if v still holds it: a slow holder that let go
+			 * in the meantime leaves the CQ usable. */
+			gic_atomic_cas_acquire_u32(&cq->lock, v, SNX_CQ_ABANDONED);
+			return 0;
+		}
+		sched_yield();
+	}
+#endif
 }
 
 GIC_HD void snx_cq_unlock(snx_cq *cq)
@@ -290,11 +368,16 @@ GIC_HD int snx_cq_claim_locked(const snx_shared *sh, snx_cq *cq, uint32_t n)
 	return 1;
 }
 
+/* 1 when n slots were claimed, 0 when the CQ lacks them, SNX_CQ_LOST
+ * when its lock is abandoned (snx_cq_lock): nothing can complete there. */
+enum { SNX_CQ_LOST = -1 };
+
 GIC_HD int snx_cq_claim(const snx_shared *sh, snx_cq *cq, uint32_t n)
 {
 	int ok;
 
-	snx_cq_lock(cq);
+	if (!snx_cq_lock(cq))
+		return SNX_CQ_LOST;
 	ok = snx_cq_claim_locked(sh, cq, n);
 	snx_cq_unlock(cq);
 	return ok;
@@ -303,7 +386,8 @@ GIC_HD int snx_cq_claim(const snx_shared *sh, snx_cq *cq, uint32_t n)
 /* Gives back a claimed slot that no CQE will use. */
 GIC_HD void snx_cq_unclaim(snx_cq *cq)
 {
-	snx_cq_lock(cq);
+	if (!snx_cq_lock(cq))
+		return;
 	cq->claimed--;
 	snx_cq_unlock(cq);
 }
@@ -357,10 +441,12 @@ GIC_HD void snx_cq_write_locked(const snx_shared *sh, snx_cq *cq, const snx_cqe_
 	st->cqes_written++;
 }
 
+/* The CQE is lost when the CQ's lock is abandoned (snx_cq_lock). */
 GIC_HD void snx_cq_write(const snx_shared *sh, snx_cq *cq, const snx_cqe_fields *f,
 			 softnic_stats *st)
 {
-	snx_cq_lock(cq);
+	if (!snx_cq_lock(cq))
+		return;
 	snx_cq_write_locked(sh, cq, f, st);
 	snx_cq_unlock(cq);
 }
@@ -424,6 +510,8 @@ GIC_HD int snx_resolve_remote(snx_pass *p, snx_qp *qp, const softnic_wqe *w, uin
 	int r = snx_mr_resolve_in(table, &p->remote, qp->peer->pd, w->rkey, w->raddr, len, need,
 				  dst);
 
+	if (!r && (p->remote.access & SNX_MR_DEVICE))
+		p->dev |= SNX_DEV_REMOTE;
 	if (r == SOFTNIC_VSYND_BAD_LKEY)
 		return snx_fail(vs, SOFTNIC_VSYND_BAD_RKEY, GIC_SYND_REMOTE_ACCESS_ERR);
 	if (r == SOFTNIC_VSYND_LOCAL_BOUNDS)
@@ -442,6 +530,8 @@ GIC_HD int snx_resolve_local(snx_pass *p, snx_qp *qp, const softnic_wqe *w, uint
 				       w->sge[i].len, need, &src[i]);
 		if (r)
 			return snx_fail(vs, (uint8_t)r, GIC_SYND_LOCAL_PROT_ERR);
+		if (p->local.access & SNX_MR_DEVICE)
+			p->dev |= SNX_DEV_LOCAL;
 	}
 	return 0;
 }
@@ -454,6 +544,7 @@ GIC_HD int snx_prepare_write(snx_pass *p, snx_qp *qp, const softnic_wqe *w,
 	int r = snx_check_peer(p, qp, vs);
 
 	*dst = NULL;
+	p->dev = 0;
 	if (!r && w->opcode == GIC_OPCODE_RDMA_WRITE_IMM && !qp->peer->recv_cq)
 		r = snx_fail(vs, SOFTNIC_VSYND_NO_RECV_CQ, GIC_SYND_RNR_RETRY_EXC_ERR);
 	if (!r)
@@ -476,7 +567,7 @@ GIC_HD void snx_move_write(const softnic_wqe *w, uint8_t *const src[SOFTNIC_MAX_
 
 /* A WRITE_IMM's receive completion needs a slot of the peer's receive
  * CQ, claimed before the write runs. Returns 1 when it has one (or needs
- * none), 0 when that CQ is full. */
+ * none), 0 when that CQ is full, SNX_CQ_LOST when its lock is abandoned. */
 GIC_HD int snx_claim_recv(const snx_pass *p, const snx_qp *qp, const softnic_wqe *w)
 {
 	if (w->opcode != GIC_OPCODE_RDMA_WRITE_IMM || p->link != SNX_QP_CONNECTED || !qp->peer ||
@@ -493,7 +584,14 @@ GIC_HD int snx_exec_write(snx_pass *p, snx_qp *qp, const softnic_wqe *w, uint8_t
 
 	if (r)
 		return r;
-	snx_move_write(w, src, dst);
+#if !GIC_ON_DEVICE
+	if (p->dev) {
+		r = softnic_shm_dev_write(p->sh, qp, w, src, dst, p->dev, vs);
+		if (r)
+			return r;
+	} else
+#endif
+		snx_move_write(w, src, dst);
 	if (w->opcode == GIC_OPCODE_RDMA_WRITE_IMM) {
 		snx_cqe_fields f;
 
@@ -516,6 +614,7 @@ GIC_HD int snx_exec_atomic_fa(snx_pass *p, snx_qp *qp, const softnic_wqe *w, uin
 	uint64_t old;
 	int r = snx_check_peer(p, qp, vs);
 
+	p->dev = 0;
 	if (!r && w->sge[0].len != 8)
 		r = snx_fail(vs, SOFTNIC_VSYND_BAD_LENGTH, GIC_SYND_LOCAL_LENGTH_ERR);
 	if (!r)
@@ -526,6 +625,10 @@ GIC_HD int snx_exec_atomic_fa(snx_pass *p, snx_qp *qp, const softnic_wqe *w, uin
 		r = snx_resolve_remote(p, qp, w, 8, SOFTNIC_ACCESS_REMOTE_ATOMIC, &dst, vs);
 	if (r)
 		return r;
+#if !GIC_ON_DEVICE
+	if (p->dev)
+		return softnic_shm_dev_fetch_add(p->sh, qp, dst, w->atomic_add, res[0], p->dev, vs);
+#endif
 	old = gic_atomic_add_sc_sys_u64((uint64_t *)(void *)dst, w->atomic_add);
 	memcpy(res[0], &old, 8);
 	return 0;
@@ -566,7 +669,7 @@ GIC_HD int snx_run_wqe(snx_pass *p, snx_qp *qp, uint32_t nbb, softnic_wqe *w, ui
 		       int *claimed)
 {
 	uint8_t buf[GIC_WQE_MAX_BB * GIC_SEND_WQE_BB];
-	int synd;
+	int synd, got;
 
 	snx_copy_wqe(qp, qp->cons, nbb, buf);
 	synd = snx_decode_wqe(buf, (size_t)nbb * GIC_SEND_WQE_BB, w, vs);
@@ -578,12 +681,21 @@ GIC_HD int snx_run_wqe(snx_pass *p, snx_qp *qp, uint32_t nbb, softnic_wqe *w, ui
 		synd = snx_fail(vs, SOFTNIC_VSYND_NONE, GIC_SYND_WR_FLUSH_ERR);
 	} else if (!synd) {
 		if ((w->fm_ce_se & GIC_CTRL_CQ_UPDATE) && !*claimed) {
-			if (!snx_cq_claim(p->sh, qp->send_cq, 1))
+			got = snx_cq_claim(p->sh, qp->send_cq, 1);
+			if (!got)
 				return SNX_RUN_STALL;
+			/* Its send CQ is broken: another process died inside
+			 * its lock. The QP fails (no CQE can say so). */
+			if (got == SNX_CQ_LOST)
+				return snx_fail(vs, SOFTNIC_VSYND_PEER_GONE,
+						GIC_SYND_TRANSPORT_RETRY_EXC_ERR);
 			*claimed = 1;
 		}
-		if (!snx_claim_recv(p, qp, w))
+		got = snx_claim_recv(p, qp, w);
+		if (!got)
 			return SNX_RUN_STALL;
+		if (got == SNX_CQ_LOST) /* the peer died inside its CQ's lock */
+			return snx_fail(vs, SOFTNIC_VSYND_PEER_GONE, GIC_SYND_TRANSPORT_RETRY_EXC_ERR);
 		synd = snx_execute(p, qp, w, (uint16_t)qp->cons, vs);
 		if (synd && w->opcode == GIC_OPCODE_RDMA_WRITE_IMM && p->link == SNX_QP_CONNECTED &&
 		    qp->peer && qp->peer->recv_cq)
@@ -600,7 +712,8 @@ GIC_HD int snx_complete(snx_pass *p, snx_qp *qp, const softnic_wqe *w, int synd,
 	uint16_t slot_index = (uint16_t)qp->cons;
 
 	if (synd) {
-		if (!claimed && !snx_cq_claim(p->sh, qp->send_cq, 1))
+		/* SNX_CQ_LOST: the error is recorded; its CQE is lost. */
+		if (!claimed && snx_cq_claim(p->sh, qp->send_cq, 1) == 0)
 			return 0;
 		if (synd != GIC_SYND_WR_FLUSH_ERR)
 			snx_qp_set_error(qp, slot_index, w->opcode, synd, vs, &p->st);
@@ -694,7 +807,7 @@ GIC_HD void snx_report_orphan_error(snx_pass *p, snx_qp *qp)
 {
 	if (!qp->pending_synd || qp->cons < qp->target || qp->pending_vs != SOFTNIC_VSYND_BAD_DBREC)
 		return;
-	if (snx_cq_claim(p->sh, qp->send_cq, 1)) {
+	if (snx_cq_claim(p->sh, qp->send_cq, 1) != 0) { /* SNX_CQ_LOST: the CQE is lost */
 		snx_complete_error(p->sh, qp, (uint16_t)qp->cons, 0, qp->pending_synd, qp->pending_vs,
 				   &p->st);
 		qp->pending_synd = 0;
