@@ -59,9 +59,15 @@ const char *gic_lat_metric_name(unsigned metric_bit)
 
 static const char help[] =
 	"  --path P       gda-inline | gda-pointer | proxy-baseline | proxy-tuned | all |\n"
-	"                 nvshmem (repeatable; default all, which leaves nvshmem out).\n"
+	"                 nvshmem | gin (repeatable; default all, which leaves the\n"
+	"                 library paths out).\n"
 	"                 nvshmem: the NVSHMEM path, put/p/quiet/round trip between two\n"
 	"                 GPUs (PE r on CUDA device r, one process each); GPU mode only;\n"
+	"                 with issue or putc also the row 'nvshmem qp-quiet': a put on a\n"
+	"                 QP of its own completed per QP (nvshmemx_qp_*, DeepEP's way),\n"
+	"                 only over a NIC transport that creates QPs (e.g.\n"
+	"                 NVSHMEM_REMOTE_TRANSPORT=ibrc, NVSHMEM_IB_ENABLE_IBGDA=1); else\n"
+	"                 skipped with a line saying why (always over P2P/NVLink);\n"
 	"                 fewer than 2 GPUs: says so, skips, exit status 0; a binary built\n"
 	"                 without NVSHMEM: says so, exit status 2\n"
 	"                 gin: the NCCL GIN path (not in all), ncclGin put/putValue +\n"

@@ -9,9 +9,10 @@
  * ordering variant selected; order none is the paper's "unordered" row),
  * mini-proxy baseline / tuned, and nvshmem (NVSHMEM's public API between
  * two GPUs, PEs in processes of their own: bench/gic/nvshmem_pe.h; only
- * when asked for, never in --path all). --qps configures that many QPs (the first
- * one is used); --scope all completes with a PE-wide quiet over every QP
- * (Figure 4). --sweep runs inline payload sizes -b..-e (factor -f) for the
+ * when asked for, never in --path all; its rows include the per-QP
+ * completion "nvshmem qp-quiet" where the transport has QPs). --qps
+ * configures that many QPs (the first one is used); --scope all completes
+ * with a PE-wide quiet over every QP (Figure 4). --sweep runs inline payload sizes -b..-e (factor -f) for the
  * mini-gda inline path (Figure 3a); on the GPU it then runs only those rows
  * (default sizes 8..512 B by 2).
  *
@@ -21,7 +22,13 @@
  *   "<path> <order> size=<B>" for --sweep rows;
  *   "nvshmem put" (issue, put+completion) and "nvshmem p" (issue,
  *   put+completion, rtt) for the NVSHMEM path, transport "nvshmem-p2p"
- *   (or the NIC transport NVSHMEM was told to use);
+ *   (or the NIC transport NVSHMEM was told to use); with issue or
+ *   put+completion also "nvshmem qp-quiet" (issue, put+completion): a put
+ *   on a QP of its own (nvshmemx_qp_create, nvshmemx_qp_uint64_put_nbi)
+ *   completed for that QP alone (nvshmemx_qp_quiet), DeepEP's per-QP
+ *   completion; only over a NIC transport that creates QPs (IBGDA, IBRC,
+ *   ...): without one, and always over P2P, the row is skipped with one
+ *   line saying why (nvshmem_pe.h);
  *   "gin put" (issue, put+completion) and "gin putValue" (issue,
  *   put+completion, rtt) for the NCCL GIN path, transport "nccl-gin-gdaki"
  *   or "nccl-gin-proxy" (the backend NCCL chose);

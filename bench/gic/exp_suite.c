@@ -34,13 +34,21 @@ typedef struct suite_step {
 } suite_step;
 
 /* The NVSHMEM rows (issue 7) join the tables where the path is built; on
- * a machine with fewer than two GPUs they are skipped with a message. */
+ * a machine with fewer than two GPUs they are skipped with a message. GPU
+ * mode only (the host mode refuses them). loaded: beside the proxy path,
+ * at the same single --bg-ctas level (so no row gains " bg=N"); payload
+ * names the gda path too, its default without a --path. The mini-gda and
+ * proxy rows keep their names. */
 #ifdef GIC_HAVE_NVSHMEM
 #define NVSHMEM_LAT " --path nvshmem"
 #define NVSHMEM_RATE " --row nvshmem"
+#define NVSHMEM_LOADED " --path nvshmem"
+#define NVSHMEM_PAYLOAD "--path gda --path nvshmem"
 #else
 #define NVSHMEM_LAT ""
 #define NVSHMEM_RATE ""
+#define NVSHMEM_LOADED ""
+#define NVSHMEM_PAYLOAD ""
 #endif
 /* Likewise the NCCL GIN rows, where NCCL's headers were found; without
  * two GPUs, the library, or a GIN backend (no network) they are skipped
@@ -65,8 +73,8 @@ static const suite_step steps[] = {
 	  "-T 1,2,4 -R 8,32 -B 1,4,16 --protocol both" },
 	{ &gic_exp_loaded, "--bg-ctas 2 --queue both", "--bg-ctas 64 --queue both" },
 	{ &gic_exp_loaded, "--path proxy --bg-ctas 2 --queue both",
-	  "--path proxy --bg-ctas 64 --queue both" },
-	{ &gic_exp_payload, "", "" },
+	  "--path proxy --bg-ctas 64 --queue both" NVSHMEM_LOADED },
+	{ &gic_exp_payload, "", NVSHMEM_PAYLOAD },
 	{ &gic_exp_kernel, "--msgs 0,16", "--msgs 0,1,4,16 --caller both" },
 	{ &gic_exp_conns, "--conns 1,4,16 --writes 1,16 --transport rc",
 	  "--conns 1,2,4,8,16,32,64,128,256,512,1024 --writes 1,32,8192 --transport rc" },

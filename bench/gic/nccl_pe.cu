@@ -52,11 +52,9 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <math.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "exp_lat.h"
@@ -99,9 +97,10 @@ typedef struct nc_lib {
 
 /* One PE's state. */
 typedef struct nc_pe {
-	int rank, peer, nranks, out_fd;
+	gic_pl_pe pl;           /* rank, PE count, records to the driver; sub:
+				 * "lat" or "rate" */
+	int peer;
 	const gic_nc_job *job;
-	const char *sub;        /* "lat" or "rate" */
 	nc_lib lib;
 	ncclComm_t comm;
 	ncclDevComm dev;        /* by value into every kernel */
@@ -303,15 +302,10 @@ static __global__ void rate_kernel(ncclDevComm dev, ncclWindow_t win, size_t src
 /* ------------------------------------------------------------------ */
 /* Host side. */
 
-/* Prints why and ends the process: a PE that fails cannot finish the
- * collectives its peer waits in; the driver reports our exit status and
- * stops the peer. */
-static void nc_die(const nc_pe *P, const char *what, const char *why)
+/* Prints why and ends the process (gic_pl_die). */
+static __attribute__((noreturn)) void nc_die(const nc_pe *P, const char *what, const char *why)
 {
-	fprintf(stderr, "gic %s: NCCL PE %d: %s: %s\n", P ? P->sub : "?", P ? P->rank : -1, what,
-		why);
-	fflush(stderr);
-	_exit(1);
+	gic_pl_die(&P->pl, what, why);
 }
 
 static void cuda_ok(const nc_pe *P, cudaError_t e, const char *what)
@@ -343,22 +337,14 @@ static void nccl_ok(const nc_pe *P, ncclResult_t r, const char *what)
 	nc_die(P, what, why);
 }
 
-static uint64_t host_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
 /* Waits for the PE's stream within the job's time limit. */
 static void nc_sync(const nc_pe *P, const char *what)
 {
-	uint64_t deadline = host_now_ms() + (uint64_t)P->job->limit_s * 1000;
+	uint64_t deadline = gic_pl_now_ms() + (uint64_t)P->job->limit_s * 1000;
 	cudaError_t e;
 
 	while ((e = cudaStreamQuery(P->stream)) == cudaErrorNotReady) {
-		if (host_now_ms() > deadline)
+		if (gic_pl_now_ms() > deadline)
 			nc_die(P, what, "the GPU did not finish within the time limit");
 		usleep(20);
 	}
@@ -377,16 +363,8 @@ static void nc_barrier(const nc_pe *P, const char *what)
 	cuda_ok(P, cudaMemcpyAsync(&sum, P->d_sum, sizeof(int), cudaMemcpyDeviceToHost,
 				   P->stream), what);
 	nc_sync(P, what);
-	if (sum != P->nranks)
+	if (sum != P->pl.npes)
 		nc_die(P, what, "the barrier's all-reduce did not count every PE");
-}
-
-static void nc_send(const nc_pe *P, uint32_t type, int phase, const void *data, uint32_t len)
-{
-	int rc = gic_nc_write_rec(P->out_fd, type, phase, data, len);
-
-	if (rc)
-		nc_die(P, "writing to the driver", strerror(rc));
 }
 
 /* Sends a SKIP of kind with a reason (or the GPU count) and leaves. */
@@ -398,28 +376,16 @@ static int nc_skip(const nc_pe *P, int kind, int found, const char *why)
 	s.kind = kind;
 	s.found = found;
 	snprintf(s.why, sizeof(s.why), "%s", why ? why : "");
-	nc_send(P, GIC_NC_REC_SKIP, 0, &s, sizeof(s));
+	gic_pl_send(&P->pl, GIC_PL_REC_SKIP, 0, &s, sizeof(s));
 	return 0;
-}
-
-static void nc_verdict(const nc_pe *P, int phase, int ok)
-{
-	int32_t v = ok;
-
-	nc_send(P, GIC_NC_REC_VERDICT, phase, &v, sizeof(v));
 }
 
 /* The fields every result of this PE shares. */
 static void nc_result(const nc_pe *P, gic_result *r, const char *name, const char *metric,
 		      const char *unit)
 {
-	gic_result_init(r, P->sub, name, metric, unit);
+	gic_result_init(r, P->pl.sub, name, metric, unit);
 	snprintf(r->transport, sizeof(r->transport), "%s", P->transport);
-}
-
-static void nc_emit(const nc_pe *P, int phase, gic_result *r)
-{
-	nc_send(P, GIC_NC_REC_RESULT, phase, r, sizeof(*r));
 }
 
 /* Reads n words of the window at off back; 1 when word i holds want(i)
@@ -438,7 +404,7 @@ static int nc_check(const nc_pe *P, size_t off, size_t n,
 	for (size_t i = 0; i < n && ok; i++) {
 		if (h[i] != want(i, arg)) {
 			fprintf(stderr, "gic %s: NCCL PE %d: %s: word %zu holds 0x%016llx, "
-				"expected 0x%016llx\n", P->sub, P->rank, what, i,
+				"expected 0x%016llx\n", P->pl.sub, P->pl.rank, what, i,
 				(unsigned long long)h[i], (unsigned long long)want(i, arg));
 			ok = 0;
 		}
@@ -479,7 +445,7 @@ static int nc_wait_done(const nc_pe *P, const int *want, int *d_want, int *d_rc)
 	nc_sync(P, "signal wait");
 	if (rc)
 		fprintf(stderr, "gic %s: NCCL PE %d: the sender's final signal did not arrive in "
-			"time\n", P->sub, P->rank);
+			"time\n", P->pl.sub, P->pl.rank);
 	return rc;
 }
 
@@ -543,7 +509,7 @@ static void lat_emit(const nc_pe *P, int phase, const char *name, const char *me
 		 "completion by flushAsync+wait; here flush (one peer: same scope)", P->version,
 		 P->backend);
 	r.validated = validated;
-	nc_emit(P, phase, &r);
+	gic_pl_emit(&P->pl, phase, &r);
 }
 
 /* The window's regions for a lat job: src and dst slots, then two words
@@ -578,7 +544,7 @@ static void run_lat_oneway(nc_pe *P, const lat_layout *L, nc_sample *h, nc_sampl
 		lat_want w = { (uint64_t)(put ? 1 : 2) };
 		const char *name = put ? "gin put" : "gin putValue";
 
-		if (P->rank == 0) {
+		if (P->pl.rank == 0) {
 			nc_fill(P, L->src, (size_t)L->slots, w.tag);
 		} else {
 			cuda_ok(P, cudaMemsetAsync(P->buf + L->dst, 0, (size_t)L->slots * 8,
@@ -586,7 +552,7 @@ static void run_lat_oneway(nc_pe *P, const lat_layout *L, nc_sample *h, nc_sampl
 			nc_reset_signals(P);
 		}
 		nc_barrier(P, "barrier before the one-way run");
-		if (P->rank == 0) {
+		if (P->pl.rank == 0) {
 			if (put)
 				oneway_kernel<1><<<1, 1, 0, P->stream>>>(P->dev, P->win, L->src, L->dst,
 									L->n, L->slots, P->peer, d_s);
@@ -601,11 +567,12 @@ static void run_lat_oneway(nc_pe *P, const lat_layout *L, nc_sample *h, nc_sampl
 			int want[NCCL_GIN_MAX_CONTEXTS] = { 1 }; /* context 0: one signal */
 			int rc = nc_wait_done(P, want, d_want, d_rc);
 
-			nc_verdict(P, phase, !rc && nc_check(P, L->dst, (size_t)L->slots,
-							     lat_slot_want, &w, name));
+			gic_pl_verdict(&P->pl, phase,
+				       !rc && nc_check(P, L->dst, (size_t)L->slots, lat_slot_want,
+						       &w, name));
 		}
 		nc_barrier(P, "barrier after the one-way run");
-		if (P->rank == 1)
+		if (P->pl.rank == 1)
 			continue;
 		for (int i = 0; i < L->n; i++)
 			valid &= h[i].rc == 0;
@@ -629,7 +596,7 @@ static void run_lat_rtt(nc_pe *P, const lat_layout *L, nc_sample *h, nc_sample *
 	cuda_ok(P, cudaMemsetAsync(d_rc, 0, 2 * sizeof(int), P->stream), "clear");
 	nc_reset_signals(P);
 	nc_barrier(P, "barrier before the round trips");
-	if (P->rank == 0)
+	if (P->pl.rank == 0)
 		rtt_pe0_kernel<<<1, 1, 0, P->stream>>>(P->dev, P->win, req,
 						       (const uint64_t *)(P->buf + resp), L->n,
 						       P->peer, limit_ns, d_s);
@@ -638,7 +605,7 @@ static void run_lat_rtt(nc_pe *P, const lat_layout *L, nc_sample *h, nc_sample *
 						       (const uint64_t *)(P->buf + req), L->n,
 						       P->peer, limit_ns, d_rc, d_bad);
 	cuda_ok(P, cudaGetLastError(), "rtt launch");
-	if (P->rank == 0) {
+	if (P->pl.rank == 0) {
 		cuda_ok(P, cudaMemcpyAsync(h, d_s, sizeof(nc_sample) * (size_t)L->n,
 					   cudaMemcpyDeviceToHost, P->stream), "samples");
 	} else {
@@ -649,14 +616,14 @@ static void run_lat_rtt(nc_pe *P, const lat_layout *L, nc_sample *h, nc_sample *
 	}
 	nc_sync(P, "round trips");
 	nc_barrier(P, "barrier after the round trips");
-	if (P->rank == 1) {
+	if (P->pl.rank == 1) {
 		if (rc)
 			fprintf(stderr, "gic lat: NCCL PE 1: round trips: a request did not arrive "
 				"in time\n");
 		if (bad)
 			fprintf(stderr, "gic lat: NCCL PE 1: round trips: %d requests held a wrong "
 				"value\n", bad);
-		nc_verdict(P, NC_PH_RTT, rc == 0 && bad == 0);
+		gic_pl_verdict(&P->pl, NC_PH_RTT, rc == 0 && bad == 0);
 		return;
 	}
 	for (int i = 0; i < L->n; i++)
@@ -720,7 +687,7 @@ static void run_rate(nc_pe *P)
 	cuda_ok(P, cudaMalloc(&d_span, 2 * sizeof(unsigned long long)), "cudaMalloc");
 	cuda_ok(P, cudaMalloc(&d_want, sizeof(int) * NCCL_GIN_MAX_CONTEXTS), "cudaMalloc");
 	cuda_ok(P, cudaMalloc(&d_rc, sizeof(int)), "cudaMalloc");
-	if (P->rank == 0)
+	if (P->pl.rank == 0)
 		nc_fill(P, src, words, 4);
 	for (int r = 0; r < J->nrows; r++) {
 		const gic_nc_rate_row *row = &J->rows[r];
@@ -734,7 +701,7 @@ static void run_rate(nc_pe *P)
 		for (int round = -1; round < NC_ROUNDS; round++) { /* -1: warm-up */
 			unsigned long long span[2] = { ~0ull, 0 };
 
-			if (P->rank == 1) {
+			if (P->pl.rank == 1) {
 				cuda_ok(P, cudaMemsetAsync(P->buf + dst, 0, words * 8, P->stream),
 					"clear");
 				nc_reset_signals(P);
@@ -743,7 +710,7 @@ static void run_rate(nc_pe *P)
 							   cudaMemcpyHostToDevice, P->stream), "span");
 			}
 			nc_barrier(P, "barrier before a rate round");
-			if (P->rank == 0) {
+			if (P->pl.rank == 0) {
 				rate_kernel<<<row->ctas, per_cta, 0, P->stream>>>(
 					P->dev, P->win, src, dst, J->iters, P->peer, d_span);
 				cuda_ok(P, cudaGetLastError(), "rate launch");
@@ -760,8 +727,8 @@ static void run_rate(nc_pe *P)
 			}
 			nc_barrier(P, "barrier after a rate round");
 		}
-		if (P->rank == 1) {
-			nc_verdict(P, r, ok);
+		if (P->pl.rank == 1) {
+			gic_pl_verdict(&P->pl, r, ok);
 			continue;
 		}
 		gic_result res;
@@ -781,7 +748,7 @@ static void run_rate(nc_pe *P)
 			 "64 slots per thread, each checked on PE 1 after every round", P->version,
 			 P->backend, P->nctx);
 		res.validated = 1;
-		nc_emit(P, r, &res);
+		gic_pl_emit(&P->pl, r, &res);
 	}
 	cudaFree(d_rc);
 	cudaFree(d_want);
@@ -791,25 +758,12 @@ static void run_rate(nc_pe *P)
 /* ------------------------------------------------------------------ */
 /* Joining NCCL. */
 
-static char alarm_msg[128];
-
-/* The PE's own time limit (alarm): says so and ends the process. */
-static void on_alarm(int sig)
-{
-	ssize_t k = write(2, alarm_msg, strlen(alarm_msg));
-
-	(void)sig, (void)k;
-	_exit(124);
-}
-
 /* Reads the job (and, for rank > 0, the unique id) from the driver. */
 static void read_input(nc_pe *P, int in_fd, gic_nc_job *job, ncclUniqueId *uid)
 {
-	gic_nc_rec h;
-	int rc = gic_nc_read_full(in_fd, job, sizeof(*job), 30000);
-
-	if (rc || job->magic != GIC_NC_MAGIC || (job->kind != GIC_NC_LAT && job->kind != GIC_NC_RATE))
-		nc_die(P, "reading the job", rc ? strerror(rc) : "malformed");
+	gic_pl_read_job(&P->pl, in_fd, job, sizeof(*job));
+	if (job->kind != GIC_NC_LAT && job->kind != GIC_NC_RATE)
+		nc_die(P, "reading the job", "malformed");
 	if (job->iters < 1 || job->warmup < 0 || job->nrows < 0 || job->nrows > GIC_NC_MAX_ROWS ||
 	    job->limit_s < 1 ||
 	    (job->kind == GIC_NC_LAT && job->iters + job->warmup > GIC_NC_MAX_SAMPLES))
@@ -821,15 +775,8 @@ static void read_input(nc_pe *P, int in_fd, gic_nc_job *job, ncclUniqueId *uid)
 		    w->threads / w->ctas > 1024 || w->threads > 65536)
 			nc_die(P, "reading the job", "a rate row's threads do not split into CTAs");
 	}
-	if (P->rank == 0)
-		return;
-	rc = gic_nc_read_full(in_fd, &h, sizeof(h), 30000);
-	if (!rc && (h.magic != GIC_NC_MAGIC || h.type != GIC_NC_REC_UID || h.len != sizeof(*uid)))
-		rc = EPROTO;
-	if (!rc)
-		rc = gic_nc_read_full(in_fd, uid, sizeof(*uid), 30000);
-	if (rc)
-		nc_die(P, "reading the unique id", strerror(rc));
+	if (P->pl.rank > 0)
+		gic_pl_read_uid(&P->pl, in_fd, uid, sizeof(*uid));
 }
 
 /* Opens libnccl.so.2 (or $GIC_NCCL_LIBRARY) and takes the host calls;
@@ -956,18 +903,12 @@ int gic_nccl_pe(int rank, int nranks, int in_fd, int out_fd)
 
 	memset(P, 0, sizeof(*P));
 	memset(&uid, 0, sizeof(uid));
-	P->rank = rank;
-	P->nranks = nranks;
+	gic_pl_pe_init(&P->pl, "NCCL", "nccl", GIC_NC_MAGIC, rank, nranks, out_fd);
 	P->peer = 1 - rank;
-	P->out_fd = out_fd;
 	P->job = &job;
-	P->sub = "nccl";
 	read_input(P, in_fd, &job, &uid);
-	P->sub = job.kind == GIC_NC_LAT ? "lat" : "rate";
-	snprintf(alarm_msg, sizeof(alarm_msg), "gic %s: NCCL PE %d: time limit (%d s) reached\n",
-		 P->sub, rank, job.limit_s);
-	signal(SIGALRM, on_alarm);
-	alarm((unsigned)job.limit_s);
+	P->pl.sub = job.kind == GIC_NC_LAT ? "lat" : "rate";
+	gic_pl_pe_alarm(&P->pl, job.limit_s);
 	if (nranks != GIC_NC_PES)
 		nc_die(P, "starting", "the GIN path runs with exactly 2 PEs");
 	if (cudaGetDeviceCount(&ngpu) != cudaSuccess) {
@@ -981,7 +922,7 @@ int gic_nccl_pe(int rank, int nranks, int in_fd, int out_fd)
 	cuda_ok(P, cudaSetDevice(rank), "cudaSetDevice");
 	if (rank == 0) {
 		nccl_ok(P, P->lib.getUniqueId(&uid), "ncclGetUniqueId");
-		nc_send(P, GIC_NC_REC_UID, 0, &uid, sizeof(uid));
+		gic_pl_send(&P->pl, GIC_PL_REC_UID, 0, &uid, sizeof(uid));
 	}
 	nccl_ok(P, P->lib.commInitRank(&P->comm, nranks, uid, rank), "ncclCommInitRank");
 	cuda_ok(P, cudaStreamCreateWithFlags(&P->stream, cudaStreamNonBlocking), "stream");
@@ -1021,6 +962,6 @@ int gic_nccl_pe(int rank, int nranks, int in_fd, int out_fd)
 	nc_teardown(P);
 	cudaFree(P->d_one);
 	cudaStreamDestroy(P->stream);
-	nc_send(P, GIC_NC_REC_DONE, 0, NULL, 0);
+	gic_pl_send(&P->pl, GIC_PL_REC_DONE, 0, NULL, 0);
 	return 0;
 }

@@ -14,9 +14,9 @@
  * are (the device structures are shared with it); another version, or no
  * library, skips the path with a line that says why.
  *
- * Processes, as for NVSHMEM (nvshmem_pe.h): the driver runs no NCCL code;
- * gic_nccl_run() (nccl_launch.c) starts GIC_NC_PES fresh processes of this
- * program (/proc/self/exe) with the hidden subcommand
+ * Processes, as for NVSHMEM, started and watched through pe_launch.h (its
+ * protocol, time limits and failure reports): the driver runs no NCCL
+ * code; the hidden subcommand is
  *     gic __nccl-pe <rank> <nranks> <in_fd> <out_fd>
  * PE r selects CUDA device r. PE 0 makes NCCL's unique id (ncclGetUniqueId),
  * the driver relays it to the other PEs, and each joins with
@@ -30,21 +30,15 @@
  * reported. PE 0 measures; PE 1 answers round trips and checks every
  * payload that lands in its window.
  *
- * Protocol (pipes between processes of one build, host byte order):
- *   driver -> PE: one gic_nc_job; then, to every PE but 0, one UID record.
- *   PE -> driver: records (a gic_nc_rec header, then len bytes):
- *     SKIP     gic_nc_skip: why the path cannot run here (nothing ran)
- *     UID      ncclUniqueId (PE 0, before it joins)
- *     RESULT   gic_result, phase set (PE 0)
- *     VERDICT  int32: 1 when every payload of the phase checked out (PE 1)
- *     DONE     nothing: the PE finished its job and left NCCL
- * A result's validated is 1 only when PE 0 set it and PE 1's verdict for
- * its phase is 1; the driver combines them after both PEs are DONE.
+ * What the GIN path puts in pe_launch.h's records:
+ *   job      gic_nc_job (magic GIC_NC_MAGIC)
+ *   SKIP     gic_nc_skip: why the path cannot run here (nothing ran)
+ *   UID      ncclUniqueId
  *
- * Time limits: the driver gives the PEs GIC_NC_LIMIT_S seconds in all
- * (env GIC_NCCL_LIMIT_S overrides), then kills them; after a SKIP it gives
- * the other PEs GIC_NC_SKIP_GRACE_S to leave. Each PE arms alarm() with the
- * job's limit (NCCL's own waits, flush included, have none), and every
+ * Time limits: the PEs' limit is GIC_NC_LIMIT_S seconds (env
+ * GIC_NCCL_LIMIT_S overrides; pe_launch.h says how it is kept); after a
+ * SKIP the other PEs get GIC_NC_SKIP_GRACE_S to leave. Each PE's alarm()
+ * covers NCCL's own waits (flush included), which have none, and every
  * GPU-side wait of ours polls with a limit.
  *
  * Environment the driver sets for the PEs unless already set:
@@ -60,6 +54,7 @@
 #include <stdint.h>
 
 #include "exp.h"
+#include "pe_launch.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -79,27 +74,12 @@ enum {
 
 enum { GIC_NC_LAT = 1, GIC_NC_RATE = 2 };
 
-enum {
-	GIC_NC_REC_SKIP = 1,
-	GIC_NC_REC_UID = 2,
-	GIC_NC_REC_RESULT = 3,
-	GIC_NC_REC_VERDICT = 4,
-	GIC_NC_REC_DONE = 5,
-};
-
 /* Why a SKIP (gic_nc_skip.kind). */
 enum {
 	GIC_NC_SKIP_GPUS = 1, /* fewer GPUs than PEs (found) */
 	GIC_NC_SKIP_LIB = 2,  /* libnccl.so.2 missing or of another version (why) */
 	GIC_NC_SKIP_GIN = 3,  /* NCCL has no GIN backend here (why: NCCL's reason) */
 };
-
-typedef struct gic_nc_rec {
-	uint32_t magic;  /* GIC_NC_MAGIC */
-	uint32_t type;   /* GIC_NC_REC_* */
-	int32_t phase;   /* RESULT, VERDICT: the measurement the record belongs to */
-	uint32_t len;    /* payload bytes that follow */
-} gic_nc_rec;
 
 typedef struct gic_nc_skip {
 	int32_t kind;    /* GIC_NC_SKIP_* */
@@ -156,10 +136,6 @@ int gic_nccl_pe_main(int argc, char **argv);
 /* PE side (nccl_pe.cu; built only with the NCCL headers). Joins the NCCL
  * job, runs it, leaves; returns the exit status (0 also after SKIP). */
 int gic_nccl_pe(int rank, int nranks, int in_fd, int out_fd);
-
-/* Record I/O shared by both sides: 0 or errno (EPIPE at end of file). */
-int gic_nc_write_rec(int fd, uint32_t type, int32_t phase, const void *data, uint32_t len);
-int gic_nc_read_full(int fd, void *buf, size_t len, int limit_ms);
 
 #ifdef __cplusplus
 }

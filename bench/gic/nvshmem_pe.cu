@@ -29,7 +29,7 @@
  *                  put+completion  that, then nvshmemx_qp_quiet(PE 1, that
  *                                  QP): DeepEP's per-QP completion. Only over
  *                                  a NIC transport that creates QPs; else a
- *                                  ROWSKIP record says why (nvshmem_pe.h)
+ *                                  NOTE record says why (nvshmem_pe.h)
  * loaded (per background level; exp_loaded.h): PE 0's CTA 0 p's request i
  * into PE 1's word i and waits for the answer PE 1's CTA 0 p's back into
  * its own word i (clock64 cycles per round trip); background CTAs, writer
@@ -57,12 +57,10 @@
 #include <nvshmemx.h>
 
 #include <errno.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "exp_lat.h"
@@ -98,9 +96,10 @@ typedef struct nv_sample {
 
 /* One PE's state. */
 typedef struct nv_pe {
-	int rank, peer, out_fd;
+	gic_pl_pe pl;          /* rank, records to the driver; sub: "lat", "rate",
+				* "loaded" or "payload" */
+	int peer;
 	const gic_nv_job *job;
-	const char *sub;       /* "lat", "rate", "loaded" or "payload" */
 	cudaStream_t stream;
 	double mhz;            /* SM clock, measured */
 	char version[16];      /* NVSHMEM library version, "3.8.0" */
@@ -417,15 +416,10 @@ static __global__ void payload_kernel(uint8_t *dst, const uint8_t *src, uint32_t
 /* ------------------------------------------------------------------ */
 /* Host side. */
 
-/* Prints why and ends the process: a PE that fails cannot finish the
- * collectives its peer waits in; the driver reports our exit status and
- * kills the peer. */
-static void nv_die(const nv_pe *P, const char *what, const char *why)
+/* Prints why and ends the process (gic_pl_die). */
+static __attribute__((noreturn)) void nv_die(const nv_pe *P, const char *what, const char *why)
 {
-	fprintf(stderr, "gic %s: NVSHMEM PE %d: %s: %s\n", P ? P->sub : "?", P ? P->rank : -1,
-		what, why);
-	fflush(stderr);
-	_exit(1);
+	gic_pl_die(&P->pl, what, why);
 }
 
 static void cuda_ok(const nv_pe *P, cudaError_t e, const char *what)
@@ -434,22 +428,14 @@ static void cuda_ok(const nv_pe *P, cudaError_t e, const char *what)
 		nv_die(P, what, cudaGetErrorString(e));
 }
 
-static uint64_t host_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
 /* Waits for the PE's stream within the job's time limit. */
 static void nv_sync(const nv_pe *P, const char *what)
 {
-	uint64_t deadline = host_now_ms() + (uint64_t)P->job->limit_s * 1000;
+	uint64_t deadline = gic_pl_now_ms() + (uint64_t)P->job->limit_s * 1000;
 	cudaError_t e;
 
 	while ((e = cudaStreamQuery(P->stream)) == cudaErrorNotReady) {
-		if (host_now_ms() > deadline)
+		if (gic_pl_now_ms() > deadline)
 			nv_die(P, what, "the GPU did not finish within the time limit");
 		usleep(20);
 	}
@@ -463,32 +449,12 @@ static void nv_barrier(const nv_pe *P, const char *what)
 	nv_sync(P, what);
 }
 
-static void nv_send(const nv_pe *P, uint32_t type, int phase, const void *data, uint32_t len)
-{
-	int rc = gic_nv_write_rec(P->out_fd, type, phase, data, len);
-
-	if (rc)
-		nv_die(P, "writing to the driver", strerror(rc));
-}
-
-static void nv_verdict(const nv_pe *P, int phase, int ok)
-{
-	int32_t v = ok;
-
-	nv_send(P, GIC_NV_REC_VERDICT, phase, &v, sizeof(v));
-}
-
 /* The fields every result of this PE shares. */
 static void nv_result(const nv_pe *P, gic_result *r, const char *name, const char *metric,
 		      const char *unit)
 {
-	gic_result_init(r, P->sub, name, metric, unit);
+	gic_result_init(r, P->pl.sub, name, metric, unit);
 	snprintf(r->transport, sizeof(r->transport), "%s", P->transport);
-}
-
-static void nv_emit(const nv_pe *P, int phase, gic_result *r)
-{
-	nv_send(P, GIC_NV_REC_RESULT, phase, r, sizeof(*r));
 }
 
 /* Reads n words of the PE's symmetric buffer back; 1 when word i holds
@@ -507,7 +473,7 @@ static int nv_check(const nv_pe *P, const uint64_t *sym, size_t n,
 	for (size_t i = 0; i < n && ok; i++) {
 		if (h[i] != want(i, arg)) {
 			fprintf(stderr, "gic %s: NVSHMEM PE %d: %s: word %zu holds 0x%016llx, "
-				"expected 0x%016llx\n", P->sub, P->rank, what, i,
+				"expected 0x%016llx\n", P->pl.sub, P->pl.rank, what, i,
 				(unsigned long long)h[i], (unsigned long long)want(i, arg));
 			ok = 0;
 		}
@@ -546,7 +512,7 @@ static void lat_emit(const nv_pe *P, int phase, const char *name, const char *me
 			 api, P->devices[0], P->devices[1], P->qps, P->version, P->mhz);
 	snprintf(r.note, sizeof(r.note), "%s", note);
 	r.validated = validated;
-	nv_emit(P, phase, &r);
+	gic_pl_emit(&P->pl, phase, &r);
 }
 
 /* Reads the transport to the peer back: a pointer to the peer's copy of
@@ -554,7 +520,7 @@ static void lat_emit(const nv_pe *P, int phase, const char *name, const char *me
  * P->transport and P->qps for P2P; returns 1 for P2P. */
 static int nv_transport(nv_pe *P, void *sym)
 {
-	P->peer = 1 - P->rank;
+	P->peer = 1 - P->pl.rank;
 	if (!nvshmem_ptr(sym, P->peer))
 		return 0;
 	snprintf(P->transport, sizeof(P->transport), "nvshmem-p2p");
@@ -565,12 +531,12 @@ static int nv_transport(nv_pe *P, void *sym)
 /* Sends the driver the line "<name>: skipped: <why>" (PE 0 only). */
 static void nv_rowskip(const nv_pe *P, int phase, const char *name, const char *why)
 {
-	char text[GIC_NV_NOTE_MAX];
+	char text[GIC_PL_NOTE_MAX];
 
-	if (P->rank != 0)
+	if (P->pl.rank != 0)
 		return;
 	snprintf(text, sizeof(text), "%s: skipped: %s", name, why);
-	nv_send(P, GIC_NV_REC_ROWSKIP, phase, text, (uint32_t)strlen(text) + 1);
+	gic_pl_send(&P->pl, GIC_PL_REC_NOTE, phase, text, (uint32_t)strlen(text) + 1);
 }
 
 /* A QP of our own (nvshmemx_qp_create, collective: both PEs call it with
@@ -635,7 +601,7 @@ static void lat_oneway(nv_pe *P, lat_bufs *B, int mode, const nvshmemx_qp_handle
 	const char *name = names[mode];
 	char note[160];
 
-	if (P->rank == 0) {
+	if (P->pl.rank == 0) {
 		uint64_t *pat = (uint64_t *)malloc((size_t)B->slots * 8);
 
 		if (!pat)
@@ -650,7 +616,7 @@ static void lat_oneway(nv_pe *P, lat_bufs *B, int mode, const nvshmemx_qp_handle
 		cuda_ok(P, cudaMemsetAsync(B->dst, 0, (size_t)B->slots * 8, P->stream), "clear");
 	}
 	nv_barrier(P, "barrier before the one-way run");
-	if (P->rank == 0) {
+	if (P->pl.rank == 0) {
 		if (mode == NV_MODE_PUT)
 			oneway_kernel<NV_MODE_PUT><<<1, 1, 0, P->stream>>>(B->dst, B->src, B->n, B->slots,
 									  P->peer, d_qp, B->d_s);
@@ -666,8 +632,9 @@ static void lat_oneway(nv_pe *P, lat_bufs *B, int mode, const nvshmemx_qp_handle
 		nv_sync(P, name);
 	}
 	nv_barrier(P, "barrier after the one-way run");
-	if (P->rank == 1) {
-		nv_verdict(P, phase, nv_check(P, B->dst, (size_t)B->slots, lat_slot_want, &w, name));
+	if (P->pl.rank == 1) {
+		gic_pl_verdict(&P->pl, phase,
+			       nv_check(P, B->dst, (size_t)B->slots, lat_slot_want, &w, name));
 		return;
 	}
 	for (int i = 0; i < B->n; i++)
@@ -705,14 +672,14 @@ static void lat_rtt(nv_pe *P, lat_bufs *B)
 
 	cuda_ok(P, cudaMemsetAsync(B->words, 0, 16, P->stream), "clear");
 	nv_barrier(P, "barrier before the round trips");
-	if (P->rank == 0)
+	if (P->pl.rank == 0)
 		rtt_pe0_kernel<<<1, 1, 0, P->stream>>>(B->words, B->words + 1, n, P->peer, limit_ns,
 							B->d_s);
 	else
 		rtt_pe1_kernel<<<1, 1, 0, P->stream>>>(B->words, B->words + 1, n, P->peer, limit_ns,
 							B->d_rc);
 	cuda_ok(P, cudaGetLastError(), "rtt launch");
-	if (P->rank == 0)
+	if (P->pl.rank == 0)
 		cuda_ok(P, cudaMemcpyAsync(B->h, B->d_s, sizeof(nv_sample) * (size_t)n,
 					   cudaMemcpyDeviceToHost, P->stream), "samples");
 	else
@@ -720,7 +687,7 @@ static void lat_rtt(nv_pe *P, lat_bufs *B)
 					   P->stream), "rc");
 	nv_sync(P, "round trips");
 	nv_barrier(P, "barrier after the round trips");
-	if (P->rank == 1) {
+	if (P->pl.rank == 1) {
 		uint64_t last = nv_val((uint64_t)n - 1, 3), got = 0;
 
 		if (rc)
@@ -731,7 +698,7 @@ static void lat_rtt(nv_pe *P, lat_bufs *B)
 		cuda_ok(P, cudaMemcpyAsync(&got, B->words, 8, cudaMemcpyDeviceToHost, P->stream),
 			"read back");
 		nv_sync(P, "read back");
-		nv_verdict(P, NV_PH_RTT, rc == 0 && got == last);
+		gic_pl_verdict(&P->pl, NV_PH_RTT, rc == 0 && got == last);
 		return;
 	}
 	for (int i = 0; i < n; i++)
@@ -768,7 +735,7 @@ static void run_lat(nv_pe *P)
 	}
 	if (oneway && J->qp_quiet) {
 		nvshmemx_qp_handle_t *d_qp = NULL, h;
-		char why[GIC_NV_NOTE_MAX - 64];
+		char why[GIC_PL_NOTE_MAX - 64];
 
 		if (nv_qp_create(P, p2p, &h, &d_qp, why, sizeof(why))) {
 			char saved[sizeof(P->qps)];
@@ -821,7 +788,7 @@ static void run_rate(nv_pe *P)
 		nv_die(P, "rate", "out of memory (symmetric heap: NVSHMEM_SYMMETRIC_SIZE)");
 	cuda_ok(P, cudaMalloc(&d_span, 2 * sizeof(unsigned long long)), "cudaMalloc");
 	nv_transport(P, dst);
-	if (P->rank == 0) {
+	if (P->pl.rank == 0) {
 		uint64_t *pat = (uint64_t *)malloc(words * 8);
 
 		if (!pat)
@@ -841,13 +808,13 @@ static void run_rate(nv_pe *P)
 		for (int round = -1; round < NV_ROUNDS; round++) { /* -1: warm-up */
 			unsigned long long span[2] = { ~0ull, 0 };
 
-			if (P->rank == 1)
+			if (P->pl.rank == 1)
 				cuda_ok(P, cudaMemsetAsync(dst, 0, words * 8, P->stream), "clear");
 			else
 				cuda_ok(P, cudaMemcpyAsync(d_span, span, sizeof(span),
 							   cudaMemcpyHostToDevice, P->stream), "span");
 			nv_barrier(P, "barrier before a rate round");
-			if (P->rank == 0) {
+			if (P->pl.rank == 0) {
 				rate_kernel<<<row->ctas, per_cta, 0, P->stream>>>(dst, src, J->iters,
 										 P->peer, d_span);
 				cuda_ok(P, cudaGetLastError(), "rate launch");
@@ -859,12 +826,12 @@ static void run_rate(nv_pe *P)
 						       (double)(span[1] - span[0]);
 			}
 			nv_barrier(P, "barrier after a rate round");
-			if (P->rank == 1)
+			if (P->pl.rank == 1)
 				ok &= nv_check(P, dst, (size_t)row->threads * NV_RATE_SLOTS,
 					       rate_slot_want, &J->iters, row->name);
 		}
-		if (P->rank == 1) {
-			nv_verdict(P, r, ok);
+		if (P->pl.rank == 1) {
+			gic_pl_verdict(&P->pl, r, ok);
 			continue;
 		}
 		gic_result res;
@@ -883,7 +850,7 @@ static void run_rate(nv_pe *P)
 		snprintf(res.note, sizeof(res.note), "NVSHMEM %s; 64 slots per thread, each "
 			 "checked on PE 1 after every round; not the paper's P-IB row", P->version);
 		res.validated = 1;
-		nv_emit(P, r, &res);
+		gic_pl_emit(&P->pl, r, &res);
 	}
 	nv_barrier(P, "barrier before freeing");
 	nvshmem_free(src);
@@ -909,25 +876,25 @@ static int ld_check(const nv_pe *P, const ld_host *H, int n, int level, int nloc
 {
 	for (int b = 0; b < 1 + nloc; b++)
 		if (H->rc[b]) {
-			fprintf(stderr, "gic loaded: NVSHMEM PE %d: %s %d: %s\n", P->rank,
-				b ? "background writer" : (P->rank ? "responder" : "probe"),
-				b ? P->rank + 2 * (b - 1) : 0,
+			fprintf(stderr, "gic loaded: NVSHMEM PE %d: %s %d: %s\n", P->pl.rank,
+				b ? "background writer" : (P->pl.rank ? "responder" : "probe"),
+				b ? P->pl.rank + 2 * (b - 1) : 0,
 				H->rc[b] == ETIMEDOUT ? "timed out" : strerror(H->rc[b]));
 			return 0;
 		}
 	for (int i = 0; i < n; i++) {
 		uint64_t v = ld_val((uint64_t)i, 1);
 
-		if (H->probe[i] != (P->rank ? v : ~v)) {
+		if (H->probe[i] != (P->pl.rank ? v : ~v)) {
 			fprintf(stderr, "gic loaded: NVSHMEM PE %d: probe word %d holds 0x%016llx\n",
-				P->rank, i, (unsigned long long)H->probe[i]);
+				P->pl.rank, i, (unsigned long long)H->probe[i]);
 			return 0;
 		}
 	}
 	for (int w = 0; w < level; w++) {
 		uint64_t t = H->total[w];
 
-		if (1 - w % 2 != P->rank) /* writer w writes to the other PE */
+		if (1 - w % 2 != P->pl.rank) /* writer w writes to the other PE */
 			continue;
 		for (uint64_t k = 0; k < NV_BG_SLOTS; k++) {
 			uint64_t want = k < t ? ld_val(k + (t - 1 - k) / NV_BG_SLOTS * NV_BG_SLOTS,
@@ -935,8 +902,8 @@ static int ld_check(const nv_pe *P, const ld_host *H, int n, int level, int nloc
 
 			if (H->bg[(size_t)w * NV_BG_SLOTS + k] != want) {
 				fprintf(stderr, "gic loaded: NVSHMEM PE %d: writer %d slot %llu holds "
-					"0x%016llx, expected 0x%016llx (%llu writes)\n", P->rank, w,
-					(unsigned long long)k,
+					"0x%016llx, expected 0x%016llx (%llu writes)\n", P->pl.rank,
+					w, (unsigned long long)k,
 					(unsigned long long)H->bg[(size_t)w * NV_BG_SLOTS + k],
 					(unsigned long long)want, (unsigned long long)t);
 				return 0;
@@ -974,7 +941,7 @@ static void ld_emit(const nv_pe *P, int phase, const char *label, int level, con
 		 "writers alternating between the PEs", P->version,
 		 strcmp(label, "p2p") ? "" : " over P2P: no queue to share or reserve");
 	r.validated = ok;
-	nv_emit(P, phase, &r);
+	gic_pl_emit(&P->pl, phase, &r);
 
 	for (int w = 0; w < level; w++)
 		carried += (double)H->window[w];
@@ -985,7 +952,7 @@ static void ld_emit(const nv_pe *P, int phase, const char *label, int level, con
 	snprintf(r.note, sizeof(r.note), "carried over the probe's span, both directions: each "
 		 "writer's writes between the probe's run and stop flags");
 	r.validated = ok;
-	nv_emit(P, phase, &r);
+	gic_pl_emit(&P->pl, phase, &r);
 }
 
 /* One configuration: level writers, the probe on qp. */
@@ -993,7 +960,7 @@ static void ld_config(nv_pe *P, nv_ld_cfg c, ld_host *H, int level, const char *
 		      nvshmemx_qp_handle_t qp, int phase)
 {
 	const gic_nv_job *J = P->job;
-	int n = J->iters + J->warmup, nloc = (level - P->rank + 1) / 2, ok;
+	int n = J->iters + J->warmup, nloc = (level - P->pl.rank + 1) / 2, ok;
 	size_t bgw = (size_t)level * NV_BG_SLOTS;
 	cudaStream_t st = P->stream;
 
@@ -1008,7 +975,7 @@ static void ld_config(nv_pe *P, nv_ld_cfg c, ld_host *H, int level, const char *
 	cuda_ok(P, cudaMemsetAsync(c.cycles, 0, (size_t)n * 8, st), "clear");
 	nv_barrier(P, "barrier before a loaded run");
 	c.n = n;
-	c.rank = P->rank;
+	c.rank = P->pl.rank;
 	c.peer = P->peer;
 	c.pace_ns = J->pace_ns;
 	c.probe_qp = qp;
@@ -1030,7 +997,7 @@ static void ld_config(nv_pe *P, nv_ld_cfg c, ld_host *H, int level, const char *
 		cuda_ok(P, cudaMemcpyAsync(H->bg, c.bg, bgw * 8, cudaMemcpyDeviceToHost, st),
 			"read back");
 	}
-	if (P->rank == 0) {
+	if (P->pl.rank == 0) {
 		cuda_ok(P, cudaMemcpyAsync(H->cycles, c.cycles, (size_t)n * 8,
 					   cudaMemcpyDeviceToHost, st), "read back");
 		cuda_ok(P, cudaMemcpyAsync(H->span, c.span, sizeof(H->span), cudaMemcpyDeviceToHost,
@@ -1038,8 +1005,8 @@ static void ld_config(nv_pe *P, nv_ld_cfg c, ld_host *H, int level, const char *
 	}
 	nv_sync(P, "read back");
 	ok = ld_check(P, H, n, level, nloc);
-	if (P->rank == 1)
-		nv_verdict(P, phase, ok);
+	if (P->pl.rank == 1)
+		gic_pl_verdict(&P->pl, phase, ok);
 	else
 		ld_emit(P, phase, label, level, H, n, ok);
 }
@@ -1049,7 +1016,7 @@ static void run_loaded(nv_pe *P)
 	const gic_nv_job *J = P->job;
 	int n = J->iters + J->warmup, maxbg = 1, p2p, have_qp = 0;
 	nvshmemx_qp_handle_t qp = (nvshmemx_qp_handle_t)NVSHMEMX_QP_DEFAULT, *d_qp = NULL;
-	char why[GIC_NV_NOTE_MAX - 64] = "";
+	char why[GIC_PL_NOTE_MAX - 64] = "";
 	size_t bgw;
 	nv_ld_cfg c;
 	ld_host H;
@@ -1131,8 +1098,8 @@ static int pl_pattern(const nv_pe *P, uint8_t *h, uint32_t size, int slots, int 
 				*b = want;
 			} else if (*b != want) {
 				fprintf(stderr, "gic payload: NVSHMEM PE %d: %s size %u: slot %d byte "
-					"%u holds 0x%02x, expected 0x%02x\n", P->rank, what, size, k, j,
-					*b, want);
+					"%u holds 0x%02x, expected 0x%02x\n", P->pl.rank, what, size, k,
+					j, *b, want);
 				return 0;
 			}
 		}
@@ -1159,7 +1126,7 @@ static void pl_emit(const nv_pe *P, int phase, const char *path, int threads, ui
 		 strcmp(P->transport, "nvshmem-p2p") ? ""
 			 : " over P2P: the calling thread(s) copy over NVLink");
 	r.validated = gbps > 0;
-	nv_emit(P, phase, &r);
+	gic_pl_emit(&P->pl, phase, &r);
 }
 
 /* PE 0: the first size from which every larger one keeps 90% of the
@@ -1182,7 +1149,7 @@ static void pl_first90(const nv_pe *P, int phase, const char *path, const double
 	gic_result_set_value(&r, J->sizes[from]);
 	gic_result_param(&r, "reference_gbps=%.3f", ref);
 	r.validated = 1;
-	nv_emit(P, phase, &r);
+	gic_pl_emit(&P->pl, phase, &r);
 }
 
 static void run_payload(nv_pe *P)
@@ -1210,7 +1177,7 @@ static void run_payload(nv_pe *P)
 			size_t bytes = (size_t)slots * size;
 			unsigned long long sp[2] = { 0, 0 };
 
-			if (P->rank == 0) {
+			if (P->pl.rank == 0) {
 				pl_pattern(P, h, size, slots, 0, "fill");
 				cuda_ok(P, cudaMemcpyAsync(src, h, bytes, cudaMemcpyHostToDevice,
 							   P->stream), "pattern");
@@ -1219,7 +1186,7 @@ static void run_payload(nv_pe *P)
 				cuda_ok(P, cudaMemsetAsync(dst, 0, bytes, P->stream), "clear");
 			}
 			nv_barrier(P, "barrier before a payload size");
-			if (P->rank == 0) {
+			if (P->pl.rank == 0) {
 				for (int timed = 0; timed < 2; timed++) {
 					if (block)
 						payload_kernel<1><<<1, NV_PL_BLOCK, 0, P->stream>>>(
@@ -1237,7 +1204,7 @@ static void run_payload(nv_pe *P)
 			}
 			/* PE 0's quiet has returned: every put is complete. */
 			nv_barrier(P, "barrier after a payload size");
-			if (P->rank == 1) {
+			if (P->pl.rank == 1) {
 				int ok;
 
 				cuda_ok(P, cudaMemcpyAsync(h, dst, bytes, cudaMemcpyDeviceToHost,
@@ -1245,14 +1212,14 @@ static void run_payload(nv_pe *P)
 				nv_sync(P, "read back");
 				ok = pl_pattern(P, h, size, slots, 1, paths[block]);
 				all_ok &= ok;
-				nv_verdict(P, block * GIC_NV_MAX_SIZES + z, ok);
+				gic_pl_verdict(&P->pl, block * GIC_NV_MAX_SIZES + z, ok);
 				continue;
 			}
 			good[z] = sp[1] > sp[0] ? (double)J->iters * size / (double)(sp[1] - sp[0]) : 0;
 			pl_emit(P, block * GIC_NV_MAX_SIZES + z, paths[block], threads, size, good[z]);
 		}
-		if (P->rank == 1)
-			nv_verdict(P, NV_PL_FIRST90 + block, all_ok);
+		if (P->pl.rank == 1)
+			gic_pl_verdict(&P->pl, NV_PL_FIRST90 + block, all_ok);
 		else
 			pl_first90(P, NV_PL_FIRST90 + block, paths[block], good);
 	}
@@ -1265,25 +1232,12 @@ static void run_payload(nv_pe *P)
 
 /* ------------------------------------------------------------------ */
 
-static char alarm_msg[128];
-
-/* The PE's own time limit (alarm): says so and ends the process. */
-static void on_alarm(int sig)
-{
-	ssize_t k = write(2, alarm_msg, strlen(alarm_msg));
-
-	(void)sig, (void)k;
-	_exit(124);
-}
-
 /* Reads the job (and, for rank > 0, the unique id) from the driver. */
 static void read_input(nv_pe *P, int in_fd, gic_nv_job *job, nvshmemx_uniqueid_t *uid)
 {
-	gic_nv_rec h;
-	int rc = gic_nv_read_full(in_fd, job, sizeof(*job), 30000);
-
-	if (rc || job->magic != GIC_NV_MAGIC || job->kind < GIC_NV_LAT || job->kind > GIC_NV_PAYLOAD)
-		nv_die(P, "reading the job", rc ? strerror(rc) : "malformed");
+	gic_pl_read_job(&P->pl, in_fd, job, sizeof(*job));
+	if (job->kind < GIC_NV_LAT || job->kind > GIC_NV_PAYLOAD)
+		nv_die(P, "reading the job", "malformed");
 	if (job->iters < 1 || job->warmup < 0 || job->nrows < 0 || job->nrows > GIC_NV_MAX_ROWS ||
 	    job->limit_s < 1 || job->iters > GIC_NV_MAX_SAMPLES ||
 	    job->warmup > GIC_NV_MAX_SAMPLES - job->iters ||
@@ -1305,15 +1259,8 @@ static void read_input(nv_pe *P, int in_fd, gic_nv_job *job, nvshmemx_uniqueid_t
 		    w->threads / w->ctas > 1024)
 			nv_die(P, "reading the job", "a rate row's threads do not split into CTAs");
 	}
-	if (P->rank == 0)
-		return;
-	rc = gic_nv_read_full(in_fd, &h, sizeof(h), 30000);
-	if (!rc && (h.magic != GIC_NV_MAGIC || h.type != GIC_NV_REC_UID || h.len != sizeof(*uid)))
-		rc = EPROTO;
-	if (!rc)
-		rc = gic_nv_read_full(in_fd, uid, sizeof(*uid), 30000);
-	if (rc)
-		nv_die(P, "reading the unique id", strerror(rc));
+	if (P->pl.rank > 0)
+		gic_pl_read_uid(&P->pl, in_fd, uid, sizeof(*uid));
 }
 
 int gic_nvshmem_pe(int rank, int nranks, int in_fd, int out_fd)
@@ -1326,17 +1273,12 @@ int gic_nvshmem_pe(int rank, int nranks, int in_fd, int out_fd)
 	double *d_mhz;
 
 	memset(P, 0, sizeof(*P));
-	P->rank = rank;
-	P->out_fd = out_fd;
+	gic_pl_pe_init(&P->pl, "NVSHMEM", "nvshmem", GIC_NV_MAGIC, rank, nranks, out_fd);
 	P->job = &job;
-	P->sub = "nvshmem";
 	read_input(P, in_fd, &job, &uid);
-	P->sub = job.kind == GIC_NV_LAT ? "lat" : job.kind == GIC_NV_RATE ? "rate"
-		 : job.kind == GIC_NV_LOADED ? "loaded" : "payload";
-	snprintf(alarm_msg, sizeof(alarm_msg), "gic %s: NVSHMEM PE %d: time limit (%d s) "
-		 "reached\n", P->sub, rank, job.limit_s);
-	signal(SIGALRM, on_alarm);
-	alarm((unsigned)job.limit_s);
+	P->pl.sub = job.kind == GIC_NV_LAT ? "lat" : job.kind == GIC_NV_RATE ? "rate"
+		    : job.kind == GIC_NV_LOADED ? "loaded" : "payload";
+	gic_pl_pe_alarm(&P->pl, job.limit_s);
 	if (cudaGetDeviceCount(&ngpu) != cudaSuccess) {
 		cudaGetLastError();
 		ngpu = 0;
@@ -1345,7 +1287,7 @@ int gic_nvshmem_pe(int rank, int nranks, int in_fd, int out_fd)
 		int32_t found = ngpu;
 
 		if (rank == 0)
-			nv_send(P, GIC_NV_REC_SKIP, 0, &found, sizeof(found));
+			gic_pl_send(&P->pl, GIC_PL_REC_SKIP, 0, &found, sizeof(found));
 		return 0;
 	}
 	P->devices[0] = 0;
@@ -1354,7 +1296,7 @@ int gic_nvshmem_pe(int rank, int nranks, int in_fd, int out_fd)
 	if (rank == 0) {
 		if (nvshmemx_get_uniqueid(&uid))
 			nv_die(P, "nvshmemx_get_uniqueid", "failed");
-		nv_send(P, GIC_NV_REC_UID, 0, &uid, sizeof(uid));
+		gic_pl_send(&P->pl, GIC_PL_REC_UID, 0, &uid, sizeof(uid));
 	}
 	if (nvshmemx_set_attr_uniqueid_args(rank, nranks, &uid, &attr))
 		nv_die(P, "nvshmemx_set_attr_uniqueid_args", "failed");
@@ -1399,6 +1341,6 @@ int gic_nvshmem_pe(int rank, int nranks, int in_fd, int out_fd)
 	nvshmem_finalize();
 	for (int i = 0; i < P->nqp_arrays; i++)
 		free(P->qp_arrays[i]); /* after finalize, as nvshmemx_qp_create asks */
-	nv_send(P, GIC_NV_REC_DONE, 0, NULL, 0);
+	gic_pl_send(&P->pl, GIC_PL_REC_DONE, 0, NULL, 0);
 	return 0;
 }

@@ -4,11 +4,9 @@
  * between two GPUs, measured the way the mini-gda rows are and emitted
  * into the same results.
  *
- * NVSHMEM PEs are processes, one GPU each. The driver process runs none of
- * the NVSHMEM code itself (it may already hold a CUDA context, and must
- * not need a GPU just to start them): gic_nvshmem_run() (nvshmem_launch.c)
- * starts nranks fresh processes of this program (/proc/self/exe) with the
- * hidden subcommand
+ * NVSHMEM PEs are processes, one GPU each, started and watched through
+ * pe_launch.h (its protocol, time limits and failure reports): the hidden
+ * subcommand is
  *     gic __nvshmem-pe <rank> <nranks> <in_fd> <out_fd>
  * PE r selects CUDA device r. PE 0 makes NVSHMEM's unique id, the driver
  * relays it to the other PEs, and each PE joins with
@@ -16,18 +14,12 @@
  * answers round trips and checks every payload that lands in its memory
  * (loaded: PE 0 also checks what PE 1's background writers put into it).
  *
- * Protocol (pipes between processes of one build, host byte order):
- *   driver -> PE: one gic_nv_job; then, to every PE but 0, one UID record.
- *   PE -> driver: records (a gic_nv_rec header, then len bytes):
- *     SKIP     int32: the GPUs found, fewer than nranks (nothing ran)
- *     UID      nvshmemx_uniqueid_t (PE 0, before it joins)
- *     RESULT   gic_result, phase set (PE 0)
- *     VERDICT  int32: 1 when every payload of the phase checked out (PE 1)
- *     ROWSKIP  text (at most GIC_NV_NOTE_MAX bytes): one row could not run
- *              on this transport, and why (PE 0); the driver prints it
- *     DONE     nothing: the PE finished its job and finalized
- * A result's validated is 1 only when PE 0 set it and PE 1's verdict for
- * its phase is 1; the driver combines them after both PEs are DONE.
+ * What the NVSHMEM path puts in pe_launch.h's records:
+ *   job      gic_nv_job (magic GIC_NV_MAGIC)
+ *   SKIP     int32: the GPUs found, fewer than nranks (nothing ran)
+ *   UID      nvshmemx_uniqueid_t
+ *   NOTE     "<row>: skipped: <why>": one row could not run on this
+ *            transport (PE 0)
  *
  * Per-QP completion (the lat row "nvshmem qp-quiet", DeepEP's pattern: put
  * on one QP, then complete only that (peer, QP)): NVSHMEM 3.5+ exposes
@@ -41,9 +33,9 @@
  * (gic_nv_qp_quiet_unavailable()); the PE leaves it out, saying why, when
  * the pair runs over P2P anyway or the transport creates no QP.
  *
- * Time limits: the driver gives the PEs GIC_NV_LIMIT_S seconds in all
- * (env GIC_NVSHMEM_LIMIT_S overrides), then kills them; each PE also arms
- * alarm() with the same limit, and every GPU-side wait polls with a limit.
+ * Time limits: the PEs' limit is GIC_NV_LIMIT_S seconds (env
+ * GIC_NVSHMEM_LIMIT_S overrides; pe_launch.h says how it is kept), and
+ * every GPU-side wait polls with a limit.
  *
  * Environment the driver sets for the PEs unless already set:
  *   NVSHMEM_REMOTE_TRANSPORT=none          both PEs are on this host
@@ -59,6 +51,7 @@
 #include <stdint.h>
 
 #include "exp.h"
+#include "pe_launch.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -77,26 +70,9 @@ enum {
 	GIC_NV_MAX_BG = 254,     /* loaded: background writers (both PEs together) */
 	GIC_NV_MAX_SIZES = 64,   /* payload: sizes per job */
 	GIC_NV_REGION = 64 << 20,/* payload: destination region (bytes) */
-	GIC_NV_NOTE_MAX = 256,   /* ROWSKIP text, with its NUL */
 };
 
 enum { GIC_NV_LAT = 1, GIC_NV_RATE = 2, GIC_NV_LOADED = 3, GIC_NV_PAYLOAD = 4 };
-
-enum {
-	GIC_NV_REC_SKIP = 1,
-	GIC_NV_REC_UID = 2,
-	GIC_NV_REC_RESULT = 3,
-	GIC_NV_REC_VERDICT = 4,
-	GIC_NV_REC_DONE = 5,
-	GIC_NV_REC_ROWSKIP = 6,
-};
-
-typedef struct gic_nv_rec {
-	uint32_t magic;  /* GIC_NV_MAGIC */
-	uint32_t type;   /* GIC_NV_REC_* */
-	int32_t phase;   /* RESULT, VERDICT: the measurement the record belongs to */
-	uint32_t len;    /* payload bytes that follow */
-} gic_nv_rec;
 
 typedef struct gic_nv_rate_row {
 	char name[32];   /* result name, e.g. "nvshmem t256" */
@@ -171,10 +147,6 @@ int gic_nvshmem_pe_main(int argc, char **argv);
 /* PE side (nvshmem_pe.cu; built only with NVSHMEM). Joins the NVSHMEM
  * job, runs it, finalizes; returns the exit status (0 also after SKIP). */
 int gic_nvshmem_pe(int rank, int nranks, int in_fd, int out_fd);
-
-/* Record I/O shared by both sides: 0 or errno (EPIPE at end of file). */
-int gic_nv_write_rec(int fd, uint32_t type, int32_t phase, const void *data, uint32_t len);
-int gic_nv_read_full(int fd, void *buf, size_t len, int limit_ms);
 
 #ifdef __cplusplus
 }
