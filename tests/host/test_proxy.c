@@ -656,6 +656,27 @@ CASE(rings_workers_tuned)
 /* ------------------------------------------------------------------ */
 /* Chaining: B descriptors per post. */
 
+/* The engine adds a pass's counts to the NIC's stats after that pass's
+ * CQEs are written, so a test that has seen its completions can still read
+ * stats a pass behind. Reads them into *s1 until they are at least
+ * want_wqes executed WQEs and want_cqes CQEs past *s0, or LONG_WAIT has
+ * passed; the caller then checks them exactly. */
+static void stats_settled(fx *f, const softnic_stats *s0, uint64_t want_wqes,
+			  uint64_t want_cqes, softnic_stats *s1)
+{
+	uint64_t deadline = after(LONG_WAIT);
+
+	for (;;) {
+		softnic_get_stats(f->nic, s1);
+		if (s1->wqes_executed - s0->wqes_executed >= want_wqes &&
+		    s1->cqes_written - s0->cqes_written >= want_cqes)
+			return;
+		if (gic_now_ns() > deadline)
+			return;
+		sched_yield();
+	}
+}
+
 /* 64 requests queued before the worker starts, 8 in each of 8 rings: a
  * sweep chains across rings, so every chain is exactly B long (B = 16
  * takes two rings), one doorbell and one CQE each. */
@@ -681,7 +702,7 @@ static void run_chain_prefilled(int batch)
 			(unsigned long long)counter_value(f, (uint32_t)r), gic_proxy_error(f->proxy));
 	CHECK(bad_payloads(f, 0, 1, 64) == 0, "B=%d payloads", batch);
 	gic_proxy_stop(f->proxy);
-	softnic_get_stats(f->nic, &s1);
+	stats_settled(f, &s0, 64, (uint64_t)(64 / batch), &s1);
 	gic_proxy_get_stats(f->proxy, -1, &st);
 	CHECK(st.requests == 64 && st.chains == (uint64_t)(64 / batch), "B=%d: %llu requests in "
 	      "%llu chains", batch, (unsigned long long)st.requests, (unsigned long long)st.chains);
@@ -764,8 +785,8 @@ static void run_counter_gpu(int protocol)
 		      gic_proxy_error(f->proxy));
 	check_rings(f, &c, 600);
 	CHECK(gic_proxy_stop(f->proxy) == 0, "stop: %s", gic_proxy_error(f->proxy));
-	softnic_get_stats(f->nic, &s1);
 	gic_proxy_get_stats(f->proxy, -1, &st);
+	stats_settled(f, &s0, st.requests + st.counter_updates, 0, &s1);
 	CHECK(st.counter_updates >= st.chains && st.counter_updates <= st.requests,
 	      "%llu counter updates for %llu chains", (unsigned long long)st.counter_updates,
 	      (unsigned long long)st.chains);
@@ -801,7 +822,7 @@ CASE(counter_host)
 	REQUIRE(stream_rings(f, c.rings, 1, 500, prs) == c.rings, "producers");
 	check_rings(f, &c, 500);
 	gic_proxy_stop(f->proxy);
-	softnic_get_stats(f->nic, &s1);
+	stats_settled(f, &s0, 1000, 0, &s1);
 	gic_proxy_get_stats(f->proxy, -1, &st);
 	CHECK(s1.wqes_executed - s0.wqes_executed == 1000, "NIC executed %llu WQEs for 1000 "
 	      "requests", (unsigned long long)(s1.wqes_executed - s0.wqes_executed));
