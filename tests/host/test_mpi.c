@@ -49,6 +49,7 @@
 #include "gic/boot.h"
 #include "gic/conn.h"
 #include "gic/softnic_shm.h"
+#include "mpi_kit.h"          /* FAIL, mk: shared with gic-gpu-mpi */
 #include "softnic_internal.h" /* white box: a CQ's lock word (cq_lock_dead) */
 #include "shm_gpu.h"          /* white box: a fake CUDA part (gpu_path) */
 
@@ -64,17 +65,6 @@ enum {
 	GUARD = 4096,
 	ARENA = 16 << 20,
 };
-
-static int me = -1, npe;
-static int failures;
-
-#define FAIL(...)                                                              \
-	do {                                                                   \
-		failures++;                                                    \
-		fprintf(stderr, "test_mpi PE %d: %s:%d: ", me, __FILE__, __LINE__); \
-		fprintf(stderr, __VA_ARGS__);                                  \
-		fputc('\n', stderr);                                           \
-	} while (0)
 
 typedef struct pe {
 	gic_boot *b;
@@ -95,67 +85,40 @@ typedef struct pe {
 	gic_conn_info theirs[MAXPE][NQP];
 } pe;
 
-static size_t counter_off(void) { return (size_t)npe * SLICE; }
-
-/* The bytes PE src writes into PE dst: never zero. */
-static void pattern(uint8_t *buf, size_t len, int src, int dst)
-{
-	uint64_t x = 0x9e3779b97f4a7c15ull * (uint64_t)(src * 131 + dst + 1);
-
-	for (size_t i = 0; i < len; i++) {
-		x ^= x << 13;
-		x ^= x >> 7;
-		x ^= x << 17;
-		buf[i] = (uint8_t)(x | 1);
-	}
-}
-
 /* ------------------------------------------------------------------ */
 /* Setup: softnic, regions, QPs, records, connections. */
 
 static int setup(pe *s, int *argc, char ***argv)
 {
-	softnic_attr na = { .engine_threads = 1 };
 	uint8_t (*mine)[NQP][GIC_CONN_WIRE_BYTES];
-	uint8_t (*all)[MAXPE][NQP][GIC_CONN_WIRE_BYTES];
 	int rc;
 
-	s->b = gic_boot_mpi(argc, argv);
-	if (!s->b) {
-		FAIL("gic_boot_mpi: %s", strerror(errno));
+	s->b = mk_boot(argc, argv, MAXPE, &rc);
+	if (!s->b)
+		return rc;
+	s->nic = mk_open(s->b, ARENA);
+	if (!s->nic)
 		return errno;
-	}
-	me = gic_boot_rank(s->b);
-	npe = gic_boot_size(s->b);
-	if (npe < 2 || npe > MAXPE) {
-		FAIL("needs 2..%d processes (mpiexec -n N), got %d", MAXPE, npe);
-		return EINVAL;
-	}
-	s->nic = softnic_open_shared(&na, s->b, ARENA, WAIT_NS);
-	if (!s->nic) {
-		FAIL("softnic_open_shared: %s", strerror(errno));
-		return errno;
-	}
 	s->pd = softnic_pd_alloc(s->nic);
-	s->region_len = counter_off() + 64;
+	s->region_len = mk_counter_off() + 64;
 	s->region = softnic_shared_alloc(s->nic, s->region_len + GUARD, 4096);
 	s->ro = softnic_shared_alloc(s->nic, 4096, 4096);
-	s->src = malloc((size_t)npe * SLICE);
-	s->fetched = calloc((size_t)npe * NATOMIC, sizeof(uint64_t));
+	s->src = malloc((size_t)mk.npe * SLICE);
+	s->fetched = calloc((size_t)mk.npe * NATOMIC, sizeof(uint64_t));
 	if (!s->pd || !s->region || !s->ro || !s->src || !s->fetched) {
 		FAIL("allocation: %s", softnic_last_error(s->nic));
 		return ENOMEM;
 	}
 	memset(s->region + s->region_len, 0xa5, GUARD);
-	for (int p = 0; p < npe; p++)
-		pattern(s->src + (size_t)p * SLICE, SLICE, me, p);
+	for (int p = 0; p < mk.npe; p++)
+		mk_pattern(s->src + (size_t)p * SLICE, SLICE, mk.me, p);
 	s->mr = softnic_reg_mr(s->pd, s->region, s->region_len,
 			       SOFTNIC_ACCESS_REMOTE_WRITE | SOFTNIC_ACCESS_REMOTE_ATOMIC |
 			       SOFTNIC_ACCESS_LOCAL_WRITE);
 	s->ro_mr = softnic_reg_mr(s->pd, s->ro, 4096, SOFTNIC_ACCESS_REMOTE_READ);
 	/* Local-only regions may be anywhere in the process. */
-	s->src_mr = softnic_reg_mr(s->pd, s->src, (size_t)npe * SLICE, 0);
-	s->fetch_mr = softnic_reg_mr(s->pd, s->fetched, (size_t)npe * NATOMIC * 8,
+	s->src_mr = softnic_reg_mr(s->pd, s->src, (size_t)mk.npe * SLICE, 0);
+	s->fetch_mr = softnic_reg_mr(s->pd, s->fetched, (size_t)mk.npe * NATOMIC * 8,
 				     SOFTNIC_ACCESS_LOCAL_WRITE);
 	if (!s->mr || !s->ro_mr || !s->src_mr || !s->fetch_mr) {
 		FAIL("reg_mr: %s", softnic_last_error(s->nic));
@@ -166,63 +129,23 @@ static int setup(pe *s, int *argc, char ***argv)
 	if (softnic_reg_mr(s->pd, s->src, 64, SOFTNIC_ACCESS_REMOTE_WRITE) || errno != EINVAL)
 		FAIL("reg_mr of heap memory with REMOTE_WRITE did not fail with EINVAL");
 
-	mine = calloc((size_t)npe * NQP, GIC_CONN_WIRE_BYTES);
-	all = calloc((size_t)npe, sizeof(*all));
-	if (!mine || !all) {
-		free(mine);
-		free(all);
+	mine = calloc((size_t)mk.npe * NQP, GIC_CONN_WIRE_BYTES);
+	if (!mine)
 		return ENOMEM;
-	}
-	for (int p = 0; p < npe; p++) {
-		for (int k = 0; k < NQP && p != me; k++) {
-			softnic_qp_attr qa = { .log_sq_bb = 10 };
-			gic_conn_info c = { .port = 1, .mtu = 5 };
-
-			s->cq[p][k] = softnic_cq_create(s->nic, 10);
-			qa.send_cq = s->cq[p][k];
-			if (k == 0) /* receives WRITE_IMM completions (cq_lock_dead) */
-				qa.recv_cq = s->cq[p][k];
-			s->qp[p][k] = s->cq[p][k] ? softnic_qp_create(s->pd, &qa) : NULL;
-			if (!s->qp[p][k]) {
-				FAIL("QP %d for PE %d: %s", k, p, softnic_last_error(s->nic));
+	for (int p = 0; p < mk.npe; p++) {
+		for (int k = 0; k < NQP && p != mk.me; k++) {
+			/* QP 0 receives WRITE_IMM completions (cq_lock_dead) */
+			if (mk_qp_open(s->nic, s->pd, p, k, k == 0, &s->cq[p][k], &s->qp[p][k],
+				       &s->sq[p][k], &s->cqv[p][k])) {
 				free(mine);
-				free(all);
 				return ENOMEM;
 			}
-			softnic_qp_view(s->qp[p][k], &s->sq[p][k], &s->cqv[p][k]);
-			c.qpn = softnic_qp_num(s->qp[p][k]);
-			c.addr = (uint64_t)(uintptr_t)(k == 3 ? s->ro : s->region);
-			c.rkey = softnic_mr_rkey(k == 3 ? s->ro_mr : s->mr);
-			gic_conn_pack(&c, mine[p][k], GIC_CONN_WIRE_BYTES);
+			mk_conn_record(s->qp[p][k], (uint64_t)(uintptr_t)(k == 3 ? s->ro : s->region),
+				       softnic_mr_rkey(k == 3 ? s->ro_mr : s->mr), mine[p][k]);
 		}
 	}
-	rc = gic_boot_allgather(s->b, mine, (size_t)npe * NQP * GIC_CONN_WIRE_BYTES, all, WAIT_NS);
-	if (rc)
-		FAIL("allgather of connection records: %s", gic_boot_last_error(s->b));
-	for (int p = 0; p < npe && !rc; p++) {
-		for (int k = 0; k < NQP && p != me && !rc; k++) {
-			const char *why = NULL;
-
-			/* PE p's records are packed npe x NQP as well. */
-			const uint8_t *rec = (const uint8_t *)all +
-				((size_t)p * npe * NQP + (size_t)me * NQP + k) * GIC_CONN_WIRE_BYTES;
-
-			rc = gic_conn_unpack(rec, GIC_CONN_WIRE_BYTES, &s->theirs[p][k], &why);
-			if (rc) {
-				FAIL("record %d of PE %d: %s", k, p, why ? why : strerror(rc));
-				break;
-			}
-			rc = softnic_qp_connect_remote(s->qp[p][k], p, s->theirs[p][k].qpn);
-			if (rc)
-				FAIL("connect to PE %d QP 0x%x: %s", p, s->theirs[p][k].qpn,
-				     softnic_last_error(s->nic));
-		}
-	}
+	rc = mk_connect(s->b, s->nic, NQP, mine, &s->qp[0][0], &s->theirs[0][0]);
 	free(mine);
-	free(all);
-	/* Every half is connected before anyone writes. */
-	if (!rc && (rc = gic_boot_barrier(s->b, WAIT_NS)))
-		FAIL("barrier after connecting: %s", gic_boot_last_error(s->b));
 	return rc;
 }
 
@@ -239,23 +162,19 @@ static void teardown(pe *s)
 
 static const char *cqe_text(const gic_sq *sq)
 {
-	static char buf[160];
-
-	snprintf(buf, sizeof(buf), "syndrome 0x%02x (%s), vendor syndrome 0x%02x (%s)",
-		 sq->err_info.syndrome, gic_syndrome_name(sq->err_info.syndrome),
-		 sq->err_info.vendor_syndrome, softnic_vsynd_text(sq->err_info.vendor_syndrome));
-	return buf;
+	return mk_cqe_text(sq->err_info.syndrome, sq->err_info.vendor_syndrome);
 }
 
 /* Writes this PE's slice of PE p's region, then the atomics. */
-static int put_all(pe *s, int p)
+static void put_all(void *ctx, int p)
 {
+	pe *s = ctx;
 	static const uint32_t lens[] = { 1, 8, 13, 64, 100, 511, 700, 4096, 3, 65536, 12, 9000, 48 };
 	const uint32_t nlens = sizeof(lens) / sizeof(lens[0]);
 	gic_sq *sq = &s->sq[p][0];
 	const gic_conn_info *t = &s->theirs[p][0];
 	const uint8_t *pat = s->src + (size_t)p * SLICE;
-	uint64_t raddr = t->addr + (uint64_t)me * SLICE, pos;
+	uint64_t raddr = t->addr + (uint64_t)mk.me * SLICE, pos;
 	uint32_t off = 0, n = 0, inb = 0;
 	int rc;
 
@@ -270,7 +189,7 @@ static int put_all(pe *s, int p)
 		if (rc) {
 			FAIL("writing to PE %d: reserve at byte %u: %s (%s)", p, off, strerror(rc),
 			     rc == EIO ? cqe_text(sq) : "");
-			return rc;
+			return;
 		}
 		if (inl)
 			gic_wqe_write_inline(sq, pos, raddr + off, t->rkey, pat + off, len, f);
@@ -292,9 +211,9 @@ static int put_all(pe *s, int p)
 		rc = gic_sq_reserve_excl(sq, 1, &pos, GIC_ORDER_RELEASE_SYS, gic_now_ns() + WAIT_NS);
 		if (rc) {
 			FAIL("atomics to PE %d: reserve: %s", p, strerror(rc));
-			return rc;
+			return;
 		}
-		gic_wqe_atomic_fa(sq, pos, t->addr + counter_off(), t->rkey, (uint64_t)me + 1,
+		gic_wqe_atomic_fa(sq, pos, t->addr + mk_counter_off(), t->rkey, (uint64_t)mk.me + 1,
 				  (uint64_t)(uintptr_t)&s->fetched[p * NATOMIC + k],
 				  softnic_mr_lkey(s->fetch_mr), sig ? GIC_CTRL_CQ_UPDATE : 0);
 		if (sig) {
@@ -306,166 +225,69 @@ static int put_all(pe *s, int p)
 	if (rc)
 		FAIL("completing the writes to PE %d: %s (%s; %s)", p, strerror(rc),
 		     rc == EIO ? cqe_text(sq) : "", softnic_qp_error(s->qp[p][0]));
-	return rc;
 }
 
 /* Posts one bad write on QP k to PE p; it must fail with synd/vs. */
-static void bad_write(pe *s, int p, int k, uint64_t raddr, uint32_t rkey, uint32_t len,
+static void bad_write(void *ctx, int p, int k, uint64_t raddr, uint32_t rkey, uint32_t len,
 		      uint8_t synd, uint8_t vs, const char *what)
 {
+	pe *s = ctx;
 	gic_sq *sq = &s->sq[p][k];
 	uint8_t data[16];
-	uint64_t pos;
 	int rc;
 
 	memset(data, 0x5a, sizeof(data));
-	rc = gic_sq_reserve_excl(sq, 1, &pos, GIC_ORDER_RELEASE_SYS, gic_now_ns() + WAIT_NS);
-	if (rc) {
-		FAIL("%s: reserve: %s", what, strerror(rc));
-		return;
-	}
-	gic_wqe_write_inline(sq, pos, raddr, rkey, data, len, GIC_CTRL_CQ_UPDATE);
-	gic_sq_note_signaled(sq, pos + 1, 0);
-	gic_sq_publish_excl(sq, GIC_ORDER_RELEASE_SYS);
-	rc = gic_sq_wait_retired(sq, pos + 1, 0, GIC_ORDER_RELEASE_SYS, gic_now_ns() + WAIT_NS);
-	if (rc != EIO)
-		FAIL("%s to PE %d: expected an error CQE, got %s", what, p,
-		     rc ? strerror(rc) : "success");
-	else if (sq->err_info.syndrome != synd || sq->err_info.vendor_syndrome != vs)
-		FAIL("%s to PE %d: expected syndrome 0x%02x / vendor 0x%02x, got %s", what, p,
-		     synd, vs, cqe_text(sq));
-	else if (!softnic_qp_in_error(s->qp[p][k]))
-		FAIL("%s to PE %d: the QP is not in the error state", what, p);
+	rc = mk_write_wait(sq, raddr, rkey, data, len, gic_now_ns() + WAIT_NS);
+	mk_check_bad(rc, sq->err_info.syndrome, sq->err_info.vendor_syndrome, s->qp[p][k], p, synd,
+		     vs, what);
 }
 
 /* Checks what the other PEs wrote here. */
-static void check_received(pe *s)
+static void check_received(void *ctx)
 {
-	uint8_t *want = malloc(SLICE);
-	uint64_t counter, expect = 0;
+	pe *s = ctx;
 
-	if (!want) {
-		FAIL("no memory to check");
-		return;
-	}
-	for (int src = 0; src < npe; src++) {
-		const uint8_t *got = s->region + (size_t)src * SLICE;
-
-		if (src == me) {
-			memset(want, 0, SLICE);
-		} else {
-			pattern(want, SLICE, src, me);
-			expect += (uint64_t)NATOMIC * (uint64_t)(src + 1);
-		}
-		if (memcmp(got, want, SLICE)) {
-			size_t i = 0, bad = 0;
-
-			while (got[i] == want[i])
-				i++;
-			for (size_t j = i; j < SLICE; j++)
-				bad += got[j] != want[j];
-			FAIL("slice from PE %d: %zu of %d bytes wrong, first at %zu (0x%02x, "
-			     "expected 0x%02x)", src, bad, SLICE, i, got[i], want[i]);
-		}
-	}
-	memcpy(&counter, s->region + counter_off(), 8);
-	if (counter != expect)
-		FAIL("atomic counter %llu, expected %llu", (unsigned long long)counter,
-		     (unsigned long long)expect);
-	for (size_t i = 0; i < GUARD; i++) {
-		if (s->region[s->region_len + i] != 0xa5) {
-			FAIL("guard byte %zu after the region was written", i);
-			break;
-		}
-	}
+	mk_check_received(s->region, s->region_len);
 	for (size_t i = 0; i < 4096; i++) {
 		if (s->ro[i]) {
 			FAIL("read-only region byte %zu was written", i);
 			break;
 		}
 	}
-	free(want);
 }
 
 /* The old values this PE's ATOMIC_FAs fetched from PE p's counter. */
-static void check_fetched(const pe *s, int p)
+static void check_fetched(void *ctx, int p)
 {
-	const uint64_t *f = &s->fetched[p * NATOMIC];
-	uint64_t step = (uint64_t)me + 1;
+	mk_check_fetched(&((pe *)ctx)->fetched[p * NATOMIC], p);
+}
 
-	for (int k = 0; k < NATOMIC; k++) {
-		/* With two PEs this PE is the only adder: exactly k * step. */
-		int bad = npe == 2 ? f[k] != (uint64_t)k * step
-				   : (k && f[k] < f[k - 1] + step);
+/* The third error check: a region without REMOTE_WRITE (QP 3). */
+static void more_bad(void *ctx, int p)
+{
+	pe *s = ctx;
 
-		if (bad) {
-			FAIL("ATOMIC_FA %d to PE %d fetched %llu (previous %llu, step %llu)", k, p,
-			     (unsigned long long)f[k], (unsigned long long)(k ? f[k - 1] : 0),
-			     (unsigned long long)step);
-			return;
-		}
-	}
+	bad_write(s, p, 3, s->theirs[p][3].addr, s->theirs[p][3].rkey, 8,
+		  GIC_SYND_REMOTE_ACCESS_ERR, SOFTNIC_VSYND_REMOTE_ACCESS,
+		  "write to a region without REMOTE_WRITE");
 }
 
 static int case_transfer(pe *s)
 {
-	int32_t mine, *all;
-	int rc, passed = 1;
+	static const mk_transfer_ops ops = { put_all, check_fetched, bad_write, more_bad, 1,
+					     check_received, "" };
 
-	for (int p = 0; p < npe; p++)
-		if (p != me)
-			put_all(s, p);
-	for (int p = 0; p < npe; p++) {
-		const gic_conn_info *t = &s->theirs[p][0];
-
-		if (p == me)
-			continue;
-		check_fetched(s, p);
-		bad_write(s, p, 1, t->addr, t->rkey ^ 0xff, 8, GIC_SYND_REMOTE_ACCESS_ERR,
-			  SOFTNIC_VSYND_BAD_RKEY, "write with a bad rkey");
-		bad_write(s, p, 2, t->addr + s->region_len - 8, t->rkey, 16,
-			  GIC_SYND_REMOTE_ACCESS_ERR, SOFTNIC_VSYND_REMOTE_BOUNDS,
-			  "write past the region");
-		bad_write(s, p, 3, s->theirs[p][3].addr, s->theirs[p][3].rkey, 8,
-			  GIC_SYND_REMOTE_ACCESS_ERR, SOFTNIC_VSYND_REMOTE_ACCESS,
-			  "write to a region without REMOTE_WRITE");
-	}
-	/* Everyone's writes are complete before anyone checks. */
-	rc = gic_boot_barrier(s->b, WAIT_NS);
-	if (rc)
-		FAIL("barrier before checking: %s", gic_boot_last_error(s->b));
-	else
-		check_received(s);
-	mine = failures;
-	all = calloc((size_t)npe, sizeof(*all));
-	rc = all ? gic_boot_allgather(s->b, &mine, sizeof(mine), all, WAIT_NS) : ENOMEM;
-	if (rc)
-		FAIL("allgather of outcomes: %s", gic_boot_last_error(s->b));
-	for (int p = 0; p < npe && !rc; p++)
-		passed &= all[p] == 0;
-	if (me == 0)
-		printf("test_mpi transfer: %s on %d PEs (%d bytes, %d ATOMIC_FA and 3 error "
-		       "checks per pair)\n", !rc && passed ? "PASSED" : "FAILED", npe, SLICE,
-		       NATOMIC);
-	free(all);
-	return !rc && passed ? 0 : 1;
+	return mk_transfer(s->b, &ops, s, &s->theirs[0][0], NQP, s->region_len);
 }
 
 /* Gathers every PE's failure count; rank 0 prints the verdict of case
  * name. 0 when every PE passed. */
 static int finish_boot(gic_boot *b, const char *name)
 {
-	int32_t mine = failures, *all = calloc((size_t)gic_boot_size(b), sizeof(*all));
-	int rc = all ? gic_boot_allgather(b, &mine, sizeof(mine), all, WAIT_NS) : ENOMEM;
-	int passed = !rc;
+	int passed = mk_all_passed(b);
 
-	if (rc)
-		FAIL("allgather of outcomes: %s", gic_boot_last_error(b));
-	for (int p = 0; p < gic_boot_size(b) && !rc; p++)
-		passed &= all[p] == 0;
-	if (me == 0)
+	if (mk.me == 0)
 		printf("test_mpi %s: %s\n", name, passed ? "PASSED" : "FAILED");
-	free(all);
 	return passed ? 0 : 1;
 }
 
@@ -494,7 +316,7 @@ static int case_vanish(pe *s, int killed)
 		FAIL("%s: barrier before PE 1 leaves: %s", name, gic_boot_last_error(s->b));
 		return 1;
 	}
-	if (me == 1) {
+	if (mk.me == 1) {
 		fprintf(stderr, "test_mpi %s: PE 1 %s now, closing nothing\n", name,
 			killed ? "kills itself (SIGKILL)" : "exits");
 		if (killed)
@@ -524,16 +346,9 @@ static int case_vanish(pe *s, int killed)
 		}
 	}
 	softnic_shared_peer_gone(s->nic, 1, &why);
-	if (rc != EIO)
-		FAIL("%s: after %llu writes in %.1f ms: %s instead of an error CQE", name,
-		     (unsigned long long)writes, (gic_now_ns() - t0) / 1e6, strerror(rc));
-	else if (sq->err_info.vendor_syndrome != SOFTNIC_VSYND_PEER_GONE ||
-		 sq->err_info.syndrome != GIC_SYND_TRANSPORT_RETRY_EXC_ERR)
-		FAIL("%s: expected PEER_GONE / TRANSPORT_RETRY_EXC_ERR, got %s", name,
-		     cqe_text(sq));
-	else
+	if (mk_check_peer_gone(rc, sq, name, writes, t0))
 		fprintf(stderr, "test_mpi %s: PE %d: PE 1 gone (%s) after %llu writes, %.1f ms: "
-			"%s\n", name, me, why, (unsigned long long)writes,
+			"%s\n", name, mk.me, why, (unsigned long long)writes,
 			(gic_now_ns() - t0) / 1e6, softnic_qp_error(s->qp[1][0]));
 	/* The bootstrap cannot complete without PE 1 either. */
 	t0 = gic_now_ns();
@@ -542,9 +357,9 @@ static int case_vanish(pe *s, int killed)
 		FAIL("%s: barrier without PE 1 gave %s, not ETIMEDOUT", name, strerror(rc));
 	else if (gic_now_ns() - t0 > 5 * SEC)
 		FAIL("%s: the barrier's time limit took %.1f s", name, (gic_now_ns() - t0) / 1e9);
-	if (me == 0)
-		printf("test_mpi %s: %s\n", name, failures ? "FAILED" : "PASSED");
-	return failures ? 1 : 0;
+	if (mk.me == 0)
+		printf("test_mpi %s: %s\n", name, mk.failures ? "FAILED" : "PASSED");
+	return mk.failures ? 1 : 0;
 }
 
 /* ------------------------------------------------------------------ */
@@ -580,14 +395,14 @@ static int case_cq_lock_dead(pe *s)
 	int rc;
 
 	/* PE 1's QP to PE 0 takes PE 0's WRITE_IMM completions on cq[0][0]. */
-	if (me == 1 && lock_and_die(s->cq[0][0]))
+	if (mk.me == 1 && lock_and_die(s->cq[0][0]))
 		FAIL("cq_lock_dead: could not lock PE 1's receive CQ");
 	rc = gic_boot_barrier(s->b, WAIT_NS);
 	if (rc) {
 		FAIL("cq_lock_dead: barrier: %s", gic_boot_last_error(s->b));
 		return 1;
 	}
-	if (me == 0) {
+	if (mk.me == 0) {
 		sq = &s->sq[1][0];
 		t0 = gic_now_ns();
 		rc = gic_sq_reserve_excl(sq, 1, &pos, GIC_ORDER_RELEASE_SYS, gic_now_ns() + WAIT_NS);
@@ -814,7 +629,7 @@ static void gp_check(const uint8_t *buf, const uint8_t *src0)
 
 static int case_gpu_path(pe *s)
 {
-	uint64_t mine[4] = { 0, 0, 0, 0 }, *all = calloc((size_t)npe, sizeof(mine));
+	uint64_t mine[4] = { 0, 0, 0, 0 }, *all = calloc((size_t)mk.npe, sizeof(mine));
 	uint8_t *buf = NULL, *want = malloc(SLICE);
 	int rc;
 
@@ -824,7 +639,7 @@ static int case_gpu_path(pe *s)
 		free(want);
 		return 1;
 	}
-	if (me == 1) {
+	if (mk.me == 1) {
 		if (softnic_shm_gpu_attach(s->nic, &fake_ops, NULL))
 			FAIL("gpu_path: attaching the fake CUDA part");
 		buf = gp_export(s, SHM_GPU_KIND_CUDA_IPC, mine);
@@ -833,11 +648,11 @@ static int case_gpu_path(pe *s)
 	rc = gic_boot_allgather(s->b, mine, sizeof(mine), all, WAIT_NS);
 	if (rc)
 		FAIL("gpu_path: allgather: %s", gic_boot_last_error(s->b));
-	if (!rc && me == 0)
+	if (!rc && mk.me == 0)
 		gp_pe0(s, all + 4); /* PE 1's record */
 	rc = rc ? rc : gic_boot_barrier(s->b, WAIT_NS);
-	if (!rc && me == 1 && buf) {
-		pattern(want, SLICE, 0, 0); /* PE 0's src begins with its slice for PE 0 */
+	if (!rc && mk.me == 1 && buf) {
+		mk_pattern(want, SLICE, 0, 0); /* PE 0's src begins with its slice for PE 0 */
 		gp_check(buf, want);
 	}
 	free(all);
@@ -861,12 +676,12 @@ static int case_shm_full(int *argc, char ***argv)
 		FAIL("gic_boot_mpi: %s", strerror(errno));
 		return 1;
 	}
-	me = gic_boot_rank(b);
+	mk.me = gic_boot_rank(b);
 	if (statvfs("/dev/shm", &v)) {
 		FAIL("statvfs(/dev/shm): %s", strerror(errno));
 	} else if ((uint64_t)v.f_blocks * v.f_frsize >= big) {
 		/* Every PE is on this host: all skip alike. */
-		if (me == 0)
+		if (mk.me == 0)
 			printf("test_mpi shm_full: SKIPPED (/dev/shm holds %llu GiB: a 64 GiB arena "
 			       "fits)\n", (unsigned long long)((uint64_t)v.f_blocks * v.f_frsize >> 30));
 		gic_boot_free(b);
@@ -896,18 +711,16 @@ static int case_shm_full(int *argc, char ***argv)
 
 int main(int argc, char **argv)
 {
+	static const char *const cases[] = { "transfer", "peer_exit", "peer_killed", "cq_lock_dead",
+					     "gpu_path", "shm_full", NULL };
 	const char *name = argc > 1 ? argv[1] : "";
 	pe s;
 	int rc;
 
-	setvbuf(stdout, NULL, _IOLBF, 0);
-	memset(&s, 0, sizeof(s));
-	if (strcmp(name, "transfer") && strcmp(name, "peer_exit") && strcmp(name, "peer_killed") &&
-	    strcmp(name, "cq_lock_dead") && strcmp(name, "shm_full") && strcmp(name, "gpu_path")) {
-		fprintf(stderr, "usage: mpiexec -n N %s transfer|peer_exit|peer_killed|cq_lock_dead|"
-			"gpu_path|shm_full\n", argv[0]);
+	mk_init("test_mpi", WAIT_NS, SLICE, NATOMIC, GUARD, 1);
+	if (!mk_known_case(name, argv[0], cases))
 		return 2;
-	}
+	memset(&s, 0, sizeof(s));
 	if (!strcmp(name, "shm_full"))
 		return case_shm_full(&argc, &argv);
 	rc = setup(&s, &argc, &argv);
@@ -919,7 +732,7 @@ int main(int argc, char **argv)
 		rc = case_gpu_path(&s);
 	else if (!rc)
 		rc = case_vanish(&s, !strcmp(name, "peer_killed"));
-	if (rc && me <= 0)
+	if (rc && mk.me <= 0)
 		printf("test_mpi %s: FAILED\n", name);
 	if (s.nic)
 		teardown(&s);
