@@ -11,8 +11,16 @@
  * (BBs); the control segment's ds field counts the segments. An RDMA write:
  *   ctrl | raddr | data (pointer payload)          ds = 3, 1 BB
  *   ctrl | raddr | inline hdr + payload             ds = 2 + ceil((4+len)/16)
- * ATOMIC_FA:
+ * RDMA READ (data: where the bytes land), SEND (payload as a write's):
+ *   ctrl | raddr | data...                          ds = 2 + SGEs
+ *   ctrl | data... / inline hdr + payload           SEND: no raddr
+ * ATOMIC_FA, ATOMIC_CS (8 bytes, operands swap/add then compare):
  *   ctrl | raddr | atomic | data (fetched value)    ds = 4, 1 BB
+ * Masked atomics (opmod GIC_OPMOD_EXT_ATOMIC | log2(size) - 2; 4 or 8
+ * bytes): the atomic segment grows to 16 or 32 bytes (see the layouts
+ * below); ds = 4, or 5 for the 8-byte masked compare-swap.
+ * A receive WQE is a list of data segments (a 16-byte next segment first
+ * on an SRQ); a segment with lkey GIC_INVALID_LKEY ends a short list.
  * DC transport inserts the address-vector segment right after ctrl.
  */
 #ifndef GIC_MLX5_FORMAT_H
@@ -44,8 +52,24 @@ enum gic_opcode {
 	GIC_OPCODE_NOP = 0x00,
 	GIC_OPCODE_RDMA_WRITE = 0x08,
 	GIC_OPCODE_RDMA_WRITE_IMM = 0x09,
+	GIC_OPCODE_SEND = 0x0a,
+	GIC_OPCODE_SEND_IMM = 0x0b,
+	GIC_OPCODE_RDMA_READ = 0x10,
+	GIC_OPCODE_ATOMIC_CS = 0x11,
 	GIC_OPCODE_ATOMIC_FA = 0x12,
+	GIC_OPCODE_ATOMIC_MASKED_CS = 0x14,
+	GIC_OPCODE_ATOMIC_MASKED_FA = 0x15,
 };
+
+/* The ctrl segment's opmod byte of a masked atomic: this flag with the
+ * operand size as log2(bytes) - 2 (0: 4 bytes, 1: 8 bytes). */
+enum {
+	GIC_OPMOD_EXT_ATOMIC = 0x08,
+	GIC_OPMOD_EXT_ATOMIC_SIZE_MASK = 0x07,
+};
+
+/* An lkey no region has: ends a receive WQE's scatter list early. */
+#define GIC_INVALID_LKEY 0x100u
 
 /* fm_ce_se byte of the control segment. */
 enum {
@@ -64,6 +88,8 @@ enum {
 enum gic_cqe_opcode {
 	GIC_CQE_REQ = 0,
 	GIC_CQE_RESP_WR_IMM = 1,
+	GIC_CQE_RESP_SEND = 2,
+	GIC_CQE_RESP_SEND_IMM = 3,
 	GIC_CQE_REQ_ERR = 13,
 	GIC_CQE_RESP_ERR = 14,
 	GIC_CQE_INVALID = 15,
@@ -128,6 +154,35 @@ typedef struct GIC_ALIGN16 gic_atomic_seg {
 	uint64_t compare_be;
 } gic_atomic_seg;
 
+/* Masked atomic operands, 4 bytes (16-byte segment). Compare-swap: the
+ * target's bits under compare_mask must equal compare's; then the bits
+ * under swap_mask take swap's. Fetch-add: field_boundary marks the top bit
+ * of each field; a carry never leaves its field. */
+typedef struct GIC_ALIGN16 gic_masked_atomic32_seg {
+	uint32_t swap_add_be;      /* swap (CS) or add (FA) */
+	uint32_t compare_be;       /* compare (CS) or field boundary (FA) */
+	uint32_t swap_mask_be;     /* CS only */
+	uint32_t compare_mask_be;  /* CS only */
+} gic_masked_atomic32_seg;
+
+/* Masked atomic operands, 8 bytes: fetch-add uses the first 16 bytes
+ * (add, field boundary); compare-swap all 32. */
+typedef struct GIC_ALIGN16 gic_masked_atomic64_seg {
+	uint64_t swap_add_be;      /* swap (CS) or add (FA) */
+	uint64_t compare_be;       /* compare (CS) or field boundary (FA) */
+	uint64_t swap_mask_be;     /* CS only */
+	uint64_t compare_mask_be;  /* CS only */
+} gic_masked_atomic64_seg;
+
+/* struct mlx5_wqe_srq_next_seg: the first 16 bytes of an SRQ receive WQE;
+ * next_wqe_index links the SRQ's free list. */
+typedef struct GIC_ALIGN16 gic_srq_next_seg {
+	uint8_t rsvd0[2];
+	uint16_t next_wqe_index_be;
+	uint8_t signature;
+	uint8_t rsvd1[11];
+} gic_srq_next_seg;
+
 /* struct mlx5_wqe_av: the DC address vector. The compact form is its first
  * 16 bytes (dc_key, dqp_dct without GIC_EXTENDED_UD_AV, sl, mlid, rlid). */
 typedef struct GIC_ALIGN16 gic_av_seg {
@@ -177,6 +232,9 @@ GIC_STATIC_ASSERT(sizeof(gic_ctrl_seg) == 16, "ctrl segment is 16 bytes");
 GIC_STATIC_ASSERT(sizeof(gic_raddr_seg) == 16, "raddr segment is 16 bytes");
 GIC_STATIC_ASSERT(sizeof(gic_data_seg) == 16, "data segment is 16 bytes");
 GIC_STATIC_ASSERT(sizeof(gic_atomic_seg) == 16, "atomic segment is 16 bytes");
+GIC_STATIC_ASSERT(sizeof(gic_masked_atomic32_seg) == 16, "4-byte masked atomic is 16 bytes");
+GIC_STATIC_ASSERT(sizeof(gic_masked_atomic64_seg) == 32, "8-byte masked atomic is 32 bytes");
+GIC_STATIC_ASSERT(sizeof(gic_srq_next_seg) == 16, "SRQ next segment is 16 bytes");
 GIC_STATIC_ASSERT(sizeof(gic_av_seg) == 48, "address vector is 48 bytes");
 GIC_STATIC_ASSERT(sizeof(gic_cqe64) == 64, "CQE is 64 bytes");
 GIC_STATIC_ASSERT(sizeof(gic_err_cqe) == 64, "error CQE is 64 bytes");
@@ -254,6 +312,16 @@ GIC_HD gic_atomic_seg gic_make_atomic_fa_seg(uint64_t add)
 	gic_atomic_seg a;
 	a.swap_add_be = gic_htobe64(add);
 	a.compare_be = 0;
+	return a;
+}
+
+/* 8-byte compare-and-swap: swap goes in the first word, compare in the
+ * second (as rdma-core's mlx5 provider sets them). */
+GIC_HD gic_atomic_seg gic_make_atomic_cs_seg(uint64_t compare, uint64_t swap)
+{
+	gic_atomic_seg a;
+	a.swap_add_be = gic_htobe64(swap);
+	a.compare_be = gic_htobe64(compare);
 	return a;
 }
 

@@ -292,6 +292,34 @@ GIC_HD uint64_t gic_atomic_add_sc_sys_u64(uint64_t *p, uint64_t v)
 #endif
 }
 
+/* Compare-and-swap at system scope, sequentially consistent (an RDMA
+ * compare-swap's target); returns the value seen. */
+GIC_HD uint64_t gic_atomic_cas_sc_sys_u64(uint64_t *p, uint64_t expect, uint64_t desired)
+{
+#if GIC_ON_DEVICE
+	uint64_t old;
+	asm volatile("fence.sc.sys;\n\tatom.acq_rel.sys.global.cas.b64 %0, [%1], %2, %3;"
+		     : "=l"(old) : "l"(p), "l"(expect), "l"(desired) : "memory");
+	return old;
+#else
+	__atomic_compare_exchange_n(p, &expect, desired, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+	return expect;
+#endif
+}
+
+GIC_HD uint32_t gic_atomic_cas_sc_sys_u32(uint32_t *p, uint32_t expect, uint32_t desired)
+{
+#if GIC_ON_DEVICE
+	uint32_t old;
+	asm volatile("fence.sc.sys;\n\tatom.acq_rel.sys.global.cas.b32 %0, [%1], %2, %3;"
+		     : "=r"(old) : "l"(p), "r"(expect), "r"(desired) : "memory");
+	return old;
+#else
+	__atomic_compare_exchange_n(p, &expect, desired, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+	return expect;
+#endif
+}
+
 /* Orders this thread's earlier loads before its later loads and stores
  * (an acquire fence). */
 GIC_HD void gic_fence_acquire_sys(void)

@@ -284,6 +284,92 @@ GIC_HD uint32_t gic_wqe_atomic_fa(gic_sq *sq, uint64_t pos, uint64_t raddr, uint
 	return 1;
 }
 
+/* RDMA read of len bytes at (raddr, rkey) into (laddr, lkey). */
+GIC_HD uint32_t gic_wqe_read(gic_sq *sq, uint64_t pos, uint64_t raddr, uint32_t rkey,
+			     uint64_t laddr, uint32_t lkey, uint32_t len, uint8_t fm_ce_se)
+{
+	return gic_wqe_write(sq, pos, GIC_OPCODE_RDMA_READ, raddr, rkey, laddr, lkey, len, fm_ce_se,
+			     0);
+}
+
+/* 64-bit compare-and-swap at raddr (swap when the target equals compare);
+ * the old value lands at (laddr, lkey). */
+GIC_HD uint32_t gic_wqe_atomic_cs(gic_sq *sq, uint64_t pos, uint64_t raddr, uint32_t rkey,
+				  uint64_t compare, uint64_t swap, uint64_t laddr, uint32_t lkey,
+				  uint8_t fm_ce_se)
+{
+	uint32_t c[4] GIC_ALIGN16, r[4] GIC_ALIGN16;
+	gic_atomic_seg a = gic_make_atomic_cs_seg(compare, swap);
+	gic_data_seg d = gic_make_data_seg(8, lkey, laddr);
+
+	gic_ctrl_seg_words(c, (uint16_t)pos, GIC_OPCODE_ATOMIC_CS, 0, sq->qpn, fm_ce_se, 4, 0);
+	gic_raddr_seg_words(r, raddr, rkey);
+	gic_st_seg16(gic_sq_seg(sq, pos, 0), c);
+	gic_st_seg16(gic_sq_seg(sq, pos, 1), r);
+	gic_st_seg16(gic_sq_seg(sq, pos, 2), &a);
+	gic_st_seg16(gic_sq_seg(sq, pos, 3), &d);
+	return 1;
+}
+
+/* Operands of a masked atomic (host order; 4-byte ones in the low half).
+ * Compare-swap: swap_add is the swap value, compare/compare_mask select
+ * the bits that must match, swap_mask the bits that take swap. Fetch-add:
+ * swap_add is the addend, compare the field boundary (0: one field). */
+typedef struct gic_masked_args {
+	uint64_t swap_add, compare, swap_mask, compare_mask;
+} gic_masked_args;
+
+/* Masked atomic (opcode GIC_OPCODE_ATOMIC_MASKED_CS or _FA) of size 4 or 8
+ * at raddr; the old value lands at (laddr, lkey): host order for 8 bytes,
+ * big-endian for 4 (as a ConnectX returns them). Returns the BBs used (2
+ * for the 8-byte compare-swap). */
+GIC_HD uint32_t gic_wqe_masked_atomic(gic_sq *sq, uint64_t pos, uint8_t opcode, uint32_t size,
+				      uint64_t raddr, uint32_t rkey, const gic_masked_args *m,
+				      uint64_t laddr, uint32_t lkey, uint8_t fm_ce_se)
+{
+	uint32_t c[4] GIC_ALIGN16, r[4] GIC_ALIGN16, a[8] GIC_ALIGN16;
+	uint32_t args = (size == 8 && opcode == GIC_OPCODE_ATOMIC_MASKED_CS) ? 2 : 1;
+	gic_data_seg d = gic_make_data_seg(size, lkey, laddr);
+	uint8_t opmod = (uint8_t)(GIC_OPMOD_EXT_ATOMIC | (size == 8 ? 1 : 0));
+
+	if (size == 4) {
+		a[0] = gic_htobe32((uint32_t)m->swap_add);
+		a[1] = gic_htobe32((uint32_t)m->compare);
+		a[2] = opcode == GIC_OPCODE_ATOMIC_MASKED_CS ? gic_htobe32((uint32_t)m->swap_mask) : 0;
+		a[3] = opcode == GIC_OPCODE_ATOMIC_MASKED_CS ? gic_htobe32((uint32_t)m->compare_mask)
+							      : 0;
+	} else {
+		uint64_t w[4] = { gic_htobe64(m->swap_add), gic_htobe64(m->compare),
+				  gic_htobe64(m->swap_mask), gic_htobe64(m->compare_mask) };
+
+		__builtin_memcpy(a, w, sizeof(w));
+	}
+	gic_ctrl_seg_words(c, (uint16_t)pos, opcode, opmod, sq->qpn, fm_ce_se,
+			   (uint8_t)(3 + args), 0);
+	gic_raddr_seg_words(r, raddr, rkey);
+	gic_st_seg16(gic_sq_seg(sq, pos, 0), c);
+	gic_st_seg16(gic_sq_seg(sq, pos, 1), r);
+	gic_st_seg16(gic_sq_seg(sq, pos, 2), a);
+	if (args == 2)
+		gic_st_seg16(gic_sq_seg(sq, pos, 3), a + 4);
+	gic_st_seg16(gic_sq_seg(sq, pos, 2 + args), &d);
+	return gic_bb_for_ds(3 + args);
+}
+
+/* SEND or SEND_IMM of len bytes from (laddr, lkey): it lands in the
+ * responder's next receive WQE. */
+GIC_HD uint32_t gic_wqe_send(gic_sq *sq, uint64_t pos, uint8_t opcode, uint64_t laddr, uint32_t lkey,
+			     uint32_t len, uint8_t fm_ce_se, uint32_t imm_be)
+{
+	uint32_t c[4] GIC_ALIGN16;
+	gic_data_seg d = gic_make_data_seg(len, lkey, laddr);
+
+	gic_ctrl_seg_words(c, (uint16_t)pos, opcode, 0, sq->qpn, fm_ce_se, 2, imm_be);
+	gic_st_seg16(gic_sq_seg(sq, pos, 0), c);
+	gic_st_seg16(gic_sq_seg(sq, pos, 1), &d);
+	return 1;
+}
+
 GIC_HD uint32_t gic_wqe_nop(gic_sq *sq, uint64_t pos, uint8_t fm_ce_se)
 {
 	uint32_t c[4] GIC_ALIGN16;

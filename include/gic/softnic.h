@@ -19,11 +19,28 @@
  *    WQE after it complete with an error CQE (the rest: flush errors),
  *    signaled or not;
  *  - a full CQ stalls the QP (no CQE is ever overwritten) until the
- *    consumer-index record frees a slot;
+ *    consumer-index record frees a slot, unless the CQ ignores overruns;
+ *  - every doorbell write is an event, as on hardware: a doorbell whose
+ *    index is ahead of the doorbell record keeps the QP watched, its record
+ *    re-read on every pass, until the record covers the doorbell or
+ *    softnic_attr.doorbell_watch_ns pass (so the order doorbell, record,
+ *    doorbell again that DOCA GPUNetIO uses always completes);
+ *  - SEND, SEND_IMM and, on a QP with a receive queue, WRITE_IMM consume
+ *    one receive WQE of the responder's RQ or SRQ; with none posted the
+ *    requester retries rnr_retry times after the responder's RNR timer,
+ *    then fails with RNR_RETRY_EXC_ERR (7: retries forever, as hardware);
  *  - strict mode also reports protocol mistakes hardware would mis-execute
- *    silently: a doorbell ahead of the doorbell record, a doorbell naming
- *    another QP, a WQE whose ctrl index does not match its slot. Each is an
+ *    silently: a doorbell ahead of the doorbell record that the record
+ *    never catches up with (within the watch), a doorbell naming another
+ *    QP, a WQE whose ctrl index does not match its slot. Each is an
  *    error CQE (LOCAL_QP_OP_ERR with a SOFTNIC_VSYND_* vendor syndrome).
+ *
+ * Atomics operate on the target in host byte order (as a ConnectX with the
+ * host-endianness atomic mode the Linux driver selects); their operands are
+ * big-endian in the WQE and the fetched value lands in host byte order.
+ * Executed: RDMA write (with immediate), RDMA read, send (with immediate),
+ * 8-byte fetch-add and compare-swap, 4- and 8-byte masked compare-swap and
+ * fetch-add (field boundaries), NOP.
  *
  * Two PEs in one process are two protection domains; a QP of each is
  * connected to the other, and rkeys resolve in the peer QP's domain.
@@ -50,6 +67,7 @@ typedef struct softnic_pd softnic_pd;
 typedef struct softnic_mr softnic_mr;
 typedef struct softnic_cq softnic_cq;
 typedef struct softnic_qp softnic_qp;
+typedef struct softnic_srq softnic_srq;
 
 /* Access rights of a memory region (values as IBV_ACCESS_*). */
 enum softnic_access {
@@ -78,6 +96,14 @@ enum softnic_vsynd {
 	SOFTNIC_VSYND_NO_RECV_CQ = 0x0e,
 	SOFTNIC_VSYND_WQE_PAST_DBREC = 0x0f,
 	SOFTNIC_VSYND_BAD_DBREC = 0x10,        /* record moved back or past the ring */
+	SOFTNIC_VSYND_BAD_ATOMIC_SIZE = 0x11,  /* masked atomic opmod: not 4 or 8 bytes */
+	SOFTNIC_VSYND_RNR = 0x12,              /* no receive posted, retries exhausted */
+	SOFTNIC_VSYND_RECV_TOO_SMALL = 0x13,   /* the message exceeds the receive WQE */
+	SOFTNIC_VSYND_RECV_BAD_KEY = 0x14,     /* a receive WQE's lkey, bounds or rights */
+	SOFTNIC_VSYND_BAD_RQ_DBREC = 0x15,     /* receive record past the queue */
+	SOFTNIC_VSYND_DEVICE_OP = 0x16,        /* this operation on GPU memory of another process */
+	SOFTNIC_VSYND_ATOMIC_CONTENDED = 0x17, /* masked atomic lost its CAS too often */
+	SOFTNIC_VSYND_INLINE_READ = 0x18,      /* an RDMA READ with an inline segment */
 	SOFTNIC_VSYND_STRICT_DB_AHEAD = 0x21,   /* strict: dbrec behind doorbell */
 	SOFTNIC_VSYND_STRICT_DB_QPN = 0x22,     /* strict: doorbell for another QP */
 	SOFTNIC_VSYND_STRICT_WQE_INDEX = 0x23,  /* strict: ctrl index != slot */
@@ -103,7 +129,12 @@ typedef struct softnic_attr {
 	int pin_engines;    /* 1: pin engine thread i to CPU (first_cpu + i) */
 	int first_cpu;
 	const softnic_allocator *queue_mem; /* NULL: host memory */
+	/* How long a doorbell ahead of its record keeps the QP watched (0:
+	 * SOFTNIC_DB_WATCH_NS); strict mode reports it when the watch ends. */
+	uint64_t doorbell_watch_ns;
 } softnic_attr;
+
+enum { SOFTNIC_DB_WATCH_NS = 1000000000 }; /* 1 s */
 
 /* Opens a softnic. attr may be NULL (one engine thread, not strict). The
  * engine threads start at once. */
@@ -131,16 +162,60 @@ int softnic_dereg_mr(softnic_mr *mr);
 uint32_t softnic_mr_lkey(const softnic_mr *mr);
 uint32_t softnic_mr_rkey(const softnic_mr *mr);
 
-/* A CQ of 2^log_cqe_cnt CQE64s (1..16). */
+/* A CQ of 2^log_cqe_cnt CQE64s (1..16). Its entries start as 0xf1 in
+ * op_own (opcode invalid, owner bit set): neither an opcode-and-owner
+ * poller (rdma-core's) nor an owner-only one (DOCA's) sees them as done. */
 softnic_cq *softnic_cq_create(softnic *nic, int log_cqe_cnt);
+
+/* CQ modes, as the firmware's CQ context bits of the same names. */
+enum softnic_cq_mode {
+	SOFTNIC_CQ_OVERRUN_IGNORE = 1, /* oi: the consumer index is never read;
+					* a consumer that falls a ring behind
+					* loses CQEs (they are overwritten) */
+	SOFTNIC_CQ_COLLAPSED = 2,      /* cc: every CQE is written to entry 0
+					* (owner bit as for its producer index) */
+};
+
+typedef struct softnic_cq_attr {
+	int log_cqe_cnt; /* 0..16 (0 only with SOFTNIC_CQ_COLLAPSED) */
+	uint32_t mode;   /* SOFTNIC_CQ_* */
+} softnic_cq_attr;
+
+/* A CQ with modes; EINVAL for a size out of range or an unknown bit. */
+softnic_cq *softnic_cq_create_ex(softnic *nic, const softnic_cq_attr *attr);
 int softnic_cq_destroy(softnic_cq *cq); /* EBUSY while a QP uses it */
+
+/* A shared receive queue of 2^log_wqe_cnt WQEs (1..15), each a next
+ * segment and max_sge data segments (1..16). */
+typedef struct softnic_srq_attr {
+	int log_wqe_cnt;
+	int max_sge;
+} softnic_srq_attr;
+softnic_srq *softnic_srq_create(softnic_pd *pd, const softnic_srq_attr *attr);
+int softnic_srq_destroy(softnic_srq *srq); /* EBUSY while a QP uses it */
+uint32_t softnic_srq_num(const softnic_srq *srq);
+
+/* softnic_qp_attr.flags */
+enum softnic_qp_flags {
+	/* A QP with no receive queue takes WRITE_IMM completions without a
+	 * receive WQE (softnic's own extension, which the project's transports
+	 * use); with this flag it answers RNR instead, as a ConnectX does. */
+	SOFTNIC_QP_NO_IMPLICIT_RECV = 1,
+};
 
 typedef struct softnic_qp_attr {
 	int log_sq_bb;    /* send queue of 2^log_sq_bb basic blocks (1..14: a larger
 			   * ring could move a full 2^16 between two doorbell reads,
 			   * so that the 16-bit doorbell repeats unseen) */
 	softnic_cq *send_cq;
-	softnic_cq *recv_cq; /* receives WRITE_IMM completions; may be NULL */
+	softnic_cq *recv_cq; /* receive completions; may be NULL without receives */
+	int log_rq_wqe;   /* a receive queue of 2^n WQEs (0: none; 1..15) */
+	int rq_max_sge;   /* data segments per receive WQE (1..16; 0: 1) */
+	softnic_srq *srq; /* receives come from this SRQ (then log_rq_wqe 0) */
+	int rnr_retry;    /* 0..6 retries after receiver-not-ready, 7: forever */
+	int min_rnr_timer; /* IB code (0..31) of the wait this QP asks its
+			    * senders for when it has no receive; 0: 655 ms */
+	uint32_t flags;   /* SOFTNIC_QP_* */
 } softnic_qp_attr;
 
 /* An RC QP, not yet connected (its doorbells fail until it is). */
@@ -176,6 +251,43 @@ int softnic_qp_view(softnic_qp *qp, gic_sq *sq, gic_cq *cq);
 /* Fills a view of a CQ (for a receive CQ). */
 int softnic_cq_view(softnic_cq *cq, gic_cq *view);
 
+/* Plain descriptors of the queues, in the form of rdma-core's mlx5dv_qp,
+ * mlx5dv_cq and mlx5dv_srq (what outside code that posts directly needs).
+ * dbrec[0] is the receive counter, dbrec[1] the send counter (MLX5_RCV_DBR,
+ * MLX5_SND_DBR). bf.reg is the doorbell register: bf.size bytes (256) that
+ * take a BlueFlame copy of a WQE; the engine reads the doorbell from its
+ * first 8 bytes (a program that alternates between two BlueFlame buffers,
+ * as a UAR has, must not: there is one). */
+typedef struct softnic_qp_desc {
+	uint32_t *dbrec;
+	struct { void *buf; uint32_t wqe_cnt; uint32_t stride; } sq, rq;
+	struct { void *reg; uint32_t size; } bf;
+	uint32_t qpn;
+} softnic_qp_desc;
+
+typedef struct softnic_cq_desc {
+	void *buf;
+	uint32_t *dbrec;   /* [0]: consumer index (BE32, 24 bits) */
+	uint32_t cqe_cnt;
+	uint32_t cqe_size; /* 64 */
+	uint32_t cqn;
+	uint32_t mode;     /* SOFTNIC_CQ_* */
+} softnic_cq_desc;
+
+typedef struct softnic_srq_desc {
+	void *buf;
+	uint32_t *dbrec;   /* [0]: WQE counter (BE32, 16 bits) */
+	uint32_t stride;
+	uint32_t wqe_cnt;
+	uint32_t srqn;
+} softnic_srq_desc;
+
+enum { SOFTNIC_BF_SIZE = 256 };
+
+int softnic_qp_desc_get(const softnic_qp *qp, softnic_qp_desc *out);
+int softnic_cq_desc_get(const softnic_cq *cq, softnic_cq_desc *out);
+int softnic_srq_desc_get(const softnic_srq *srq, softnic_srq_desc *out);
+
 /* Counters of the softnic since open. */
 typedef struct softnic_stats {
 	uint64_t wqes_executed;
@@ -183,6 +295,8 @@ typedef struct softnic_stats {
 	uint64_t error_cqes;
 	uint64_t strict_violations;
 	uint64_t cq_full_stalls;
+	uint64_t rnr_naks;       /* sends that found no receive posted */
+	uint64_t doorbell_watches; /* doorbells seen ahead of their record */
 } softnic_stats;
 void softnic_get_stats(const softnic *nic, softnic_stats *out);
 
@@ -200,7 +314,12 @@ typedef struct softnic_wqe {
 	uint32_t imm;            /* as in the WQE (big-endian) */
 	uint64_t raddr;
 	uint32_t rkey;
-	uint64_t atomic_add;
+	uint8_t opmod;           /* ctrl segment's opmod byte */
+	uint8_t atomic_size;     /* atomics: operand bytes (4 or 8); else 0 */
+	uint64_t atomic_add;     /* swap (CS) or add (FA), host order */
+	uint64_t atomic_cmp;     /* compare (CS) or field boundary (masked FA) */
+	uint64_t atomic_swap_mask;
+	uint64_t atomic_cmp_mask;
 	const uint8_t *inline_data; /* into the decoded bytes; NULL if none */
 	uint32_t inline_len;
 	uint32_t num_sge;

@@ -55,18 +55,50 @@ uint64_t tk_deadline(void)
 	return gic_now_ns() + TK_DEADLINE_NS;
 }
 
-static int pe_open(tk_pair *p, tk_pe *pe, const tk_pair_cfg *cfg)
+static softnic *cpu_open(const softnic_attr *attr) { return softnic_open(attr); }
+static void *host_alloc(size_t len) { return malloc(len); }
+
+static const tk_engine cpu_engine = { "cpu", cpu_open, host_alloc, free };
+const tk_engine *tk_engine_used = &cpu_engine;
+
+void *tk_mem_alloc(size_t len) { return tk_engine_used->alloc(len); }
+
+void tk_mem_free(void *p)
 {
+	if (p)
+		tk_engine_used->free(p);
+}
+
+/* PE index which (0 sends, 1 receives) of the pair. */
+static int pe_open(tk_pair *p, int which, const tk_pair_cfg *cfg)
+{
+	tk_pe *pe = &p->pe[which];
 	softnic_qp_attr qa = { 0 };
+	softnic_cq_attr ca = { .log_cqe_cnt = cfg->log_cqe_cnt };
 
 	pe->pd = softnic_pd_alloc(p->nic);
-	pe->cq = pe->pd ? softnic_cq_create(p->nic, cfg->log_cqe_cnt) : NULL;
+	if (which == 0)
+		ca.mode = cfg->cq_mode;
+	pe->cq = pe->pd ? softnic_cq_create_ex(p->nic, &ca) : NULL;
 	pe->rcq = pe->cq && !cfg->no_recv_cq ? softnic_cq_create(p->nic, cfg->log_cqe_cnt) : NULL;
 	if (!pe->cq || (!cfg->no_recv_cq && !pe->rcq))
 		return errno;
 	qa.log_sq_bb = cfg->log_sq_bb;
 	qa.send_cq = pe->cq;
 	qa.recv_cq = pe->rcq;
+	qa.flags = cfg->qp_flags;
+	qa.rnr_retry = cfg->rnr_retry;
+	if (which == 1) {
+		qa.log_rq_wqe = cfg->log_rq_wqe;
+		qa.rq_max_sge = cfg->rq_max_sge;
+		qa.min_rnr_timer = cfg->min_rnr_timer;
+		if (cfg->make_srq) {
+			p->srq = cfg->make_srq(pe->pd);
+			if (!p->srq)
+				return errno;
+			qa.srq = p->srq;
+		}
+	}
 	pe->qp = softnic_qp_create(pe->pd, &qa);
 	if (!pe->qp)
 		return errno;
@@ -79,8 +111,8 @@ static int pe_open(tk_pair *p, tk_pe *pe, const tk_pair_cfg *cfg)
 static int regions_open(tk_pair *p, const tk_pair_cfg *cfg)
 {
 	p->region = cfg->region;
-	p->dst_alloc = malloc(p->region + 2 * TK_GUARD);
-	p->src = malloc(p->region);
+	p->dst_alloc = tk_mem_alloc(p->region + 2 * TK_GUARD);
+	p->src = tk_mem_alloc(p->region);
 	if (!p->dst_alloc || !p->src)
 		return ENOMEM;
 	memset(p->dst_alloc, 0xa5, p->region + 2 * TK_GUARD);
@@ -94,7 +126,8 @@ static int regions_open(tk_pair *p, const tk_pair_cfg *cfg)
 tk_pair *tk_pair_open(const tk_pair_cfg *in)
 {
 	tk_pair_cfg cfg = *in;
-	softnic_attr na = { .engine_threads = in->engine_threads, .strict = in->strict };
+	softnic_attr na = { .engine_threads = in->engine_threads, .strict = in->strict,
+			    .doorbell_watch_ns = in->doorbell_watch_ns };
 	tk_pair *p = calloc(1, sizeof(*p));
 	int rc = ENOMEM;
 
@@ -108,11 +141,11 @@ tk_pair *tk_pair_open(const tk_pair_cfg *in)
 		cfg.dst_access = SOFTNIC_ACCESS_REMOTE_WRITE | SOFTNIC_ACCESS_REMOTE_ATOMIC |
 				 SOFTNIC_ACCESS_LOCAL_WRITE;
 	if (p)
-		p->nic = softnic_open(&na);
+		p->nic = tk_engine_used->open(&na);
 	if (p && p->nic)
-		rc = pe_open(p, &p->pe[0], &cfg);
+		rc = pe_open(p, 0, &cfg);
 	if (!rc)
-		rc = pe_open(p, &p->pe[1], &cfg);
+		rc = pe_open(p, 1, &cfg);
 	if (!rc)
 		rc = softnic_qp_connect(p->pe[0].qp, p->pe[1].qp);
 	if (!rc)
@@ -131,8 +164,8 @@ void tk_pair_close(tk_pair *p)
 	if (!p)
 		return;
 	softnic_close(p->nic); /* stops the engines, frees every object */
-	free(p->dst_alloc);
-	free(p->src);
+	tk_mem_free(p->dst_alloc);
+	tk_mem_free(p->src);
 	free(p);
 }
 

@@ -66,9 +66,35 @@ typedef struct tk_pe {
 	gic_cq rcqv;
 } tk_pe;
 
+/* Where a tk_pair's softnic and memory come from: by default the CPU
+ * engine and host memory; gic-gpu-fidelity installs the GPU engine's
+ * (tests/gpu/tk_gpu_engine.c), so the same cases check both engines. */
+typedef struct tk_engine {
+	const char *name;
+	/* attr->engine_threads 0: the engine runs only inside
+	 * softnic_progress() (the GPU engine: on demand), else on its own. */
+	softnic *(*open)(const softnic_attr *attr);
+	void *(*alloc)(size_t len); /* memory both the engine and this thread reach */
+	void (*free)(void *p);
+} tk_engine;
+
+extern const tk_engine *tk_engine_used;
+
+/* Memory from the engine's allocator (NULL on failure), and back. */
+void *tk_mem_alloc(size_t len);
+void tk_mem_free(void *p);
+
 typedef struct tk_pair_cfg {
 	int engine_threads;   /* 0: tests drive softnic_progress() */
 	int strict;
+	uint64_t doorbell_watch_ns; /* 0: softnic's default */
+	int log_rq_wqe;       /* PE1's receive queue (0: none) */
+	int rq_max_sge;
+	softnic_srq *(*make_srq)(softnic_pd *pd); /* PE1 takes receives from it */
+	int rnr_retry;        /* PE0's */
+	int min_rnr_timer;    /* PE1's */
+	uint32_t qp_flags;    /* both QPs' */
+	uint32_t cq_mode;     /* PE0's send CQ's */
 	int log_sq_bb;        /* default 10 */
 	int log_cqe_cnt;      /* default 10 */
 	size_t region;        /* destination and source sizes, default 1 MiB */
@@ -85,6 +111,7 @@ typedef struct tk_pair {
 	softnic_mr *dst_mr;
 	softnic_mr *src_mr;
 	size_t region;
+	softnic_srq *srq;     /* PE1's, when cfg.make_srq made one */
 } tk_pair;
 
 /* Builds the fixture; NULL (with a message on stderr) on failure. */

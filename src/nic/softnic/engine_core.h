@@ -126,6 +126,48 @@ GIC_HD int snx_decode_payload(const uint8_t *b, uint32_t off, uint32_t end, soft
 	return 0;
 }
 
+/* The operands of an atomic (w->ds checked against avail): 8-byte
+ * fetch-add and compare-swap take a 16-byte atomic segment; masked ones
+ * name their size in opmod and take 16 bytes (4-byte operands, or the
+ * 8-byte fetch-add) or 32 (the 8-byte compare-swap). One pointer data
+ * segment of the operand's size follows: where the old value lands. */
+GIC_HD int snx_decode_atomic(const uint8_t *b, softnic_wqe *w, uint8_t *vs)
+{
+	int masked = w->opcode == GIC_OPCODE_ATOMIC_MASKED_FA ||
+		     w->opcode == GIC_OPCODE_ATOMIC_MASKED_CS;
+	uint32_t args = GIC_SEG_SIZE, at = 2 * GIC_SEG_SIZE;
+
+	w->atomic_size = 8;
+	if (masked) {
+		uint32_t log = w->opmod & GIC_OPMOD_EXT_ATOMIC_SIZE_MASK;
+
+		if (!(w->opmod & GIC_OPMOD_EXT_ATOMIC) || log > 1)
+			return snx_fail(vs, SOFTNIC_VSYND_BAD_ATOMIC_SIZE, GIC_SYND_LOCAL_QP_OP_ERR);
+		w->atomic_size = (uint8_t)(4u << log);
+		if (w->atomic_size == 8 && w->opcode == GIC_OPCODE_ATOMIC_MASKED_CS)
+			args = 2 * GIC_SEG_SIZE;
+	}
+	if (w->ds != 2 + args / GIC_SEG_SIZE + 1 ||
+	    (snx_rd_be32(b + at + args) & GIC_INLINE_SEG))
+		return snx_fail(vs, SOFTNIC_VSYND_BAD_DS, GIC_SYND_LOCAL_QP_OP_ERR);
+	w->raddr = snx_rd_be64(b + 16);
+	w->rkey = snx_rd_be32(b + 24);
+	if (w->atomic_size == 4) {
+		w->atomic_add = snx_rd_be32(b + at);
+		w->atomic_cmp = snx_rd_be32(b + at + 4);
+		w->atomic_swap_mask = snx_rd_be32(b + at + 8);
+		w->atomic_cmp_mask = snx_rd_be32(b + at + 12);
+	} else {
+		w->atomic_add = snx_rd_be64(b + at);
+		w->atomic_cmp = snx_rd_be64(b + at + 8);
+		if (args > GIC_SEG_SIZE) {
+			w->atomic_swap_mask = snx_rd_be64(b + at + 16);
+			w->atomic_cmp_mask = snx_rd_be64(b + at + 24);
+		}
+	}
+	return snx_decode_payload(b, at + args, w->ds * GIC_SEG_SIZE, w, vs);
+}
+
 /* See softnic_decode_wqe() in gic/softnic.h. */
 GIC_HD int snx_decode_wqe(const uint8_t *b, size_t avail, softnic_wqe *w, uint8_t *vs)
 {
@@ -136,7 +178,9 @@ GIC_HD int snx_decode_wqe(const uint8_t *b, size_t avail, softnic_wqe *w, uint8_
 	w->opcode = w->fm_ce_se = 0;
 	w->wqe_index = 0;
 	w->qpn = w->ds = w->imm = w->rkey = w->inline_len = w->num_sge = 0;
-	w->raddr = w->atomic_add = w->total_len = 0;
+	w->raddr = w->atomic_add = w->atomic_cmp = w->total_len = 0;
+	w->atomic_swap_mask = w->atomic_cmp_mask = 0;
+	w->opmod = w->atomic_size = 0;
 	w->inline_data = NULL;
 	*vs = SOFTNIC_VSYND_NONE;
 	if (avail < GIC_SEG_SIZE)
@@ -144,6 +188,7 @@ GIC_HD int snx_decode_wqe(const uint8_t *b, size_t avail, softnic_wqe *w, uint8_
 	w0 = snx_rd_be32(b);
 	w1 = snx_rd_be32(b + 4);
 	w->opcode = (uint8_t)w0;
+	w->opmod = (uint8_t)(w0 >> 24);
 	w->wqe_index = (uint16_t)(w0 >> 8);
 	w->qpn = w1 >> 8;
 	w->ds = w1 & 0xff;
@@ -155,20 +200,28 @@ GIC_HD int snx_decode_wqe(const uint8_t *b, size_t avail, softnic_wqe *w, uint8_
 	switch (w->opcode) {
 	case GIC_OPCODE_NOP:
 		return 0;
+	case GIC_OPCODE_SEND:
+	case GIC_OPCODE_SEND_IMM:
+		return snx_decode_payload(b, GIC_SEG_SIZE, w->ds * GIC_SEG_SIZE, w, vs);
 	case GIC_OPCODE_RDMA_WRITE:
 	case GIC_OPCODE_RDMA_WRITE_IMM:
+	case GIC_OPCODE_RDMA_READ: {
+		int r;
+
 		if (w->ds < 2)
 			return snx_fail(vs, SOFTNIC_VSYND_BAD_DS, GIC_SYND_LOCAL_QP_OP_ERR);
 		w->raddr = snx_rd_be64(b + 16);
 		w->rkey = snx_rd_be32(b + 24);
-		return snx_decode_payload(b, 2 * GIC_SEG_SIZE, w->ds * GIC_SEG_SIZE, w, vs);
+		r = snx_decode_payload(b, 2 * GIC_SEG_SIZE, w->ds * GIC_SEG_SIZE, w, vs);
+		if (!r && w->opcode == GIC_OPCODE_RDMA_READ && w->inline_data)
+			return snx_fail(vs, SOFTNIC_VSYND_INLINE_READ, GIC_SYND_LOCAL_QP_OP_ERR);
+		return r;
+	}
 	case GIC_OPCODE_ATOMIC_FA:
-		if (w->ds != 4 || (snx_rd_be32(b + 48) & GIC_INLINE_SEG))
-			return snx_fail(vs, SOFTNIC_VSYND_BAD_DS, GIC_SYND_LOCAL_QP_OP_ERR);
-		w->raddr = snx_rd_be64(b + 16);
-		w->rkey = snx_rd_be32(b + 24);
-		w->atomic_add = snx_rd_be64(b + 32);
-		return snx_decode_payload(b, 3 * GIC_SEG_SIZE, 4 * GIC_SEG_SIZE, w, vs);
+	case GIC_OPCODE_ATOMIC_CS:
+	case GIC_OPCODE_ATOMIC_MASKED_FA:
+	case GIC_OPCODE_ATOMIC_MASKED_CS:
+		return snx_decode_atomic(b, w, vs);
 	default:
 		return snx_fail(vs, SOFTNIC_VSYND_BAD_OPCODE, GIC_SYND_LOCAL_QP_OP_ERR);
 	}
@@ -195,6 +248,10 @@ int softnic_shm_dev_write(const snx_shared *sh, const snx_qp *qp, const softnic_
 			  uint8_t *vs);
 int softnic_shm_dev_fetch_add(const snx_shared *sh, const snx_qp *qp, uint8_t *dst,
 			      uint64_t add, uint8_t *res, uint32_t dev, uint8_t *vs);
+/* An RDMA read from src (the peer's, resolved) into the local dst[]. */
+int softnic_shm_dev_read(const snx_shared *sh, const snx_qp *qp, const softnic_wqe *w,
+			 uint8_t *const dst[SOFTNIC_MAX_SGE], uint8_t *src, uint32_t dev,
+			 uint8_t *vs);
 #ifdef __cplusplus
 }
 #endif
@@ -220,6 +277,9 @@ typedef struct snx_pass {
 	uint32_t mr_epoch;
 	snx_mr_hit remote, local;
 	uint32_t dev;           /* SNX_DEV_* of the WQE being resolved */
+	/* The WQE being run claimed a slot of its responder's receive CQ, and
+	 * wrote a CQE there (else the slot goes back). */
+	uint8_t recv_claimed, recv_used;
 } snx_pass;
 
 /* Prepares a pass record that an engine thread keeps for its lifetime. */
@@ -304,17 +364,18 @@ GIC_HD int snx_mr_resolve(snx_pass *p, snx_mr_hit *cache, uint32_t pd, uint32_t 
 #define SNX_CQ_DEAD_CHECK_NS 100000000ull   /* holder's pid checked after 100 ms */
 #define SNX_CQ_LOCK_NS 10000000000ull       /* held 10 s by a live holder: give up */
 
-/* Engine threads of one engine kind take this lock: GPU scope suffices on
+/* The lock of a CQ or a receive queue (snx_rq.lock).
+ * Engine threads of one engine kind take this lock: GPU scope suffices on
  * the device (all writers are the engine's warps, which cannot vanish: the
  * lock is always taken there, 1). On the host: 1 with the lock held; 0
  * when the CQ's lock is abandoned: its holder process is gone (checked
  * after SNX_CQ_DEAD_CHECK_NS) or it held it SNX_CQ_LOCK_NS. The CQ is then
  * marked abandoned and every later lock fails at once (the CQ is broken:
  * its holder may have left it half-written). */
-GIC_HD int snx_cq_lock(snx_cq *cq)
+GIC_HD int snx_lock(uint32_t *lock)
 {
 #if GIC_ON_DEVICE
-	while (gic_atomic_cas_acquire_u32(&cq->lock, 0, 1) != 0)
+	while (gic_atomic_cas_acquire_u32(lock, 0, 1) != 0)
 		gic_cpu_relax();
 	return 1;
 #else
@@ -322,7 +383,7 @@ GIC_HD int snx_cq_lock(snx_cq *cq)
 	uint64_t t0 = 0;
 
 	for (uint32_t spins = 1;; spins++) {
-		uint32_t v = gic_atomic_cas_acquire_u32(&cq->lock, 0, me);
+		uint32_t v = gic_atomic_cas_acquire_u32(lock, 0, me);
 		uint64_t now;
 
 		if (v == 0)
@@ -340,7 +401,7 @@ GIC_HD int snx_cq_lock(snx_cq *cq)
 		     errno == ESRCH) || now - t0 > SNX_CQ_LOCK_NS) {
 			/* Only if v still holds it: a slow holder that let go
 			 * in the meantime leaves the CQ usable. */
-			gic_atomic_cas_acquire_u32(&cq->lock, v, SNX_CQ_ABANDONED);
+			gic_atomic_cas_acquire_u32(lock, v, SNX_CQ_ABANDONED);
 			return 0;
 		}
 		sched_yield();
@@ -348,15 +409,23 @@ GIC_HD int snx_cq_lock(snx_cq *cq)
 #endif
 }
 
-GIC_HD void snx_cq_unlock(snx_cq *cq)
+GIC_HD void snx_unlock(uint32_t *lock)
 {
-	gic_st_release_gpu_u32(&cq->lock, 0);
+	gic_st_release_gpu_u32(lock, 0);
 }
 
+GIC_HD int snx_cq_lock(snx_cq *cq) { return snx_lock(&cq->lock); }
+GIC_HD void snx_cq_unlock(snx_cq *cq) { snx_unlock(&cq->lock); }
+
 /* Claims n CQE slots with the CQ's lock held; 0 when the CQ lacks them
- * (the consumer-index record is re-read only then). */
+ * (the consumer-index record is re-read only then). An overrun-ignore CQ
+ * always has them: its consumer index is never read. */
 GIC_HD int snx_cq_claim_locked(const snx_shared *sh, snx_cq *cq, uint32_t n)
 {
+	if (cq->mode & SNX_CQ_OI) {
+		cq->claimed += n;
+		return 1;
+	}
 	if (cq->claimed + n - cq->ci_seen > cq->cqe_cnt) {
 		uint32_t ci = gic_be32toh(snx_ld_acquire_u32(sh, cq->dbrec)) & 0xffffffu;
 
@@ -401,6 +470,7 @@ typedef struct snx_cqe_fields {
 	uint32_t qpn;
 	uint32_t byte_cnt;
 	uint32_t imm;
+	uint32_t srqn;     /* responder CQEs of an SRQ receive: its number */
 } snx_cqe_fields;
 
 /* Fills the first 56 bytes of a CQE (device: four wide stores). */
@@ -413,10 +483,11 @@ GIC_HD void snx_cqe_fill_body(gic_cqe64 *cqe, const snx_cqe_fields *f)
 
 	((uint4 *)cqe)[0] = zero;
 	((uint4 *)cqe)[1] = zero;
-	((uint4 *)cqe)[2] = make_uint4(0, f->imm, 0, gic_htobe32(f->byte_cnt));
+	((uint4 *)cqe)[2] = make_uint4(gic_htobe32(f->srqn), f->imm, 0, gic_htobe32(f->byte_cnt));
 	*(uint64_t *)((uint8_t *)cqe + 48) = w48;
 #else
 	memset(cqe, 0, 48);
+	cqe->srqn_uidx_be = gic_htobe32(f->srqn);
 	cqe->imm_inval_pkey = f->imm;
 	cqe->byte_cnt_be = gic_htobe32(f->byte_cnt);
 	memcpy((uint8_t *)cqe + 48, &w48, 8); /* err: vendor syndrome, syndrome */
@@ -431,7 +502,7 @@ GIC_HD void snx_cq_write_locked(const snx_shared *sh, snx_cq *cq, const snx_cqe_
 {
 	uint32_t sop = gic_htobe32(((uint32_t)f->wqe_opcode << 24) | (f->qpn & 0xffffffu));
 	uint64_t pi = cq->pi++, tail;
-	gic_cqe64 *cqe = &cq->cqes[pi & (cq->cqe_cnt - 1)];
+	gic_cqe64 *cqe = &cq->cqes[(cq->mode & SNX_CQ_CC) ? 0 : pi & (cq->cqe_cnt - 1)];
 
 	snx_cqe_fill_body(cqe, f);
 	/* Tail bytes 56..63: sop_drop_qpn, wqe_counter, signature, op_own. */
@@ -487,397 +558,113 @@ GIC_HD void snx_complete_error(const snx_shared *sh, snx_qp *qp, uint16_t wqe_in
 }
 
 /* ------------------------------------------------------------------ */
-/* Execution. */
+/* Receive queues. */
 
-/* The QP must be connected to a live peer. Returns 0 or a syndrome. */
-GIC_HD int snx_check_peer(const snx_pass *p, const snx_qp *qp, uint8_t *vs)
+/* A receive WQE taken from a responder's queue. */
+typedef struct snx_recv {
+	uint16_t index;    /* the responder CQE's wqe_counter */
+	uint8_t vs;        /* vendor syndrome of a responder error */
+	uint8_t implicit;  /* softnic's implicit WRITE_IMM receive (no WQE) */
+	uint32_t srqn;
+	uint32_t num_sge;
+	struct { uint64_t addr; uint32_t lkey; uint32_t len; } sge[SOFTNIC_MAX_SGE];
+} snx_recv;
+
+enum { SNX_RQ_EMPTY = -1 };
+
+/* Posted receive WQEs not yet consumed (read without the lock: a hint). */
+GIC_HD uint32_t snx_rq_posted(const snx_shared *sh, snx_rq *rq)
 {
-	if (p->link == SNX_QP_UNCONNECTED)
-		return snx_fail(vs, SOFTNIC_VSYND_NOT_CONNECTED, GIC_SYND_LOCAL_QP_OP_ERR);
-	if (p->link != SNX_QP_CONNECTED || !qp->peer)
-		return snx_fail(vs, SOFTNIC_VSYND_PEER_GONE, GIC_SYND_TRANSPORT_RETRY_EXC_ERR);
-	return 0;
+	uint32_t rec = gic_be32toh(snx_ld_acquire_u32(sh, rq->dbrec)) & 0xffffu;
+
+	return (uint16_t)(rec - (uint16_t)gic_ld_relaxed_u64(&rq->cons));
 }
 
-/* Resolves a remote range in the (live) peer's PD, in the peer's softnic's
- * MR table (another process's, when qp->peer_sh says so; PD ids are unique
- * across such softnics, so the (key, pd) cache cannot mix tables up).
- * Returns 0 or a syndrome. */
-GIC_HD int snx_resolve_remote(snx_pass *p, snx_qp *qp, const softnic_wqe *w, uint64_t len,
-			      uint32_t need, uint8_t **dst, uint8_t *vs)
+/* Reads the scatter list of the WQE at byte offset off of slot idx. */
+GIC_HD void snx_rq_read_wqe(const snx_rq *rq, uint32_t idx, uint32_t off, snx_recv *out)
 {
-	snx_shared *table = qp->peer_sh ? qp->peer_sh : p->sh;
-	int r = snx_mr_resolve_in(table, &p->remote, qp->peer->pd, w->rkey, w->raddr, len, need,
-				  dst);
+	const uint8_t *wqe = rq->buf + (size_t)idx * rq->stride;
 
-	if (!r && (p->remote.access & SNX_MR_DEVICE))
-		p->dev |= SNX_DEV_REMOTE;
-	if (r == SOFTNIC_VSYND_BAD_LKEY)
-		return snx_fail(vs, SOFTNIC_VSYND_BAD_RKEY, GIC_SYND_REMOTE_ACCESS_ERR);
-	if (r == SOFTNIC_VSYND_LOCAL_BOUNDS)
-		return snx_fail(vs, SOFTNIC_VSYND_REMOTE_BOUNDS, GIC_SYND_REMOTE_ACCESS_ERR);
-	if (r)
-		return snx_fail(vs, SOFTNIC_VSYND_REMOTE_ACCESS, GIC_SYND_REMOTE_ACCESS_ERR);
-	return 0;
-}
+	out->num_sge = 0;
+	for (uint32_t i = 0; i < rq->max_sge && i < SOFTNIC_MAX_SGE; i++) {
+		const uint8_t *seg = wqe + off + i * GIC_SEG_SIZE;
+		uint32_t len = snx_rd_be32(seg), lkey = snx_rd_be32(seg + 4);
 
-/* Resolves every pointer segment (local read or, with need, write). */
-GIC_HD int snx_resolve_local(snx_pass *p, snx_qp *qp, const softnic_wqe *w, uint32_t need,
-			     uint8_t *src[SOFTNIC_MAX_SGE], uint8_t *vs)
-{
-	for (uint32_t i = 0; i < w->num_sge; i++) {
-		int r = snx_mr_resolve(p, &p->local, qp->pd, w->sge[i].lkey, w->sge[i].addr,
-				       w->sge[i].len, need, &src[i]);
-		if (r)
-			return snx_fail(vs, (uint8_t)r, GIC_SYND_LOCAL_PROT_ERR);
-		if (p->local.access & SNX_MR_DEVICE)
-			p->dev |= SNX_DEV_LOCAL;
+		if (lkey == GIC_INVALID_LKEY)
+			break;
+		out->sge[out->num_sge].len = len ? len : 0x80000000u; /* 0 means 2^31 */
+		out->sge[out->num_sge].lkey = lkey;
+		out->sge[out->num_sge].addr = snx_rd_be64(seg + 8);
+		out->num_sge++;
 	}
-	return 0;
 }
 
-/* Checks a write (peer, receiver, keys) and resolves its addresses without
- * moving data. Returns 0 or a syndrome. */
-GIC_HD int snx_prepare_write(snx_pass *p, snx_qp *qp, const softnic_wqe *w,
-			     uint8_t *src[SOFTNIC_MAX_SGE], uint8_t **dst, uint8_t *vs)
+/* Takes the next posted receive WQE of rq (in posting order: a QP's RQ
+ * by slot, an SRQ along its next segments). Returns 0 with *out filled,
+ * SNX_RQ_EMPTY, or the SOFTNIC_VSYND_* of a broken queue. */
+GIC_HD int snx_rq_take(const snx_shared *sh, snx_rq *rq, snx_recv *out)
 {
-	int r = snx_check_peer(p, qp, vs);
+	uint32_t avail, idx;
+	int r = 0;
 
-	*dst = NULL;
-	p->dev = 0;
-	if (!r && w->opcode == GIC_OPCODE_RDMA_WRITE_IMM && !qp->peer->recv_cq)
-		r = snx_fail(vs, SOFTNIC_VSYND_NO_RECV_CQ, GIC_SYND_RNR_RETRY_EXC_ERR);
-	if (!r)
-		r = snx_resolve_local(p, qp, w, 0, src, vs);
-	if (!r && w->total_len) /* a zero-length write needs no rkey */
-		r = snx_resolve_remote(p, qp, w, w->total_len, SOFTNIC_ACCESS_REMOTE_WRITE, dst, vs);
+	if (!snx_lock(&rq->lock))
+		return SOFTNIC_VSYND_PEER_GONE; /* its holder process died */
+	avail = snx_rq_posted(sh, rq);
+	if (avail == 0) {
+		r = SNX_RQ_EMPTY;
+	} else if (avail > rq->wqe_cnt) {
+		r = SOFTNIC_VSYND_BAD_RQ_DBREC;
+	} else if (rq->srqn) {
+		const gic_srq_next_seg *next = (const gic_srq_next_seg *)(rq->buf +
+			(size_t)rq->head * rq->stride);
+
+		idx = rq->head;
+		snx_rq_read_wqe(rq, idx, GIC_SEG_SIZE, out);
+		rq->head = gic_be16toh(next->next_wqe_index_be) & (rq->wqe_cnt - 1);
+		out->index = (uint16_t)idx;
+	} else {
+		idx = (uint32_t)rq->cons & (rq->wqe_cnt - 1);
+		snx_rq_read_wqe(rq, idx, 0, out);
+		out->index = (uint16_t)rq->cons;
+	}
+	if (!r) {
+		out->srqn = rq->srqn;
+		out->vs = 0;
+		gic_st_relaxed_u64(&rq->cons, rq->cons + 1);
+	}
+	snx_unlock(&rq->lock);
 	return r;
 }
 
-/* Moves a prepared write's data. */
-GIC_HD void snx_move_write(const softnic_wqe *w, uint8_t *const src[SOFTNIC_MAX_SGE], uint8_t *dst)
+/* 1 when qp is in error with receives posted to its own RQ: they flush. */
+GIC_HD int snx_rq_flush_due(const snx_shared *sh, snx_qp *qp)
 {
-	if (w->inline_len)
-		snx_copy(dst, w->inline_data, w->inline_len);
-	for (uint32_t i = 0; i < w->num_sge; i++) {
-		snx_copy(dst, src[i], w->sge[i].len);
-		dst += w->sge[i].len;
-	}
+	return qp->in_error && qp->rq && !qp->rq->srqn && qp->recv_cq &&
+	       snx_rq_posted(sh, qp->rq) != 0;
 }
 
-/* A WRITE_IMM's receive completion needs a slot of the peer's receive
- * CQ, claimed before the write runs. Returns 1 when it has one (or needs
- * none), 0 when that CQ is full, SNX_CQ_LOST when its lock is abandoned. */
-GIC_HD int snx_claim_recv(const snx_pass *p, const snx_qp *qp, const softnic_wqe *w)
+/* Completes every receive posted to a QP in error with a flush error on
+ * its receive CQ, as long as that CQ has room. */
+GIC_HD void snx_rq_flush(const snx_shared *sh, snx_qp *qp, softnic_stats *st)
 {
-	if (w->opcode != GIC_OPCODE_RDMA_WRITE_IMM || p->link != SNX_QP_CONNECTED || !qp->peer ||
-	    !qp->peer->recv_cq)
-		return 1;
-	return snx_cq_claim(p->sh, qp->peer->recv_cq, 1);
-}
+	snx_recv r;
+	snx_cqe_fields f;
 
-GIC_HD int snx_exec_write(snx_pass *p, snx_qp *qp, const softnic_wqe *w, uint8_t *vs)
-{
-	uint8_t *src[SOFTNIC_MAX_SGE];
-	uint8_t *dst;
-	int r = snx_prepare_write(p, qp, w, src, &dst, vs);
-
-	if (r)
-		return r;
-#if !GIC_ON_DEVICE
-	if (p->dev) {
-		r = softnic_shm_dev_write(p->sh, qp, w, src, dst, p->dev, vs);
-		if (r)
-			return r;
-	} else
-#endif
-		snx_move_write(w, src, dst);
-	if (w->opcode == GIC_OPCODE_RDMA_WRITE_IMM) {
-		snx_cqe_fields f;
-
-		memset(&f, 0, sizeof(f));
-		f.cqe_opcode = GIC_CQE_RESP_WR_IMM;
-		f.qpn = qp->peer->qpn;
-		f.byte_cnt = (uint32_t)w->total_len;
-		f.imm = w->imm;
-		/* Into the slot snx_claim_recv() claimed; the receiver learns
-		 * of the write only after its data. */
-		snx_cq_write(p->sh, qp->peer->recv_cq, &f, &p->st);
-	}
-	return 0;
-}
-
-GIC_HD int snx_exec_atomic_fa(snx_pass *p, snx_qp *qp, const softnic_wqe *w, uint8_t *vs)
-{
-	uint8_t *res[SOFTNIC_MAX_SGE];
-	uint8_t *dst = NULL;
-	uint64_t old;
-	int r = snx_check_peer(p, qp, vs);
-
-	p->dev = 0;
-	if (!r && w->sge[0].len != 8)
-		r = snx_fail(vs, SOFTNIC_VSYND_BAD_LENGTH, GIC_SYND_LOCAL_LENGTH_ERR);
-	if (!r)
-		r = snx_resolve_local(p, qp, w, SOFTNIC_ACCESS_LOCAL_WRITE, res, vs);
-	if (!r && (w->raddr & 7))
-		r = snx_fail(vs, SOFTNIC_VSYND_ATOMIC_ALIGN, GIC_SYND_REMOTE_INVAL_REQ_ERR);
-	if (!r)
-		r = snx_resolve_remote(p, qp, w, 8, SOFTNIC_ACCESS_REMOTE_ATOMIC, &dst, vs);
-	if (r)
-		return r;
-#if !GIC_ON_DEVICE
-	if (p->dev)
-		return softnic_shm_dev_fetch_add(p->sh, qp, dst, w->atomic_add, res[0], p->dev, vs);
-#endif
-	old = gic_atomic_add_sc_sys_u64((uint64_t *)(void *)dst, w->atomic_add);
-	memcpy(res[0], &old, 8);
-	return 0;
-}
-
-/* Copies the WQE at BB position pos (it may wrap) into buf. */
-GIC_HD void snx_copy_wqe(const snx_qp *qp, uint64_t pos, uint32_t nbb, uint8_t *buf)
-{
-	for (uint32_t i = 0; i < nbb; i++)
-		snx_copy(buf + i * GIC_SEND_WQE_BB,
-			 qp->sq_buf + ((pos + i) & (qp->bb_cnt - 1)) * GIC_SEND_WQE_BB,
-			 GIC_SEND_WQE_BB);
-}
-
-/* Executes one decoded WQE; returns 0 or a syndrome (with *vs). */
-GIC_HD int snx_execute(snx_pass *p, snx_qp *qp, const softnic_wqe *w, uint16_t slot_index,
-		       uint8_t *vs)
-{
-	if (p->sh->strict && w->wqe_index != slot_index)
-		return snx_fail(vs, SOFTNIC_VSYND_STRICT_WQE_INDEX, GIC_SYND_LOCAL_QP_OP_ERR);
-	switch (w->opcode) {
-	case GIC_OPCODE_NOP:
-		return 0;
-	case GIC_OPCODE_ATOMIC_FA:
-		return snx_exec_atomic_fa(p, qp, w, vs);
-	default:
-		return snx_exec_write(p, qp, w, vs);
-	}
-}
-
-/* The outcome of running the WQE at qp->cons. */
-enum { SNX_RUN_OK = 0, SNX_RUN_STALL = -1 };
-
-/* Decodes and runs the WQE of nbb BBs at qp->cons into *w, with a send-CQ
- * slot claimed when *claimed says so. Returns SNX_RUN_OK, a syndrome (with
- * *vs), or SNX_RUN_STALL when a CQ is full (nothing was done). */
-GIC_HD int snx_run_wqe(snx_pass *p, snx_qp *qp, uint32_t nbb, softnic_wqe *w, uint8_t *vs,
-		       int *claimed)
-{
-	uint8_t buf[GIC_WQE_MAX_BB * GIC_SEND_WQE_BB];
-	int synd, got;
-
-	snx_copy_wqe(qp, qp->cons, nbb, buf);
-	synd = snx_decode_wqe(buf, (size_t)nbb * GIC_SEND_WQE_BB, w, vs);
-	if (qp->in_error && qp->pending_synd) {
-		/* The first WQE after a doorbell error carries that error
-		 * (snx_step clears it once its CQE is written). */
-		synd = snx_fail(vs, qp->pending_vs, qp->pending_synd);
-	} else if (qp->in_error) {
-		synd = snx_fail(vs, SOFTNIC_VSYND_NONE, GIC_SYND_WR_FLUSH_ERR);
-	} else if (!synd) {
-		if ((w->fm_ce_se & GIC_CTRL_CQ_UPDATE) && !*claimed) {
-			got = snx_cq_claim(p->sh, qp->send_cq, 1);
-			if (!got)
-				return SNX_RUN_STALL;
-			/* Its send CQ is broken: another process died inside
-			 * its lock. The QP fails (no CQE can say so). */
-			if (got == SNX_CQ_LOST)
-				return snx_fail(vs, SOFTNIC_VSYND_PEER_GONE,
-						GIC_SYND_TRANSPORT_RETRY_EXC_ERR);
-			*claimed = 1;
+	while (snx_rq_flush_due(sh, qp) && snx_cq_claim(sh, qp->recv_cq, 1) == 1) {
+		if (snx_rq_take(sh, qp->rq, &r)) {
+			snx_cq_unclaim(qp->recv_cq);
+			return;
 		}
-		got = snx_claim_recv(p, qp, w);
-		if (!got)
-			return SNX_RUN_STALL;
-		if (got == SNX_CQ_LOST) /* the peer died inside its CQ's lock */
-			return snx_fail(vs, SOFTNIC_VSYND_PEER_GONE, GIC_SYND_TRANSPORT_RETRY_EXC_ERR);
-		synd = snx_execute(p, qp, w, (uint16_t)qp->cons, vs);
-		if (synd && w->opcode == GIC_OPCODE_RDMA_WRITE_IMM && p->link == SNX_QP_CONNECTED &&
-		    qp->peer && qp->peer->recv_cq)
-			snx_cq_unclaim(qp->peer->recv_cq); /* the write never ran */
-	}
-	return synd;
-}
-
-/* Completes the WQE at qp->cons as run_wqe's outcome says: an error CQE
- * (which needs a slot: 0 when none is free), or a CQE when signaled. */
-GIC_HD int snx_complete(snx_pass *p, snx_qp *qp, const softnic_wqe *w, int synd, uint8_t vs,
-			int claimed)
-{
-	uint16_t slot_index = (uint16_t)qp->cons;
-
-	if (synd) {
-		/* SNX_CQ_LOST: the error is recorded; its CQE is lost. */
-		if (!claimed && snx_cq_claim(p->sh, qp->send_cq, 1) == 0)
-			return 0;
-		if (synd != GIC_SYND_WR_FLUSH_ERR)
-			snx_qp_set_error(qp, slot_index, w->opcode, synd, vs, &p->st);
-		snx_complete_error(p->sh, qp, slot_index, w->opcode, synd, vs, &p->st);
-	} else if (w->fm_ce_se & GIC_CTRL_CQ_UPDATE) {
-		snx_cqe_fields f;
-
 		memset(&f, 0, sizeof(f));
-		f.cqe_opcode = GIC_CQE_REQ;
-		f.wqe_opcode = w->opcode;
-		f.wqe_counter = slot_index;
+		f.cqe_opcode = GIC_CQE_RESP_ERR;
+		f.syndrome = GIC_SYND_WR_FLUSH_ERR;
+		f.wqe_counter = r.index;
 		f.qpn = qp->qpn;
-		f.byte_cnt = (uint32_t)w->total_len;
-		snx_cq_write(p->sh, qp->send_cq, &f, &p->st);
-	} else if (claimed) {
-		snx_cq_unclaim(qp->send_cq);
-	}
-	return 1;
-}
-
-/* Runs the WQE at qp->cons. Returns 1 when it was consumed, 0 when the QP
- * must wait (a CQ is full). */
-GIC_HD int snx_step(snx_pass *p, snx_qp *qp)
-{
-	const gic_ctrl_seg *c = (const gic_ctrl_seg *)(qp->sq_buf +
-		(qp->cons & (qp->bb_cnt - 1)) * GIC_SEND_WQE_BB);
-	uint32_t nbb = gic_wqe_bb_count(c->qpn_ds_be);
-	softnic_wqe w;
-	uint8_t vs = 0;
-	int synd, claimed = 0;
-
-	if (qp->cons + nbb > qp->target) {
-		/* The doorbell record covers only part of this WQE. */
-		nbb = (uint32_t)(qp->target - qp->cons);
-		memset(&w, 0, sizeof(w));
-		w.opcode = (uint8_t)gic_be32toh(c->opmod_idx_opcode_be);
-		synd = snx_fail(&vs, SOFTNIC_VSYND_WQE_PAST_DBREC, GIC_SYND_LOCAL_QP_OP_ERR);
-	} else {
-		synd = snx_run_wqe(p, qp, nbb, &w, &vs, &claimed);
-	}
-	if (synd == SNX_RUN_STALL || !snx_complete(p, qp, &w, synd, vs, claimed)) {
-		if (synd == SNX_RUN_STALL && claimed)
-			snx_cq_unclaim(qp->send_cq);
-		p->st.cq_full_stalls++;
-		return 0;
-	}
-	if (qp->pending_synd && synd == qp->pending_synd && vs == qp->pending_vs)
-		qp->pending_synd = 0;
-	qp->cons += nbb;
-	p->st.wqes_executed++;
-	return 1;
-}
-
-/* Checks a new doorbell against the doorbell record and moves qp->target.
- * A protocol mistake moves the QP to error; the first WQE it announced
- * then completes with that error. */
-GIC_HD void snx_take_doorbell(snx_pass *p, snx_qp *qp, uint64_t db)
-{
-	uint32_t rec = gic_be32toh(snx_ld_acquire_u32(p->sh, qp->dbrec)) & 0xffffu;
-	uint32_t w0 = gic_be32toh((uint32_t)db), w1 = gic_be32toh((uint32_t)(db >> 32));
-	uint16_t ahead = (uint16_t)(rec - (uint16_t)qp->target);
-	uint16_t db_ahead = (uint16_t)(((w0 >> 8) & 0xffffu) - (uint16_t)qp->target);
-	uint8_t vs = 0;
-
-	if (qp->target + ahead - qp->cons > qp->bb_cnt)
-		vs = SOFTNIC_VSYND_BAD_DBREC;
-	else if (p->sh->strict && (w1 >> 8) != qp->qpn)
-		vs = SOFTNIC_VSYND_STRICT_DB_QPN;
-	else if (p->sh->strict && db_ahead > ahead && db_ahead <= qp->bb_cnt)
-		vs = SOFTNIC_VSYND_STRICT_DB_AHEAD;
-	if (!vs) {
-		qp->target += ahead;
-		return;
-	}
-	if (!qp->in_error) {
-		qp->pending_synd = GIC_SYND_LOCAL_QP_OP_ERR;
-		qp->pending_vs = vs;
-		qp->err.has_doorbell = 1;
-		qp->err.db_index = (uint16_t)(w0 >> 8);
-		qp->err.dbrec = rec;
-		qp->err.executed = (uint32_t)(qp->cons & 0xffff);
-	}
-	snx_qp_set_error(qp, (uint16_t)qp->cons, 0, GIC_SYND_LOCAL_QP_OP_ERR, vs, &p->st);
-	if (vs != SOFTNIC_VSYND_BAD_DBREC)
-		qp->target += ahead;
-}
-
-/* An error a bad doorbell record left with no WQE to carry it gets a CQE
- * of its own, once a slot is free. */
-GIC_HD void snx_report_orphan_error(snx_pass *p, snx_qp *qp)
-{
-	if (!qp->pending_synd || qp->cons < qp->target || qp->pending_vs != SOFTNIC_VSYND_BAD_DBREC)
-		return;
-	if (snx_cq_claim(p->sh, qp->send_cq, 1) != 0) { /* SNX_CQ_LOST: the CQE is lost */
-		snx_complete_error(p->sh, qp, (uint16_t)qp->cons, 0, qp->pending_synd, qp->pending_vs,
-				   &p->st);
-		qp->pending_synd = 0;
+		snx_cq_write(sh, qp->recv_cq, &f, st);
+		st->error_cqes++;
 	}
 }
 
-GIC_HD void snx_stats_flush(const softnic_stats *local, softnic_stats *st)
-{
-	if (local->wqes_executed)
-		gic_atomic_add_relaxed_u64(&st->wqes_executed, local->wqes_executed);
-	if (local->cqes_written)
-		gic_atomic_add_relaxed_u64(&st->cqes_written, local->cqes_written);
-	if (local->error_cqes)
-		gic_atomic_add_relaxed_u64(&st->error_cqes, local->error_cqes);
-	if (local->strict_violations)
-		gic_atomic_add_relaxed_u64(&st->strict_violations, local->strict_violations);
-	if (local->cq_full_stalls)
-		gic_atomic_add_relaxed_u64(&st->cq_full_stalls, local->cq_full_stalls);
-}
-
-/* Starts a pass over qp with a pass record from snx_pass_init(): reads the
- * doorbell, then the MR epoch and the link state. Returns 0 when there is
- * nothing to do. */
-GIC_HD int snx_pass_begin(snx_pass *p, snx_qp *qp)
-{
-	snx_shared *sh = p->sh;
-	uint64_t db = snx_ld_acquire_u64(sh, qp->db);
-	uint32_t epoch;
-
-	if (db == qp->last_db && qp->cons == qp->target && !qp->pending_synd)
-		return 0;
-	memset(&p->st, 0, sizeof(p->st));
-	/* After the doorbell's acquire: a deregistration that happened before
-	 * the doorbell shows here. */
-	epoch = gic_ld_relaxed_u32(&sh->mr_epoch);
-	if (epoch != p->mr_epoch) {
-		gic_fence_acquire_sys(); /* orders the table reads after the epoch */
-		p->mr_epoch = epoch;
-		p->remote.key = 0;
-		p->local.key = 0;
-	}
-	p->link = gic_ld_relaxed_u32(&qp->link);
-	if (db != qp->last_db) {
-		qp->last_db = db;
-		snx_take_doorbell(p, qp, db);
-	}
-	return 1;
-}
-
-/* Ends a pass: reports an orphaned doorbell error, adds the counts. */
-GIC_HD void snx_pass_end(snx_pass *p, snx_qp *qp, softnic_stats *st)
-{
-	snx_report_orphan_error(p, qp);
-	snx_stats_flush(&p->st, st);
-}
-
-/* Executes what the QP's doorbell announced; returns WQEs executed. The
- * engine's counters st are updated once, at the end. */
-GIC_HD int snx_qp_progress(snx_shared *sh, snx_qp *qp, softnic_stats *st)
-{
-	snx_pass p;
-	int done = 0;
-
-	snx_pass_init(&p, sh);
-	if (!snx_pass_begin(&p, qp))
-		return 0;
-	while (qp->cons < qp->target && snx_step(&p, qp))
-		done++;
-	snx_pass_end(&p, qp, st);
-	return done;
-}
+#include "engine_exec.h"
 
 #endif /* SOFTNIC_ENGINE_CORE_H */

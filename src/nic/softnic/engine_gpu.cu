@@ -425,15 +425,8 @@ static void engine_add_stats(const softnic *nic, softnic_stats *sum, void *ctx)
 	gpu_engine *g = (gpu_engine *)ctx;
 
 	(void)nic;
-	for (int w = 0; w < g->nwarps; w++) {
-		const softnic_stats *st = &g->warp_stats[w];
-
-		sum->wqes_executed += __atomic_load_n(&st->wqes_executed, __ATOMIC_RELAXED);
-		sum->cqes_written += __atomic_load_n(&st->cqes_written, __ATOMIC_RELAXED);
-		sum->error_cqes += __atomic_load_n(&st->error_cqes, __ATOMIC_RELAXED);
-		sum->strict_violations += __atomic_load_n(&st->strict_violations, __ATOMIC_RELAXED);
-		sum->cq_full_stalls += __atomic_load_n(&st->cq_full_stalls, __ATOMIC_RELAXED);
-	}
+	for (int w = 0; w < g->nwarps; w++)
+		softnic_stats_add(sum, &g->warp_stats[w]);
 }
 
 /* After softnic_close() released every object: return the arenas. */

@@ -29,11 +29,19 @@ typedef struct snx_mr {
 	uint32_t generation;
 } snx_mr;
 
+/* snx_cq.mode: the CQ context bits of the same names (softnic_cq_attr). */
+enum {
+	SNX_CQ_OI = 1, /* overrun ignore: the consumer index is never read */
+	SNX_CQ_CC = 2, /* collapsed: every CQE goes to entry 0 */
+};
+
 typedef struct snx_cq {
 	gic_cqe64 *cqes;
 	uint32_t *dbrec;   /* consumer index, written by the consumer */
 	uint32_t cqe_cnt;
 	uint32_t cqn;
+	uint32_t mode;     /* SNX_CQ_* */
+	uint32_t pad0;
 	/* Under lock (CQE writers: QPs of several engine threads, a peer's
 	 * WRITE_IMM): */
 	uint64_t pi;       /* CQEs written */
@@ -42,6 +50,25 @@ typedef struct snx_cq {
 	uint32_t lock;
 	uint32_t pad;
 } snx_cq;
+
+/* A receive queue: a QP's own (WQEs consumed in order) or a shared one
+ * (SRQ: WQEs linked through their next segments). Its consumers are the
+ * engines executing its senders' WQEs (one peer for an RQ, any number for
+ * an SRQ), so they take lock around head and cons. */
+typedef struct snx_rq {
+	uint8_t *buf;      /* wqe_cnt WQEs of stride bytes */
+	uint32_t *dbrec;   /* BE32(WQEs posted & 0xffff), written by the owner */
+	uint32_t wqe_cnt;
+	uint32_t stride;
+	uint32_t max_sge;  /* data segments per WQE */
+	uint32_t srqn;     /* 0: a QP's own RQ */
+	uint32_t pd;
+	/* Under lock: */
+	uint32_t lock;
+	uint32_t head;     /* SRQ: index of the next WQE to consume */
+	uint32_t pad;
+	uint64_t cons;     /* WQEs consumed */
+} snx_rq;
 
 /* The first error of a QP, recorded by the engine, formatted by the host. */
 typedef struct snx_error {
@@ -76,6 +103,10 @@ typedef struct snx_qp {
 	 * of a multi-process job, gic/softnic_shm.h): rkeys resolve in its MR
 	 * table. NULL: the peer is on this softnic. */
 	struct snx_shared *peer_sh;
+	snx_rq *rq;        /* receives (its own RQ or an SRQ); NULL: none */
+	uint32_t flags;    /* SOFTNIC_QP_* */
+	uint32_t rnr_retry; /* 0..6 retries after a receiver-not-ready; 7: forever */
+	uint64_t rnr_timer_ns; /* what this QP, as receiver, asks senders to wait */
 
 	/* Engine-private progress. */
 	uint64_t last_db;  /* doorbell value seen last */
@@ -84,7 +115,13 @@ typedef struct snx_qp {
 	uint32_t in_error; /* released once err is complete */
 	uint8_t pending_synd; /* doorbell error the next WQE completes with */
 	uint8_t pending_vs;
-	uint16_t pad;
+	uint8_t watching;  /* a doorbell is ahead of the record (snx_take_doorbell) */
+	uint8_t pad;
+	uint16_t watch_need; /* the record value that covers the watched doorbell */
+	uint16_t pad2;
+	uint32_t rnr_tries; /* receiver-not-ready answers to the WQE at cons */
+	uint64_t watch_deadline; /* ns: when the watch gives up */
+	uint64_t rnr_next_ns;   /* ns: when the WQE at cons may retry */
 	snx_error err;
 } snx_qp;
 
@@ -101,6 +138,8 @@ typedef struct snx_shared {
 	 * so doorbells, doorbell records and CQEs synchronize at GPU scope
 	 * (queues in GPU memory); 0: system scope. */
 	uint32_t gpu_scope;
+	uint32_t pad;
+	uint64_t db_watch_ns;    /* how long a doorbell ahead of its record is watched */
 } snx_shared;
 
 #endif /* SOFTNIC_ENGINE_STATE_H */

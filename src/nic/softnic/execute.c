@@ -28,14 +28,26 @@ const char *softnic_vsynd_text(uint8_t vs)
 	case SOFTNIC_VSYND_BAD_RKEY: return "rkey not registered in the peer's PD";
 	case SOFTNIC_VSYND_REMOTE_BOUNDS: return "remote range outside its region";
 	case SOFTNIC_VSYND_REMOTE_ACCESS: return "remote region lacks the needed right";
-	case SOFTNIC_VSYND_ATOMIC_ALIGN: return "atomic target not 8-byte aligned";
-	case SOFTNIC_VSYND_BAD_LENGTH: return "message longer than 2 GiB";
+	case SOFTNIC_VSYND_ATOMIC_ALIGN: return "atomic target not aligned to its size";
+	case SOFTNIC_VSYND_BAD_LENGTH:
+		return "bad length (a message over 2 GiB, or an atomic's result buffer not its size)";
 	case SOFTNIC_VSYND_NOT_CONNECTED: return "QP not connected";
 	case SOFTNIC_VSYND_PEER_GONE: return "peer QP vanished";
-	case SOFTNIC_VSYND_NO_RECV_CQ: return "peer has no receive CQ for WRITE_IMM";
+	case SOFTNIC_VSYND_NO_RECV_CQ: return "peer has no receive CQ for a send or WRITE_IMM";
 	case SOFTNIC_VSYND_WQE_PAST_DBREC: return "WQE extends past the doorbell record";
 	case SOFTNIC_VSYND_BAD_DBREC: return "doorbell record moved back or past the ring";
-	case SOFTNIC_VSYND_STRICT_DB_AHEAD: return "strict: doorbell ahead of the doorbell record";
+	case SOFTNIC_VSYND_BAD_ATOMIC_SIZE: return "masked atomic's opmod names no 4- or 8-byte size";
+	case SOFTNIC_VSYND_RNR: return "receiver not ready: no receive posted, retries exhausted";
+	case SOFTNIC_VSYND_RECV_TOO_SMALL: return "message longer than the receive WQE";
+	case SOFTNIC_VSYND_RECV_BAD_KEY: return "receive WQE's lkey, bounds or LOCAL_WRITE right";
+	case SOFTNIC_VSYND_BAD_RQ_DBREC: return "receive doorbell record past the queue";
+	case SOFTNIC_VSYND_DEVICE_OP:
+		return "this operation on GPU memory of another process (CPU engine: writes, reads "
+		       "and fetch-add only)";
+	case SOFTNIC_VSYND_ATOMIC_CONTENDED: return "masked atomic lost its compare-swap 2^20 times";
+	case SOFTNIC_VSYND_INLINE_READ: return "RDMA READ with an inline segment";
+	case SOFTNIC_VSYND_STRICT_DB_AHEAD:
+		return "strict: doorbell ahead of the doorbell record, never covered within the watch";
 	case SOFTNIC_VSYND_STRICT_DB_QPN: return "strict: doorbell names another QP";
 	case SOFTNIC_VSYND_STRICT_WQE_INDEX: return "strict: ctrl WQE index does not match its slot";
 	case SOFTNIC_VSYND_NONE: return "no check failed";

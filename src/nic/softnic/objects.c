@@ -140,12 +140,14 @@ softnic *softnic_open_ext(const softnic_attr *attr, const softnic_backend *backe
 	nic->shm = shm;
 	nic->next_qpn = 0x100;
 	nic->next_cqn = 0x80;
+	nic->next_srqn = 0x40;
 	nic->next_pd = shm ? softnic_shm_first_pd(shm) : 1;
 	nic->nengines = attr->engine_threads ? attr->engine_threads : 1;
 	pthread_mutex_init(&nic->lock, NULL);
 	list_init(&nic->pds);
 	list_init(&nic->mrs_list);
 	list_init(&nic->cqs);
+	list_init(&nic->srqs);
 	nic->engines = zalloc_aligned(SOFTNIC_CACHELINE, sizeof(engine) * nic->nengines);
 	nic->shared = state_alloc(nic, sizeof(snx_shared));
 	if (!nic->engines || !nic->shared) {
@@ -156,6 +158,8 @@ softnic *softnic_open_ext(const softnic_attr *attr, const softnic_backend *backe
 		return NULL;
 	}
 	nic->shared->strict = (uint32_t)attr->strict;
+	nic->shared->db_watch_ns = attr->doorbell_watch_ns ? attr->doorbell_watch_ns
+							   : SOFTNIC_DB_WATCH_NS;
 	for (int i = 0; i < nic->nengines; i++) {
 		nic->engines[i].nic = nic;
 		nic->engines[i].index = i;
@@ -197,6 +201,8 @@ void softnic_close(softnic *nic)
 			softnic_qp_destroy(nic->engines[e].qps[0]);
 		pthread_mutex_destroy(&nic->engines[e].lock);
 	}
+	while (nic->srqs.next != &nic->srqs)
+		softnic_srq_destroy((softnic_srq *)nic->srqs.next);
 	while (nic->mrs_list.next != &nic->mrs_list)
 		softnic_dereg_mr((softnic_mr *)nic->mrs_list.next);
 	while (nic->cqs.next != &nic->cqs)
@@ -213,20 +219,22 @@ void softnic_close(softnic *nic)
 	free(nic);
 }
 
-static void stats_add(softnic_stats *sum, const softnic_stats *st)
+void softnic_stats_add(softnic_stats *sum, const softnic_stats *st)
 {
 	sum->wqes_executed += __atomic_load_n(&st->wqes_executed, __ATOMIC_RELAXED);
 	sum->cqes_written += __atomic_load_n(&st->cqes_written, __ATOMIC_RELAXED);
 	sum->error_cqes += __atomic_load_n(&st->error_cqes, __ATOMIC_RELAXED);
 	sum->strict_violations += __atomic_load_n(&st->strict_violations, __ATOMIC_RELAXED);
 	sum->cq_full_stalls += __atomic_load_n(&st->cq_full_stalls, __ATOMIC_RELAXED);
+	sum->rnr_naks += __atomic_load_n(&st->rnr_naks, __ATOMIC_RELAXED);
+	sum->doorbell_watches += __atomic_load_n(&st->doorbell_watches, __ATOMIC_RELAXED);
 }
 
 void softnic_get_stats(const softnic *nic, softnic_stats *out)
 {
 	memset(out, 0, sizeof(*out));
 	for (int e = 0; e < nic->nengines; e++)
-		stats_add(out, &nic->engines[e].stats);
+		softnic_stats_add(out, &nic->engines[e].stats);
 	if (nic->backend.add_stats)
 		nic->backend.add_stats(nic, out, nic->backend.ctx);
 }
@@ -356,12 +364,24 @@ static void cq_free(softnic_cq *cq)
 
 softnic_cq *softnic_cq_create(softnic *nic, int log_cqe_cnt)
 {
+	softnic_cq_attr a = { .log_cqe_cnt = log_cqe_cnt };
+
+	return softnic_cq_create_ex(nic, &a);
+}
+
+softnic_cq *softnic_cq_create_ex(softnic *nic, const softnic_cq_attr *attr)
+{
+	const uint32_t modes = SOFTNIC_CQ_OVERRUN_IGNORE | SOFTNIC_CQ_COLLAPSED;
 	softnic_cq *cq;
 	snx_cq *s;
+	int log_cqe_cnt = attr ? attr->log_cqe_cnt : -1;
+	int min_log = attr && (attr->mode & SOFTNIC_CQ_COLLAPSED) ? 0 : 1;
 
-	if (!nic || log_cqe_cnt < 1 || log_cqe_cnt > 16) {
+	if (!nic || !attr || log_cqe_cnt < min_log || log_cqe_cnt > 16 || (attr->mode & ~modes)) {
 		if (nic)
-			softnic_set_error(nic, "cq_create: log_cqe_cnt %d outside 1..16", log_cqe_cnt);
+			softnic_set_error(nic, "cq_create: log_cqe_cnt %d outside %d..16, or mode 0x%x "
+					  "has unknown bits", log_cqe_cnt, min_log,
+					  attr ? attr->mode : 0);
 		errno = EINVAL;
 		return NULL;
 	}
@@ -372,6 +392,8 @@ softnic_cq *softnic_cq_create(softnic *nic, int log_cqe_cnt)
 	cq->s = s = state_alloc(nic, sizeof(snx_cq));
 	if (s) {
 		s->cqe_cnt = 1u << log_cqe_cnt;
+		s->mode = (attr->mode & SOFTNIC_CQ_OVERRUN_IGNORE ? SNX_CQ_OI : 0) |
+			  (attr->mode & SOFTNIC_CQ_COLLAPSED ? SNX_CQ_CC : 0);
 		s->cqes = queue_alloc(nic, (size_t)s->cqe_cnt * sizeof(gic_cqe64), 4096);
 		s->dbrec = queue_alloc(nic, SOFTNIC_CACHELINE, SOFTNIC_CACHELINE);
 	}
@@ -380,9 +402,10 @@ softnic_cq *softnic_cq_create(softnic *nic, int log_cqe_cnt)
 		errno = ENOMEM;
 		return NULL;
 	}
-	/* Hardware-owned and invalid until the first pass writes them. */
+	/* Invalid, and with the owner bit of the hardware's side on the first
+	 * pass (0xf1), so that a poller testing only the owner bit waits too. */
 	for (uint32_t i = 0; i < s->cqe_cnt; i++)
-		s->cqes[i].op_own = GIC_CQE_INVALID << 4;
+		s->cqes[i].op_own = (uint8_t)(GIC_CQE_INVALID << 4 | GIC_CQE_OWNER_MASK);
 	queue_prepared(nic, s->cqes, (size_t)s->cqe_cnt * sizeof(gic_cqe64));
 	queue_prepared(nic, s->dbrec, SOFTNIC_CACHELINE);
 	pthread_mutex_lock(&nic->lock);
@@ -421,14 +444,55 @@ int softnic_cq_view(softnic_cq *cq, gic_cq *view)
 /* ------------------------------------------------------------------ */
 /* Queue pairs. */
 
+/* A receive queue's state and ring (a QP's own, or an SRQ's); the
+ * doorbell record is the caller's. */
+static snx_rq *rq_alloc(softnic *nic, uint32_t wqe_cnt, uint32_t stride, uint32_t max_sge,
+			uint32_t pd)
+{
+	snx_rq *rq = state_alloc(nic, sizeof(snx_rq));
+
+	if (!rq)
+		return NULL;
+	rq->wqe_cnt = wqe_cnt;
+	rq->stride = stride;
+	rq->max_sge = max_sge;
+	rq->pd = pd;
+	rq->buf = queue_alloc(nic, (size_t)wqe_cnt * stride, 4096);
+	if (!rq->buf) {
+		state_free(nic, rq);
+		return NULL;
+	}
+	return rq;
+}
+
+static void rq_free(softnic *nic, snx_rq *rq)
+{
+	if (!rq)
+		return;
+	queue_free(nic, rq->buf);
+	state_free(nic, rq);
+}
+
+/* The smallest power of two at least v. */
+static uint32_t pow2_at_least(uint32_t v)
+{
+	uint32_t p = 1;
+
+	while (p < v)
+		p <<= 1;
+	return p;
+}
+
 static void qp_free(softnic_qp *qp)
 {
 	softnic *nic = qp->nic;
 
 	if (qp->s) {
 		queue_free(nic, qp->s->sq_buf);
-		queue_free(nic, qp->s->dbrec);
+		queue_free(nic, qp->dbrec_base);
 		queue_free(nic, qp->s->db);
+		if (!qp->srq)
+			rq_free(nic, qp->s->rq);
 	}
 	state_free(nic, qp->s);
 	free(qp);
@@ -471,13 +535,33 @@ static int qp_alloc_state(softnic_qp *qp, const softnic_qp_attr *attr)
 		return ENOMEM;
 	s->bb_cnt = 1u << attr->log_sq_bb;
 	s->sq_buf = queue_alloc(nic, (size_t)s->bb_cnt * GIC_SEND_WQE_BB, 4096);
-	s->dbrec = queue_alloc(nic, SOFTNIC_CACHELINE, SOFTNIC_CACHELINE);
-	s->db = queue_alloc(nic, SOFTNIC_CACHELINE, SOFTNIC_CACHELINE);
-	if (!s->sq_buf || !s->dbrec || !s->db)
+	/* The doorbell record as mlx5's: the receive counter, then the send
+	 * counter (MLX5_RCV_DBR, MLX5_SND_DBR). */
+	qp->dbrec_base = queue_alloc(nic, SOFTNIC_CACHELINE, SOFTNIC_CACHELINE);
+	/* A register of one BlueFlame buffer: a copy of a WQE of up to
+	 * SOFTNIC_BF_SIZE bytes stays inside it. */
+	s->db = queue_alloc(nic, SOFTNIC_BF_SIZE, SOFTNIC_BF_SIZE);
+	if (!s->sq_buf || !qp->dbrec_base || !s->db)
 		return ENOMEM;
+	s->dbrec = qp->dbrec_base + 1;
+	if (attr->log_rq_wqe) {
+		uint32_t sges = attr->rq_max_sge ? (uint32_t)attr->rq_max_sge : 1;
+
+		s->rq = rq_alloc(nic, 1u << attr->log_rq_wqe, pow2_at_least(GIC_SEG_SIZE * sges),
+				 sges, qp->pd->id);
+		if (!s->rq)
+			return ENOMEM;
+		s->rq->dbrec = qp->dbrec_base;
+		queue_prepared(nic, s->rq->buf, (size_t)s->rq->wqe_cnt * s->rq->stride);
+	} else if (attr->srq) {
+		s->rq = attr->srq->s;
+	}
 	queue_prepared(nic, s->sq_buf, (size_t)s->bb_cnt * GIC_SEND_WQE_BB);
-	queue_prepared(nic, s->dbrec, SOFTNIC_CACHELINE);
-	queue_prepared(nic, s->db, SOFTNIC_CACHELINE);
+	queue_prepared(nic, qp->dbrec_base, SOFTNIC_CACHELINE);
+	queue_prepared(nic, s->db, SOFTNIC_BF_SIZE);
+	s->flags = attr->flags;
+	s->rnr_retry = (uint32_t)attr->rnr_retry;
+	s->rnr_timer_ns = softnic_rnr_timer_ns(attr->min_rnr_timer);
 	s->pd = qp->pd->id;
 	s->send_cq = attr->send_cq->s;
 	s->recv_cq = attr->recv_cq ? attr->recv_cq->s : NULL;
@@ -516,15 +600,52 @@ static int qp_attach(softnic_qp *qp)
 	return rc;
 }
 
+/* The RNR timer of IB code t (IB spec 9.7.5.2.8: 0 is the longest). */
+uint64_t softnic_rnr_timer_ns(int t)
+{
+	static const uint32_t us[32] = {
+		655360, 10,    20,    30,    40,    60,     80,     120,    160,    240,   320,
+		480,    640,   960,   1280,  1920,  2560,   3840,   5120,   7680,   10240, 15360,
+		20480,  30720, 40960, 61440, 81920, 122880, 163840, 245760, 327680, 491520,
+	};
+
+	return (uint64_t)us[t & 31] * 1000;
+}
+
+/* 0, or EINVAL with the reason as the softnic's last error. */
+static int qp_attr_check(softnic_pd *pd, const softnic_qp_attr *a)
+{
+	const char *why = NULL;
+
+	if (!a->send_cq || a->log_sq_bb < 1 || a->log_sq_bb > 14)
+		why = "need a send CQ and log_sq_bb in 1..14";
+	else if (a->log_rq_wqe < 0 || a->log_rq_wqe > 15 || a->rq_max_sge < 0 ||
+		 a->rq_max_sge > SOFTNIC_MAX_SGE)
+		why = "log_rq_wqe outside 0..15 or rq_max_sge outside 0..16";
+	else if (a->log_rq_wqe && a->srq)
+		why = "a QP takes its receives from its own queue or from an SRQ, not both";
+	else if (a->srq && a->srq->pd->nic != pd->nic)
+		why = "the SRQ belongs to another softnic";
+	else if ((a->log_rq_wqe || a->srq) && !a->recv_cq)
+		why = "receives need a receive CQ";
+	else if (a->rnr_retry < 0 || a->rnr_retry > 7 || a->min_rnr_timer < 0 ||
+		 a->min_rnr_timer > 31)
+		why = "rnr_retry outside 0..7 or min_rnr_timer outside 0..31";
+	else if (a->flags & ~(uint32_t)SOFTNIC_QP_NO_IMPLICIT_RECV)
+		why = "unknown flags";
+	if (!why)
+		return 0;
+	softnic_set_error(pd->nic, "qp_create: %s", why);
+	return EINVAL;
+}
+
 softnic_qp *softnic_qp_create(softnic_pd *pd, const softnic_qp_attr *attr)
 {
 	softnic *nic;
 	softnic_qp *qp;
 	int rc;
 
-	if (!pd || !attr || !attr->send_cq || attr->log_sq_bb < 1 || attr->log_sq_bb > 14) {
-		if (pd)
-			softnic_set_error(pd->nic, "qp_create: need a send CQ and log_sq_bb in 1..14");
+	if (!pd || !attr || qp_attr_check(pd, attr)) {
 		errno = EINVAL;
 		return NULL;
 	}
@@ -536,6 +657,7 @@ softnic_qp *softnic_qp_create(softnic_pd *pd, const softnic_qp_attr *attr)
 	qp->pd = pd;
 	qp->send_cq = attr->send_cq;
 	qp->recv_cq = attr->recv_cq;
+	qp->srq = attr->srq;
 	rc = qp_alloc_state(qp, attr);
 	if (!rc) {
 		pthread_mutex_lock(&nic->lock);
@@ -554,6 +676,8 @@ softnic_qp *softnic_qp_create(softnic_pd *pd, const softnic_qp_attr *attr)
 	qp->send_cq->users++;
 	if (qp->recv_cq)
 		qp->recv_cq->users++;
+	if (qp->srq)
+		qp->srq->users++;
 	return qp;
 }
 
@@ -605,6 +729,8 @@ int softnic_qp_destroy(softnic_qp *qp)
 	qp->send_cq->users--;
 	if (qp->recv_cq)
 		qp->recv_cq->users--;
+	if (qp->srq)
+		qp->srq->users--;
 	qp_free(qp);
 	return 0;
 }
@@ -703,5 +829,128 @@ int softnic_qp_view(softnic_qp *qp, gic_sq *sq, gic_cq *cq)
 	sq->qpn = qp->s->qpn;
 	sq->max_inline = GIC_WQE_MAX_DS * GIC_SEG_SIZE - 2 * GIC_SEG_SIZE - 4;
 	sq->cq = cq;
+	return 0;
+}
+
+int softnic_qp_desc_get(const softnic_qp *qp, softnic_qp_desc *out)
+{
+	const snx_rq *rq;
+
+	if (!qp || !out)
+		return EINVAL;
+	rq = qp->srq ? NULL : qp->s->rq;
+	memset(out, 0, sizeof(*out));
+	out->dbrec = qp->dbrec_base;
+	out->sq.buf = qp->s->sq_buf;
+	out->sq.wqe_cnt = qp->s->bb_cnt;
+	out->sq.stride = GIC_SEND_WQE_BB;
+	out->rq.buf = rq ? rq->buf : NULL;
+	out->rq.wqe_cnt = rq ? rq->wqe_cnt : 0;
+	out->rq.stride = rq ? rq->stride : 0;
+	out->bf.reg = qp->s->db;
+	out->bf.size = SOFTNIC_BF_SIZE;
+	out->qpn = qp->s->qpn;
+	return 0;
+}
+
+int softnic_cq_desc_get(const softnic_cq *cq, softnic_cq_desc *out)
+{
+	if (!cq || !out)
+		return EINVAL;
+	memset(out, 0, sizeof(*out));
+	out->buf = cq->s->cqes;
+	out->dbrec = cq->s->dbrec;
+	out->cqe_cnt = cq->s->cqe_cnt;
+	out->cqe_size = GIC_CQE_SIZE;
+	out->cqn = cq->s->cqn;
+	out->mode = (cq->s->mode & SNX_CQ_OI ? SOFTNIC_CQ_OVERRUN_IGNORE : 0) |
+		    (cq->s->mode & SNX_CQ_CC ? SOFTNIC_CQ_COLLAPSED : 0);
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Shared receive queues. */
+
+softnic_srq *softnic_srq_create(softnic_pd *pd, const softnic_srq_attr *attr)
+{
+	softnic *nic;
+	softnic_srq *srq;
+	uint32_t cnt, stride;
+
+	if (!pd || !attr || attr->log_wqe_cnt < 1 || attr->log_wqe_cnt > 15 || attr->max_sge < 1 ||
+	    attr->max_sge > SOFTNIC_MAX_SGE) {
+		if (pd)
+			softnic_set_error(pd->nic, "srq_create: log_wqe_cnt outside 1..15 or max_sge "
+					  "outside 1..16");
+		errno = EINVAL;
+		return NULL;
+	}
+	nic = pd->nic;
+	srq = calloc(1, sizeof(*srq));
+	if (!srq)
+		return NULL;
+	srq->pd = pd;
+	cnt = 1u << attr->log_wqe_cnt;
+	/* As rdma-core's: the next segment and the data segments, at least 32
+	 * bytes, a power of two. */
+	stride = pow2_at_least(GIC_SEG_SIZE * (1 + (uint32_t)attr->max_sge));
+	srq->s = rq_alloc(nic, cnt, stride < 32 ? 32 : stride, (uint32_t)attr->max_sge, pd->id);
+	if (srq->s)
+		srq->s->dbrec = queue_alloc(nic, SOFTNIC_CACHELINE, SOFTNIC_CACHELINE);
+	if (!srq->s || !srq->s->dbrec) {
+		if (srq->s)
+			rq_free(nic, srq->s);
+		free(srq);
+		errno = ENOMEM;
+		return NULL;
+	}
+	/* The free list as a fresh SRQ's: WQE i links to i + 1. */
+	for (uint32_t i = 0; i < cnt; i++) {
+		gic_srq_next_seg *n = (gic_srq_next_seg *)(srq->s->buf + (size_t)i * srq->s->stride);
+
+		n->next_wqe_index_be = gic_htobe16((uint16_t)((i + 1) & (cnt - 1)));
+	}
+	queue_prepared(nic, srq->s->buf, (size_t)cnt * srq->s->stride);
+	queue_prepared(nic, srq->s->dbrec, SOFTNIC_CACHELINE);
+	pthread_mutex_lock(&nic->lock);
+	srq->s->srqn = nic->next_srqn++;
+	list_add(&nic->srqs, &srq->link);
+	pthread_mutex_unlock(&nic->lock);
+	pd->users++;
+	return srq;
+}
+
+int softnic_srq_destroy(softnic_srq *srq)
+{
+	softnic *nic;
+
+	if (!srq)
+		return EINVAL;
+	nic = srq->pd->nic;
+	if (srq->users) {
+		softnic_set_error(nic, "srq_destroy: SRQ 0x%x still used by %d QPs", srq->s->srqn,
+				  srq->users);
+		return EBUSY;
+	}
+	unlink_obj(nic, &srq->link);
+	srq->pd->users--;
+	queue_free(nic, srq->s->dbrec);
+	rq_free(nic, srq->s);
+	free(srq);
+	return 0;
+}
+
+uint32_t softnic_srq_num(const softnic_srq *srq) { return srq->s->srqn; }
+
+int softnic_srq_desc_get(const softnic_srq *srq, softnic_srq_desc *out)
+{
+	if (!srq || !out)
+		return EINVAL;
+	memset(out, 0, sizeof(*out));
+	out->buf = srq->s->buf;
+	out->dbrec = srq->s->dbrec;
+	out->stride = srq->s->stride;
+	out->wqe_cnt = srq->s->wqe_cnt;
+	out->srqn = srq->s->srqn;
 	return 0;
 }

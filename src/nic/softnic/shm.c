@@ -604,6 +604,29 @@ int softnic_shm_dev_write(const snx_shared *sh, const snx_qp *qp, const softnic_
 	return 0;
 }
 
+int softnic_shm_dev_read(const snx_shared *sh, const snx_qp *qp, const softnic_wqe *w,
+			 uint8_t *const dst[SOFTNIC_MAX_SGE], uint8_t *src, uint32_t dev,
+			 uint8_t *vs)
+{
+	shm_gpu_seg seg[SOFTNIC_MAX_SGE];
+	softnic_shm *s;
+	uint8_t *from;
+	char why[160] = "";
+	int n = 0, rc = gpu_begin(sh, qp, src, w->total_len, dev, &s, &from, vs);
+
+	if (rc)
+		return rc;
+	for (uint32_t i = 0; i < w->num_sge && i < SOFTNIC_MAX_SGE; i++) {
+		seg[n++] = (shm_gpu_seg){ dst[i], from, w->sge[i].len };
+		from += w->sge[i].len;
+	}
+	rc = n ? s->gops->move(s->gctx, seg, n, why, sizeof(why)) : 0;
+	if (rc)
+		return gpu_fail(s, vs, dev & SNX_DEV_REMOTE, "QP 0x%x: a %llu-byte read: %s",
+				qp->qpn, (unsigned long long)w->total_len, why);
+	return 0;
+}
+
 int softnic_shm_dev_fetch_add(const snx_shared *sh, const snx_qp *qp, uint8_t *dst,
 			      uint64_t add, uint8_t *res, uint32_t dev, uint8_t *vs)
 {

@@ -43,12 +43,21 @@ struct softnic_cq {
 	int users;
 };
 
+struct softnic_srq {
+	obj_link link;     /* first member */
+	softnic_pd *pd;
+	snx_rq *s;         /* engine state */
+	int users;         /* QPs */
+};
+
 struct softnic_qp {
 	softnic *nic;
 	softnic_pd *pd;
 	snx_qp *s;         /* engine state */
 	softnic_cq *send_cq;
 	softnic_cq *recv_cq;
+	softnic_srq *srq;
+	uint32_t *dbrec_base; /* [0] receive counter, [1] send counter */
 	softnic_qp *peer;
 	int engine;        /* index of the engine that executes this QP */
 	char error[SOFTNIC_ERR_LEN];
@@ -89,9 +98,10 @@ struct softnic {
 	engine *engines;
 	snx_shared *shared;     /* MR table, mode, stop flag (engine state) */
 	pthread_mutex_t lock;   /* object creation/destruction, last_error */
-	obj_link pds, mrs_list, cqs; /* list heads, under lock */
+	obj_link pds, mrs_list, cqs, srqs; /* list heads, under lock */
 	uint32_t next_qpn;
 	uint32_t next_cqn;
+	uint32_t next_srqn;
 	uint32_t next_pd;
 	int next_engine;
 	char last_error[SOFTNIC_ERR_LEN];
@@ -100,6 +110,12 @@ struct softnic {
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* The wait of IB RNR timer code t (0..31), in ns. */
+uint64_t softnic_rnr_timer_ns(int t);
+
+/* Adds one engine's counters to sum (relaxed loads: they move). */
+void softnic_stats_add(softnic_stats *sum, const softnic_stats *st);
 
 /* Records a formatted error as the softnic's last error. */
 void softnic_set_error(softnic *nic, const char *fmt, ...)

@@ -1,0 +1,796 @@
+/*
+ * softnic execution core, part two (included by engine_core.h): running
+ * the WQEs (writes, reads, sends into receive queues, atomics), receiver-
+ * not-ready retries, doorbells with their watch, and the pass over a QP.
+ */
+#ifndef SOFTNIC_ENGINE_EXEC_H
+#define SOFTNIC_ENGINE_EXEC_H
+
+/* ------------------------------------------------------------------ */
+/* Execution. */
+
+/* The QP must be connected to a live peer. Returns 0 or a syndrome. */
+GIC_HD int snx_check_peer(const snx_pass *p, const snx_qp *qp, uint8_t *vs)
+{
+	if (p->link == SNX_QP_UNCONNECTED)
+		return snx_fail(vs, SOFTNIC_VSYND_NOT_CONNECTED, GIC_SYND_LOCAL_QP_OP_ERR);
+	if (p->link != SNX_QP_CONNECTED || !qp->peer)
+		return snx_fail(vs, SOFTNIC_VSYND_PEER_GONE, GIC_SYND_TRANSPORT_RETRY_EXC_ERR);
+	return 0;
+}
+
+/* The peer's softnic MR table (another process's when qp->peer_sh says so;
+ * PD ids are unique across such softnics, so a (key, pd) cache cannot mix
+ * tables up). */
+GIC_HD snx_shared *snx_peer_table(snx_pass *p, const snx_qp *qp)
+{
+	return qp->peer_sh ? qp->peer_sh : p->sh;
+}
+
+/* Resolves a remote range in the (live) peer's PD. Returns 0 or a
+ * syndrome. */
+GIC_HD int snx_resolve_remote(snx_pass *p, snx_qp *qp, const softnic_wqe *w, uint64_t len,
+			      uint32_t need, uint8_t **dst, uint8_t *vs)
+{
+	int r = snx_mr_resolve_in(snx_peer_table(p, qp), &p->remote, qp->peer->pd, w->rkey,
+				  w->raddr, len, need, dst);
+
+	if (!r && (p->remote.access & SNX_MR_DEVICE))
+		p->dev |= SNX_DEV_REMOTE;
+	if (r == SOFTNIC_VSYND_BAD_LKEY)
+		return snx_fail(vs, SOFTNIC_VSYND_BAD_RKEY, GIC_SYND_REMOTE_ACCESS_ERR);
+	if (r == SOFTNIC_VSYND_LOCAL_BOUNDS)
+		return snx_fail(vs, SOFTNIC_VSYND_REMOTE_BOUNDS, GIC_SYND_REMOTE_ACCESS_ERR);
+	if (r)
+		return snx_fail(vs, SOFTNIC_VSYND_REMOTE_ACCESS, GIC_SYND_REMOTE_ACCESS_ERR);
+	return 0;
+}
+
+/* Resolves every pointer segment (local read or, with need, write). */
+GIC_HD int snx_resolve_local(snx_pass *p, snx_qp *qp, const softnic_wqe *w, uint32_t need,
+			     uint8_t *src[SOFTNIC_MAX_SGE], uint8_t *vs)
+{
+	for (uint32_t i = 0; i < w->num_sge; i++) {
+		int r = snx_mr_resolve(p, &p->local, qp->pd, w->sge[i].lkey, w->sge[i].addr,
+				       w->sge[i].len, need, &src[i]);
+		if (r)
+			return snx_fail(vs, (uint8_t)r, GIC_SYND_LOCAL_PROT_ERR);
+		if (p->local.access & SNX_MR_DEVICE)
+			p->dev |= SNX_DEV_LOCAL;
+	}
+	return 0;
+}
+
+/* 1 for the opcodes whose arrival completes at the responder. */
+GIC_HD int snx_opcode_has_recv(uint8_t opcode)
+{
+	return opcode == GIC_OPCODE_RDMA_WRITE_IMM || opcode == GIC_OPCODE_SEND ||
+	       opcode == GIC_OPCODE_SEND_IMM;
+}
+
+/* Checks a write (peer, receiver, keys) and resolves its addresses without
+ * moving data. Returns 0 or a syndrome. */
+GIC_HD int snx_prepare_write(snx_pass *p, snx_qp *qp, const softnic_wqe *w,
+			     uint8_t *src[SOFTNIC_MAX_SGE], uint8_t **dst, uint8_t *vs)
+{
+	int r = snx_check_peer(p, qp, vs);
+
+	*dst = NULL;
+	p->dev = 0;
+	if (!r && snx_opcode_has_recv(w->opcode) && !qp->peer->recv_cq)
+		r = snx_fail(vs, SOFTNIC_VSYND_NO_RECV_CQ, GIC_SYND_RNR_RETRY_EXC_ERR);
+	if (!r)
+		r = snx_resolve_local(p, qp, w, 0, src, vs);
+	if (!r && w->total_len && w->opcode != GIC_OPCODE_SEND && w->opcode != GIC_OPCODE_SEND_IMM)
+		r = snx_resolve_remote(p, qp, w, w->total_len, SOFTNIC_ACCESS_REMOTE_WRITE, dst, vs);
+	return r;
+}
+
+/* Moves a prepared write's data. */
+GIC_HD void snx_move_write(const softnic_wqe *w, uint8_t *const src[SOFTNIC_MAX_SGE], uint8_t *dst)
+{
+	if (w->inline_len)
+		snx_copy(dst, w->inline_data, w->inline_len);
+	for (uint32_t i = 0; i < w->num_sge; i++) {
+		snx_copy(dst, src[i], w->sge[i].len);
+		dst += w->sge[i].len;
+	}
+}
+
+/* A responder completion needs a slot of the peer's receive CQ, claimed
+ * before the WQE runs (p->recv_claimed says it was). Returns 1 when it has
+ * one (or needs none), 0 when that CQ is full, SNX_CQ_LOST when its lock
+ * is abandoned. */
+GIC_HD int snx_claim_recv(snx_pass *p, const snx_qp *qp, const softnic_wqe *w)
+{
+	int got;
+
+	if (!snx_opcode_has_recv(w->opcode) || p->link != SNX_QP_CONNECTED || !qp->peer ||
+	    !qp->peer->recv_cq)
+		return 1;
+	got = snx_cq_claim(p->sh, qp->peer->recv_cq, 1);
+	p->recv_claimed = got == 1;
+	return got;
+}
+
+/* Writes a responder CQE for qp's message into the claimed slot of the
+ * peer's receive CQ. */
+GIC_HD void snx_complete_recv(snx_pass *p, snx_qp *qp, const softnic_wqe *w,
+			      const snx_recv *r, int synd)
+{
+	snx_cqe_fields f;
+
+	memset(&f, 0, sizeof(f));
+	if (synd) {
+		f.cqe_opcode = GIC_CQE_RESP_ERR;
+		f.syndrome = (uint8_t)synd;
+		p->st.error_cqes++;
+	} else {
+		f.cqe_opcode = w->opcode == GIC_OPCODE_SEND        ? GIC_CQE_RESP_SEND
+			       : w->opcode == GIC_OPCODE_SEND_IMM ? GIC_CQE_RESP_SEND_IMM
+								   : GIC_CQE_RESP_WR_IMM;
+		f.imm = w->opcode == GIC_OPCODE_SEND ? 0 : w->imm;
+	}
+	f.vendor_syndrome = r ? r->vs : 0;
+	f.qpn = qp->peer->qpn;
+	f.byte_cnt = (uint32_t)w->total_len;
+	f.wqe_counter = r ? r->index : 0;
+	f.srqn = r ? r->srqn : 0;
+	snx_cq_write(p->sh, qp->peer->recv_cq, &f, &p->st);
+	p->recv_used = 1;
+}
+
+/* What a message needs from its responder's receive queue. Returns 0 with
+ * *r filled (r->num_sge 0 and r->implicit 1 for softnic's implicit
+ * WRITE_IMM receive), SNX_EXEC_RNR when nothing is posted, or a syndrome
+ * with *vs (the responder then got an error CQE). */
+enum { SNX_EXEC_RNR = -2 };
+
+GIC_HD int snx_take_recv(snx_pass *p, snx_qp *qp, const softnic_wqe *w, snx_recv *r, uint8_t *vs)
+{
+	snx_qp *peer = qp->peer;
+	int rc;
+
+	r->implicit = 0;
+	if (!peer->rq) {
+		if (w->opcode == GIC_OPCODE_RDMA_WRITE_IMM && !(peer->flags & SOFTNIC_QP_NO_IMPLICIT_RECV)) {
+			r->implicit = 1;
+			r->num_sge = 0;
+			r->index = 0;
+			r->srqn = 0;
+			r->vs = 0;
+			return 0;
+		}
+		return SNX_EXEC_RNR;
+	}
+	if (gic_ld_acquire_sys_u32(&peer->in_error)) /* it answers nothing */
+		return snx_fail(vs, SOFTNIC_VSYND_PEER_GONE, GIC_SYND_TRANSPORT_RETRY_EXC_ERR);
+	rc = snx_rq_take(p->sh, peer->rq, r);
+	if (rc == SNX_RQ_EMPTY)
+		return SNX_EXEC_RNR;
+	if (rc) {
+		r->vs = (uint8_t)rc;
+		snx_complete_recv(p, qp, w, r, GIC_SYND_LOCAL_QP_OP_ERR);
+		return snx_fail(vs, (uint8_t)rc, GIC_SYND_REMOTE_OP_ERR);
+	}
+	return 0;
+}
+
+/* Resolves a taken receive's scatter list in the responder's PD and MR
+ * table and checks that the message fits. 0, or a syndrome with *vs after
+ * the responder's error CQE. */
+GIC_HD int snx_resolve_recv(snx_pass *p, snx_qp *qp, const softnic_wqe *w, snx_recv *r,
+			    uint8_t *dst[SOFTNIC_MAX_SGE], uint8_t *vs)
+{
+	snx_mr_hit hit;
+	uint64_t room = 0;
+
+	memset(&hit, 0, sizeof(hit)); /* key 0: nothing cached */
+	for (uint32_t i = 0; i < r->num_sge; i++) {
+		int bad = snx_mr_resolve_in(snx_peer_table(p, qp), &hit, qp->peer->rq->pd,
+					    r->sge[i].lkey, r->sge[i].addr, r->sge[i].len,
+					    SOFTNIC_ACCESS_LOCAL_WRITE, &dst[i]);
+		if (!bad && (hit.access & SNX_MR_DEVICE))
+			bad = SOFTNIC_VSYND_DEVICE_OP;
+		if (bad) {
+			r->vs = SOFTNIC_VSYND_RECV_BAD_KEY;
+			snx_complete_recv(p, qp, w, r, GIC_SYND_LOCAL_PROT_ERR);
+			return snx_fail(vs, SOFTNIC_VSYND_RECV_BAD_KEY, GIC_SYND_REMOTE_OP_ERR);
+		}
+		room += r->sge[i].len;
+	}
+	if ((w->opcode == GIC_OPCODE_SEND || w->opcode == GIC_OPCODE_SEND_IMM) &&
+	    w->total_len > room) {
+		r->vs = SOFTNIC_VSYND_RECV_TOO_SMALL;
+		snx_complete_recv(p, qp, w, r, GIC_SYND_LOCAL_LENGTH_ERR);
+		return snx_fail(vs, SOFTNIC_VSYND_RECV_TOO_SMALL, GIC_SYND_REMOTE_INVAL_REQ_ERR);
+	}
+	return 0;
+}
+
+/* Copies a message (inline data or its resolved SGEs) into a receive's
+ * scatter list, which snx_resolve_recv() showed is large enough. */
+GIC_HD void snx_scatter(const softnic_wqe *w, uint8_t *const src[SOFTNIC_MAX_SGE],
+			const snx_recv *r, uint8_t *const dst[SOFTNIC_MAX_SGE])
+{
+	uint32_t d = 0, doff = 0;
+	uint32_t pieces = w->inline_len ? 1 : w->num_sge;
+
+	for (uint32_t k = 0; k < pieces; k++) {
+		const uint8_t *s = w->inline_len ? w->inline_data : src[k];
+		uint64_t left = w->inline_len ? w->inline_len : w->sge[k].len;
+
+		while (left) {
+			uint64_t room = r->sge[d].len - doff;
+			uint64_t n = left < room ? left : room;
+
+			snx_copy(dst[d] + doff, s, n);
+			s += n;
+			left -= n;
+			doff += (uint32_t)n;
+			if (doff == r->sge[d].len) {
+				d++;
+				doff = 0;
+			}
+		}
+	}
+}
+
+/* RDMA write, WRITE_IMM, SEND, SEND_IMM. A receive (when the opcode needs
+ * one) is taken before any data moves, so a receiver-not-ready answer
+ * leaves nothing done. */
+GIC_HD int snx_exec_write(snx_pass *p, snx_qp *qp, const softnic_wqe *w, uint8_t *vs)
+{
+	uint8_t *src[SOFTNIC_MAX_SGE], *rdst[SOFTNIC_MAX_SGE];
+	uint8_t *dst;
+	snx_recv rv;
+	int send = w->opcode == GIC_OPCODE_SEND || w->opcode == GIC_OPCODE_SEND_IMM;
+	int r = snx_prepare_write(p, qp, w, src, &dst, vs);
+
+	if (!r && snx_opcode_has_recv(w->opcode)) {
+		r = snx_take_recv(p, qp, w, &rv, vs);
+		if (!r)
+			r = snx_resolve_recv(p, qp, w, &rv, rdst, vs);
+		if (!r && send && p->dev) {
+			snx_complete_recv(p, qp, w, &rv, GIC_SYND_LOCAL_PROT_ERR);
+			r = snx_fail(vs, SOFTNIC_VSYND_DEVICE_OP, GIC_SYND_REMOTE_OP_ERR);
+		}
+	}
+	if (r)
+		return r;
+	if (send) {
+		snx_scatter(w, src, &rv, rdst);
+	} else {
+#if !GIC_ON_DEVICE
+		if (p->dev) {
+			r = softnic_shm_dev_write(p->sh, qp, w, src, dst, p->dev, vs);
+			if (r)
+				return r;
+		} else
+#endif
+			snx_move_write(w, src, dst);
+	}
+	/* Into the slot snx_claim_recv() claimed; the receiver learns of the
+	 * message only after its data. */
+	if (snx_opcode_has_recv(w->opcode))
+		snx_complete_recv(p, qp, w, &rv, 0);
+	return 0;
+}
+
+/* RDMA read: the peer's range lands in the local scatter list. */
+GIC_HD int snx_exec_read(snx_pass *p, snx_qp *qp, const softnic_wqe *w, uint8_t *vs)
+{
+	uint8_t *dst[SOFTNIC_MAX_SGE];
+	uint8_t *src = NULL;
+	int r = snx_check_peer(p, qp, vs);
+
+	p->dev = 0;
+	if (!r)
+		r = snx_resolve_local(p, qp, w, SOFTNIC_ACCESS_LOCAL_WRITE, dst, vs);
+	if (!r && w->total_len)
+		r = snx_resolve_remote(p, qp, w, w->total_len, SOFTNIC_ACCESS_REMOTE_READ, &src, vs);
+	if (r)
+		return r;
+#if !GIC_ON_DEVICE
+	if (p->dev)
+		return softnic_shm_dev_read(p->sh, qp, w, dst, src, p->dev, vs);
+#endif
+	for (uint32_t i = 0; i < w->num_sge; i++) {
+		snx_copy(dst[i], src, w->sge[i].len);
+		src += w->sge[i].len;
+	}
+	return 0;
+}
+
+/* Adds b to a field by field: field_boundary marks each field's top bit,
+ * and no carry leaves its field (boundary 0: one plain add). */
+GIC_HD uint64_t snx_field_add(uint64_t a, uint64_t b, uint64_t boundary)
+{
+	uint64_t s = (a & ~boundary) + (b & ~boundary);
+
+	return (s & ~boundary) | ((a ^ b ^ s) & boundary);
+}
+
+/* The value an atomic leaves in a target that held old (old itself when
+ * a compare fails). */
+GIC_HD uint64_t snx_atomic_apply(const softnic_wqe *w, uint64_t old)
+{
+	switch (w->opcode) {
+	case GIC_OPCODE_ATOMIC_FA:
+		return old + w->atomic_add;
+	case GIC_OPCODE_ATOMIC_CS:
+		return old == w->atomic_cmp ? w->atomic_add : old;
+	case GIC_OPCODE_ATOMIC_MASKED_CS:
+		if ((old ^ w->atomic_cmp) & w->atomic_cmp_mask)
+			return old;
+		return (old & ~w->atomic_swap_mask) | (w->atomic_add & w->atomic_swap_mask);
+	default: /* GIC_OPCODE_ATOMIC_MASKED_FA */
+		return snx_field_add(old, w->atomic_add, w->atomic_cmp);
+	}
+}
+
+enum { SNX_ATOMIC_TRIES = 1 << 20 }; /* CAS attempts before a masked atomic gives up */
+
+/* Runs an atomic on an 8-byte target; 0, or SOFTNIC_VSYND_ATOMIC_CONTENDED. */
+GIC_HD int snx_atomic_u64(const softnic_wqe *w, uint64_t *t, uint64_t *old)
+{
+	uint64_t cur;
+
+	if (w->opcode == GIC_OPCODE_ATOMIC_FA) {
+		*old = gic_atomic_add_sc_sys_u64(t, w->atomic_add);
+		return 0;
+	}
+	if (w->opcode == GIC_OPCODE_ATOMIC_CS) {
+		*old = gic_atomic_cas_sc_sys_u64(t, w->atomic_cmp, w->atomic_add);
+		return 0;
+	}
+	cur = gic_atomic_cas_sc_sys_u64(t, 0, 0); /* an atomic read */
+	for (uint32_t i = 0; i < SNX_ATOMIC_TRIES; i++) {
+		uint64_t want = snx_atomic_apply(w, cur), seen;
+
+		if (want == cur)
+			break; /* a failed compare, or no change: nothing to write */
+		seen = gic_atomic_cas_sc_sys_u64(t, cur, want);
+		if (seen == cur)
+			break;
+		cur = seen;
+		if (i + 1 == SNX_ATOMIC_TRIES)
+			return SOFTNIC_VSYND_ATOMIC_CONTENDED;
+	}
+	*old = cur;
+	return 0;
+}
+
+/* The same on a 4-byte target (masked atomics only). */
+GIC_HD int snx_atomic_u32(const softnic_wqe *w, uint32_t *t, uint32_t *old)
+{
+	uint32_t cur = gic_atomic_cas_sc_sys_u32(t, 0, 0); /* an atomic read */
+
+	for (uint32_t i = 0; i < SNX_ATOMIC_TRIES; i++) {
+		uint32_t want = (uint32_t)snx_atomic_apply(w, cur), seen;
+
+		if (want == cur)
+			break;
+		seen = gic_atomic_cas_sc_sys_u32(t, cur, want);
+		if (seen == cur)
+			break;
+		cur = seen;
+		if (i + 1 == SNX_ATOMIC_TRIES)
+			return SOFTNIC_VSYND_ATOMIC_CONTENDED;
+	}
+	*old = cur;
+	return 0;
+}
+
+/* Every atomic. The target is read and written in host byte order; the
+ * old value lands in host order for 8 bytes and big-endian for 4, as a
+ * ConnectX returns them (NVSHMEM byte-swaps 4-byte results). */
+GIC_HD int snx_exec_atomic(snx_pass *p, snx_qp *qp, const softnic_wqe *w, uint8_t *vs)
+{
+	uint8_t *res[SOFTNIC_MAX_SGE];
+	uint8_t *dst = NULL;
+	uint32_t size = w->atomic_size;
+	int r = snx_check_peer(p, qp, vs);
+
+	p->dev = 0;
+	if (!r && (w->num_sge != 1 || w->sge[0].len != size))
+		r = snx_fail(vs, SOFTNIC_VSYND_BAD_LENGTH, GIC_SYND_LOCAL_LENGTH_ERR);
+	if (!r)
+		r = snx_resolve_local(p, qp, w, SOFTNIC_ACCESS_LOCAL_WRITE, res, vs);
+	if (!r && (w->raddr & (size - 1)))
+		r = snx_fail(vs, SOFTNIC_VSYND_ATOMIC_ALIGN, GIC_SYND_REMOTE_INVAL_REQ_ERR);
+	if (!r)
+		r = snx_resolve_remote(p, qp, w, size, SOFTNIC_ACCESS_REMOTE_ATOMIC, &dst, vs);
+	if (r)
+		return r;
+#if !GIC_ON_DEVICE
+	if (p->dev && w->opcode == GIC_OPCODE_ATOMIC_FA)
+		return softnic_shm_dev_fetch_add(p->sh, qp, dst, w->atomic_add, res[0], p->dev, vs);
+	if (p->dev)
+		return snx_fail(vs, SOFTNIC_VSYND_DEVICE_OP, GIC_SYND_REMOTE_OP_ERR);
+#endif
+	if (size == 8) {
+		uint64_t old = 0;
+
+		r = snx_atomic_u64(w, (uint64_t *)(void *)dst, &old);
+		memcpy(res[0], &old, 8);
+	} else {
+		uint32_t old = 0, be;
+
+		r = snx_atomic_u32(w, (uint32_t *)(void *)dst, &old);
+		be = gic_htobe32(old);
+		memcpy(res[0], &be, 4);
+	}
+	return r ? snx_fail(vs, (uint8_t)r, GIC_SYND_REMOTE_OP_ERR) : 0;
+}
+
+/* Copies the WQE at BB position pos (it may wrap) into buf. */
+GIC_HD void snx_copy_wqe(const snx_qp *qp, uint64_t pos, uint32_t nbb, uint8_t *buf)
+{
+	for (uint32_t i = 0; i < nbb; i++)
+		snx_copy(buf + i * GIC_SEND_WQE_BB,
+			 qp->sq_buf + ((pos + i) & (qp->bb_cnt - 1)) * GIC_SEND_WQE_BB,
+			 GIC_SEND_WQE_BB);
+}
+
+/* Executes one decoded WQE; returns 0, a syndrome (with *vs) or
+ * SNX_EXEC_RNR. */
+GIC_HD int snx_execute(snx_pass *p, snx_qp *qp, const softnic_wqe *w, uint16_t slot_index,
+		       uint8_t *vs)
+{
+	if (p->sh->strict && w->wqe_index != slot_index)
+		return snx_fail(vs, SOFTNIC_VSYND_STRICT_WQE_INDEX, GIC_SYND_LOCAL_QP_OP_ERR);
+	switch (w->opcode) {
+	case GIC_OPCODE_NOP:
+		return 0;
+	case GIC_OPCODE_RDMA_READ:
+		return snx_exec_read(p, qp, w, vs);
+	case GIC_OPCODE_ATOMIC_FA:
+	case GIC_OPCODE_ATOMIC_CS:
+	case GIC_OPCODE_ATOMIC_MASKED_FA:
+	case GIC_OPCODE_ATOMIC_MASKED_CS:
+		return snx_exec_atomic(p, qp, w, vs);
+	default:
+		return snx_exec_write(p, qp, w, vs);
+	}
+}
+
+/* The outcome of running the WQE at qp->cons: done (or a syndrome), or it
+ * must wait: a CQ is full (STALL), or its receiver-not-ready timer runs
+ * (WAIT). Nothing was done in either case. */
+enum { SNX_RUN_OK = 0, SNX_RUN_STALL = -1, SNX_RUN_WAIT = -3 };
+
+/* The responder had no receive for the WQE at cons: retry it after the
+ * responder's RNR timer, rnr_retry times (7: forever), then fail. */
+GIC_HD int snx_rnr(snx_pass *p, snx_qp *qp, uint8_t *vs)
+{
+	p->st.rnr_naks++;
+	if (qp->rnr_retry != 7 && qp->rnr_tries >= qp->rnr_retry) {
+		qp->rnr_tries = 0;
+		return snx_fail(vs, SOFTNIC_VSYND_RNR, GIC_SYND_RNR_RETRY_EXC_ERR);
+	}
+	qp->rnr_tries++;
+	qp->rnr_next_ns = gic_now_ns() + qp->peer->rnr_timer_ns;
+	return SNX_RUN_WAIT;
+}
+
+/* Claims the send-CQ slot (signaled WQEs, once) and the responder's
+ * receive-CQ slot, then executes. Returns as snx_run_wqe(). */
+GIC_HD int snx_claim_and_execute(snx_pass *p, snx_qp *qp, const softnic_wqe *w, uint8_t *vs,
+				 int *claimed)
+{
+	int got, synd;
+
+	if ((w->fm_ce_se & GIC_CTRL_CQ_UPDATE) && !*claimed) {
+		got = snx_cq_claim(p->sh, qp->send_cq, 1);
+		if (!got)
+			return SNX_RUN_STALL;
+		/* Its send CQ is broken: another process died inside its
+		 * lock. The QP fails (no CQE can say so). */
+		if (got == SNX_CQ_LOST)
+			return snx_fail(vs, SOFTNIC_VSYND_PEER_GONE, GIC_SYND_TRANSPORT_RETRY_EXC_ERR);
+		*claimed = 1;
+	}
+	p->recv_claimed = p->recv_used = 0;
+	got = snx_claim_recv(p, qp, w);
+	if (!got)
+		return SNX_RUN_STALL;
+	if (got == SNX_CQ_LOST) /* the peer died inside its CQ's lock */
+		return snx_fail(vs, SOFTNIC_VSYND_PEER_GONE, GIC_SYND_TRANSPORT_RETRY_EXC_ERR);
+	synd = snx_execute(p, qp, w, (uint16_t)qp->cons, vs);
+	if (p->recv_claimed && !p->recv_used)
+		snx_cq_unclaim(qp->peer->recv_cq); /* no responder CQE was written */
+	if (synd == SNX_EXEC_RNR)
+		synd = snx_rnr(p, qp, vs);
+	else if (!synd)
+		qp->rnr_tries = 0;
+	return synd;
+}
+
+/* Decodes and runs the WQE of nbb BBs at qp->cons into *w, with a send-CQ
+ * slot claimed when *claimed says so. Returns SNX_RUN_OK, a syndrome (with
+ * *vs), SNX_RUN_STALL or SNX_RUN_WAIT (nothing was done). */
+GIC_HD int snx_run_wqe(snx_pass *p, snx_qp *qp, uint32_t nbb, softnic_wqe *w, uint8_t *vs,
+		       int *claimed)
+{
+	uint8_t buf[GIC_WQE_MAX_BB * GIC_SEND_WQE_BB];
+	int synd;
+
+	if (qp->rnr_tries && !qp->in_error && gic_now_ns() < qp->rnr_next_ns)
+		return SNX_RUN_WAIT;
+	snx_copy_wqe(qp, qp->cons, nbb, buf);
+	synd = snx_decode_wqe(buf, (size_t)nbb * GIC_SEND_WQE_BB, w, vs);
+	if (qp->in_error && qp->pending_synd) {
+		/* The first WQE after a doorbell error carries that error
+		 * (snx_step clears it once its CQE is written). */
+		synd = snx_fail(vs, qp->pending_vs, qp->pending_synd);
+	} else if (qp->in_error) {
+		synd = snx_fail(vs, SOFTNIC_VSYND_NONE, GIC_SYND_WR_FLUSH_ERR);
+	} else if (!synd) {
+		synd = snx_claim_and_execute(p, qp, w, vs, claimed);
+	}
+	return synd;
+}
+
+/* Completes the WQE at qp->cons as run_wqe's outcome says: an error CQE
+ * (which needs a slot: 0 when none is free), or a CQE when signaled. */
+GIC_HD int snx_complete(snx_pass *p, snx_qp *qp, const softnic_wqe *w, int synd, uint8_t vs,
+			int claimed)
+{
+	uint16_t slot_index = (uint16_t)qp->cons;
+
+	if (synd) {
+		/* SNX_CQ_LOST: the error is recorded; its CQE is lost. */
+		if (!claimed && snx_cq_claim(p->sh, qp->send_cq, 1) == 0)
+			return 0;
+		if (synd != GIC_SYND_WR_FLUSH_ERR)
+			snx_qp_set_error(qp, slot_index, w->opcode, synd, vs, &p->st);
+		snx_complete_error(p->sh, qp, slot_index, w->opcode, synd, vs, &p->st);
+	} else if (w->fm_ce_se & GIC_CTRL_CQ_UPDATE) {
+		snx_cqe_fields f;
+
+		memset(&f, 0, sizeof(f));
+		f.cqe_opcode = GIC_CQE_REQ;
+		f.wqe_opcode = w->opcode;
+		f.wqe_counter = slot_index;
+		f.qpn = qp->qpn;
+		f.byte_cnt = w->atomic_size ? w->atomic_size : (uint32_t)w->total_len;
+		snx_cq_write(p->sh, qp->send_cq, &f, &p->st);
+	} else if (claimed) {
+		snx_cq_unclaim(qp->send_cq);
+	}
+	return 1;
+}
+
+/* Runs the WQE at qp->cons. Returns 1 when it was consumed, 0 when the QP
+ * must wait (a CQ is full, or a receiver-not-ready timer runs). */
+GIC_HD int snx_step(snx_pass *p, snx_qp *qp)
+{
+	const gic_ctrl_seg *c = (const gic_ctrl_seg *)(qp->sq_buf +
+		(qp->cons & (qp->bb_cnt - 1)) * GIC_SEND_WQE_BB);
+	uint32_t nbb = gic_wqe_bb_count(c->qpn_ds_be);
+	softnic_wqe w;
+	uint8_t vs = 0;
+	int synd, claimed = 0;
+
+	if (qp->cons + nbb > qp->target) {
+		/* The doorbell record covers only part of this WQE. */
+		nbb = (uint32_t)(qp->target - qp->cons);
+		memset(&w, 0, sizeof(w));
+		w.opcode = (uint8_t)gic_be32toh(c->opmod_idx_opcode_be);
+		synd = snx_fail(&vs, SOFTNIC_VSYND_WQE_PAST_DBREC, GIC_SYND_LOCAL_QP_OP_ERR);
+	} else {
+		synd = snx_run_wqe(p, qp, nbb, &w, &vs, &claimed);
+	}
+	if (synd == SNX_RUN_STALL || synd == SNX_RUN_WAIT ||
+	    !snx_complete(p, qp, &w, synd, vs, claimed)) {
+		if ((synd == SNX_RUN_STALL || synd == SNX_RUN_WAIT) && claimed)
+			snx_cq_unclaim(qp->send_cq);
+		if (synd != SNX_RUN_WAIT)
+			p->st.cq_full_stalls++;
+		return 0;
+	}
+	if (qp->pending_synd && synd == qp->pending_synd && vs == qp->pending_vs)
+		qp->pending_synd = 0;
+	qp->cons += nbb;
+	p->st.wqes_executed++;
+	return 1;
+}
+
+/* ------------------------------------------------------------------ */
+/* Doorbells. Every doorbell write is an event: the engine reads the
+ * doorbell record when the doorbell word changes, and while the doorbell
+ * names a position the record does not cover yet it keeps re-reading the
+ * record on every pass (the watch), until it does or the watch time
+ * passes. So a submitter that rings before it writes the record (DOCA
+ * GPUNetIO rings early, then writes the record, then rings the same value
+ * again, which is no change of the word) still has its WQEs executed. */
+
+/* The record value that covers doorbell (w0, w1): a doorbell carrying a
+ * producer index (ds 0: NVSHMEM, DOCA, gic_doorbell_value) is covered at
+ * that index; a WQE's own ctrl segment (ds > 0: rdma-core's doorbell, a
+ * BlueFlame copy) once the record is past that WQE's start. */
+GIC_HD uint16_t snx_db_need(uint32_t w0, uint32_t w1)
+{
+	return (uint16_t)(((w0 >> 8) & 0xffffu) + ((w1 & 0xffu) ? 1u : 0u));
+}
+
+/* Reads the doorbell record into *rec and moves qp->target to it. Returns
+ * 0, or SOFTNIC_VSYND_BAD_DBREC (target unmoved) for a record that moved
+ * back or past the ring. */
+GIC_HD uint8_t snx_take_record(snx_pass *p, snx_qp *qp, uint32_t *rec)
+{
+	uint16_t ahead;
+
+	*rec = gic_be32toh(snx_ld_acquire_u32(p->sh, qp->dbrec)) & 0xffffu;
+	ahead = (uint16_t)(*rec - (uint16_t)qp->target);
+	if (qp->target + ahead - qp->cons > qp->bb_cnt)
+		return SOFTNIC_VSYND_BAD_DBREC;
+	qp->target += ahead;
+	return 0;
+}
+
+/* A doorbell protocol error moves the QP to error; the first WQE it
+ * announced (or, with none, a CQE of its own) completes with it. */
+GIC_HD void snx_doorbell_error(snx_pass *p, snx_qp *qp, uint8_t vs, uint16_t db_index, uint32_t rec)
+{
+	if (!qp->in_error) {
+		qp->pending_synd = GIC_SYND_LOCAL_QP_OP_ERR;
+		qp->pending_vs = vs;
+		qp->err.has_doorbell = 1;
+		qp->err.db_index = db_index;
+		qp->err.dbrec = rec;
+		qp->err.executed = (uint32_t)(qp->cons & 0xffff);
+	}
+	snx_qp_set_error(qp, (uint16_t)qp->cons, 0, GIC_SYND_LOCAL_QP_OP_ERR, vs, &p->st);
+}
+
+/* Starts, keeps or ends the watch for a doorbell that needs record value
+ * need. */
+GIC_HD void snx_watch_update(snx_pass *p, snx_qp *qp, uint16_t need)
+{
+	uint16_t gap = (uint16_t)(need - (uint16_t)qp->target);
+
+	if (!gap || gap > qp->bb_cnt) { /* covered (or behind: an old doorbell) */
+		qp->watching = 0;
+		return;
+	}
+	if (!qp->watching || need != qp->watch_need) {
+		qp->watch_deadline = gic_now_ns() + p->sh->db_watch_ns;
+		p->st.doorbell_watches++;
+	}
+	qp->watching = 1;
+	qp->watch_need = need;
+}
+
+/* A changed doorbell word: checks it and moves qp->target. */
+GIC_HD void snx_take_doorbell(snx_pass *p, snx_qp *qp, uint64_t db)
+{
+	uint32_t w0 = gic_be32toh((uint32_t)db), w1 = gic_be32toh((uint32_t)(db >> 32)), rec;
+	uint8_t vs = snx_take_record(p, qp, &rec);
+
+	if (!vs && p->sh->strict && (w1 >> 8) != qp->qpn)
+		vs = SOFTNIC_VSYND_STRICT_DB_QPN;
+	if (vs) {
+		qp->watching = 0;
+		snx_doorbell_error(p, qp, vs, (uint16_t)(w0 >> 8), rec);
+		return;
+	}
+	snx_watch_update(p, qp, snx_db_need(w0, w1));
+}
+
+/* A pass over a watched QP whose doorbell word did not change: re-reads
+ * the record; when the watch time has passed, strict mode reports the
+ * doorbell that the record never covered. */
+GIC_HD void snx_watch_poll(snx_pass *p, snx_qp *qp)
+{
+	uint32_t rec;
+	uint8_t vs = snx_take_record(p, qp, &rec);
+
+	if (vs) {
+		qp->watching = 0;
+		snx_doorbell_error(p, qp, vs, qp->watch_need, rec);
+		return;
+	}
+	snx_watch_update(p, qp, qp->watch_need);
+	if (qp->watching && gic_now_ns() > qp->watch_deadline) {
+		qp->watching = 0;
+		if (p->sh->strict)
+			snx_doorbell_error(p, qp, SOFTNIC_VSYND_STRICT_DB_AHEAD, qp->watch_need, rec);
+	}
+}
+
+/* A doorbell error with no WQE to carry it gets a CQE of its own, once a
+ * slot is free. */
+GIC_HD void snx_report_orphan_error(snx_pass *p, snx_qp *qp)
+{
+	if (!qp->pending_synd || qp->cons < qp->target ||
+	    (qp->pending_vs != SOFTNIC_VSYND_BAD_DBREC &&
+	     qp->pending_vs != SOFTNIC_VSYND_STRICT_DB_AHEAD))
+		return;
+	if (snx_cq_claim(p->sh, qp->send_cq, 1) != 0) { /* SNX_CQ_LOST: the CQE is lost */
+		snx_complete_error(p->sh, qp, (uint16_t)qp->cons, 0, qp->pending_synd, qp->pending_vs,
+				   &p->st);
+		qp->pending_synd = 0;
+	}
+}
+
+/* ------------------------------------------------------------------ */
+/* Passes. */
+
+GIC_HD void snx_stats_flush(const softnic_stats *local, softnic_stats *st)
+{
+	if (local->wqes_executed)
+		gic_atomic_add_relaxed_u64(&st->wqes_executed, local->wqes_executed);
+	if (local->cqes_written)
+		gic_atomic_add_relaxed_u64(&st->cqes_written, local->cqes_written);
+	if (local->error_cqes)
+		gic_atomic_add_relaxed_u64(&st->error_cqes, local->error_cqes);
+	if (local->strict_violations)
+		gic_atomic_add_relaxed_u64(&st->strict_violations, local->strict_violations);
+	if (local->cq_full_stalls)
+		gic_atomic_add_relaxed_u64(&st->cq_full_stalls, local->cq_full_stalls);
+	if (local->rnr_naks)
+		gic_atomic_add_relaxed_u64(&st->rnr_naks, local->rnr_naks);
+	if (local->doorbell_watches)
+		gic_atomic_add_relaxed_u64(&st->doorbell_watches, local->doorbell_watches);
+}
+
+/* Starts a pass over qp with a pass record from snx_pass_init(): reads the
+ * doorbell, then the MR epoch and the link state. Returns 0 when there is
+ * nothing to do. */
+GIC_HD int snx_pass_begin(snx_pass *p, snx_qp *qp)
+{
+	snx_shared *sh = p->sh;
+	uint64_t db = snx_ld_acquire_u64(sh, qp->db);
+	uint32_t epoch;
+
+	if (db == qp->last_db && qp->cons == qp->target && !qp->pending_synd && !qp->watching &&
+	    !snx_rq_flush_due(sh, qp))
+		return 0;
+	memset(&p->st, 0, sizeof(p->st));
+	/* After the doorbell's acquire: a deregistration that happened before
+	 * the doorbell shows here. */
+	epoch = gic_ld_relaxed_u32(&sh->mr_epoch);
+	if (epoch != p->mr_epoch) {
+		gic_fence_acquire_sys(); /* orders the table reads after the epoch */
+		p->mr_epoch = epoch;
+		p->remote.key = 0;
+		p->local.key = 0;
+	}
+	p->link = gic_ld_relaxed_u32(&qp->link);
+	if (db != qp->last_db) {
+		qp->last_db = db;
+		snx_take_doorbell(p, qp, db);
+	} else if (qp->watching) {
+		snx_watch_poll(p, qp);
+	}
+	return 1;
+}
+
+/* Ends a pass: reports an orphaned doorbell error, flushes the receives
+ * of a QP in error, adds the counts. */
+GIC_HD void snx_pass_end(snx_pass *p, snx_qp *qp, softnic_stats *st)
+{
+	snx_report_orphan_error(p, qp);
+	snx_rq_flush(p->sh, qp, &p->st);
+	snx_stats_flush(&p->st, st);
+}
+
+/* Executes what the QP's doorbell announced; returns WQEs executed. The
+ * engine's counters st are updated once, at the end. */
+GIC_HD int snx_qp_progress(snx_shared *sh, snx_qp *qp, softnic_stats *st)
+{
+	snx_pass p;
+	int done = 0;
+
+	snx_pass_init(&p, sh);
+	if (!snx_pass_begin(&p, qp))
+		return 0;
+	while (qp->cons < qp->target && snx_step(&p, qp))
+		done++;
+	snx_pass_end(&p, qp, st);
+	return done;
+}
+
+#endif /* SOFTNIC_ENGINE_EXEC_H */
