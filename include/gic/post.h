@@ -327,7 +327,7 @@ GIC_HD uint32_t gic_wqe_masked_atomic(gic_sq *sq, uint64_t pos, uint8_t opcode, 
 				      uint64_t raddr, uint32_t rkey, const gic_masked_args *m,
 				      uint64_t laddr, uint32_t lkey, uint8_t fm_ce_se)
 {
-	uint32_t c[4] GIC_ALIGN16, r[4] GIC_ALIGN16, a[8] GIC_ALIGN16;
+	uint32_t c[4] GIC_ALIGN16, r[4] GIC_ALIGN16, a[8] GIC_ALIGN16 = { 0 };
 	uint32_t args = (size == 8 && opcode == GIC_OPCODE_ATOMIC_MASKED_CS) ? 2 : 1;
 	gic_data_seg d = gic_make_data_seg(size, lkey, laddr);
 	uint8_t opmod = (uint8_t)(GIC_OPMOD_EXT_ATOMIC | (size == 8 ? 1 : 0));

@@ -22,9 +22,10 @@
  *    consumer-index record frees a slot, unless the CQ ignores overruns;
  *  - every doorbell write is an event, as on hardware: a doorbell whose
  *    index is ahead of the doorbell record keeps the QP watched, its record
- *    re-read on every pass, until the record covers the doorbell or
- *    softnic_attr.doorbell_watch_ns pass (so the order doorbell, record,
- *    doorbell again that DOCA GPUNetIO uses always completes);
+ *    re-read on every pass for softnic_attr.doorbell_watch_ns, then once a
+ *    millisecond, until the record covers it (so the order doorbell,
+ *    record, the same doorbell again, which DOCA GPUNetIO uses and which
+ *    leaves the doorbell word unchanged, always completes);
  *  - SEND, SEND_IMM and, on a QP with a receive queue, WRITE_IMM consume
  *    one receive WQE of the responder's RQ or SRQ; with none posted the
  *    requester retries rnr_retry times after the responder's RNR timer,

@@ -191,6 +191,26 @@ int tk_poll_cqe(tk_pair *p, gic_cq *cq, gic_cqe_info *out)
 	return 0;
 }
 
+int tk_expect_cqe(tk_pair *p, gic_cq *cq, uint8_t cqe_opcode, uint8_t syndrome, uint8_t vs,
+		  uint32_t qpn, const char *what)
+{
+	int before = __atomic_load_n(&tk_failures, __ATOMIC_RELAXED);
+	gic_cqe_info c;
+	int rc = tk_poll_cqe(p, cq, &c);
+
+	CHECK(rc == 0, "%s: no CQE within the deadline", what);
+	if (rc)
+		return 1;
+	CHECK(c.cqe_opcode == cqe_opcode, "%s: CQE opcode %u, want %u (syndrome 0x%x: %s)", what,
+	      c.cqe_opcode, cqe_opcode, c.syndrome, gic_syndrome_name(c.syndrome));
+	CHECK(c.syndrome == syndrome, "%s: syndrome 0x%x (%s), want 0x%x (%s)", what, c.syndrome,
+	      gic_syndrome_name(c.syndrome), syndrome, gic_syndrome_name(syndrome));
+	CHECK(c.vendor_syndrome == vs, "%s: vendor syndrome 0x%x (%s), want 0x%x", what,
+	      c.vendor_syndrome, softnic_vsynd_text(c.vendor_syndrome), vs);
+	CHECK(c.qpn == qpn, "%s: CQE for QP 0x%x, want 0x%x", what, c.qpn, qpn);
+	return __atomic_load_n(&tk_failures, __ATOMIC_RELAXED) != before;
+}
+
 int tk_wait_retired(tk_pair *p, gic_sq *sq, uint64_t target)
 {
 	uint64_t deadline = tk_deadline();

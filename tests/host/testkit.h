@@ -80,6 +80,11 @@ typedef struct tk_engine {
 
 extern const tk_engine *tk_engine_used;
 
+/* Installs the GPU engine as tk_engine_used (tests/gpu/tk_gpu_engine.c:
+ * only in a GPU build, whose case programs call it first, compiled with
+ * TK_GPU_ENGINE). Exits with a message when there is no usable GPU. */
+void tk_engine_setup(void);
+
 /* Memory from the engine's allocator (NULL on failure), and back. */
 void *tk_mem_alloc(size_t len);
 void tk_mem_free(void *p);
@@ -130,6 +135,12 @@ uint64_t tk_deadline(void);
 /* Polls one CQE from a CQ view within the deadline, driving
  * softnic_progress() when the nic has no engine thread. 0, or ETIMEDOUT. */
 int tk_poll_cqe(tk_pair *p, gic_cq *cq, gic_cqe_info *out);
+
+/* Polls the next CQE of cq and checks its kind (CQE opcode, syndrome,
+ * vendor syndrome, QP number); what names the step in failure messages.
+ * Returns 0 when it matched, 1 when not (each mismatch is a CHECK). */
+int tk_expect_cqe(tk_pair *p, gic_cq *cq, uint8_t cqe_opcode, uint8_t syndrome, uint8_t vs,
+		  uint32_t qpn, const char *what);
 
 /* gic_sq_wait_retired, driving progress when there is no engine thread. */
 int tk_wait_retired(tk_pair *p, gic_sq *sq, uint64_t target);

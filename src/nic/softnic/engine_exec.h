@@ -645,6 +645,14 @@ GIC_HD void snx_doorbell_error(snx_pass *p, snx_qp *qp, uint8_t vs, uint16_t db_
 	snx_qp_set_error(qp, (uint16_t)qp->cons, 0, GIC_SYND_LOCAL_QP_OP_ERR, vs, &p->st);
 }
 
+/* qp->watching: not at all, on every pass (for db_watch_ns from the
+ * doorbell), or, after that time in lenient mode, once per
+ * SNX_WATCH_SLOW_NS for as long as the doorbell stays uncovered (the
+ * doorbell a submitter rings again after writing the record may carry the
+ * same value, which is no change of the word to see). */
+enum { SNX_WATCH_OFF = 0, SNX_WATCH_FAST = 1, SNX_WATCH_SLOW = 2 };
+#define SNX_WATCH_SLOW_NS 1000000ull
+
 /* Starts, keeps or ends the watch for a doorbell that needs record value
  * need. */
 GIC_HD void snx_watch_update(snx_pass *p, snx_qp *qp, uint16_t need)
@@ -652,14 +660,14 @@ GIC_HD void snx_watch_update(snx_pass *p, snx_qp *qp, uint16_t need)
 	uint16_t gap = (uint16_t)(need - (uint16_t)qp->target);
 
 	if (!gap || gap > qp->bb_cnt) { /* covered (or behind: an old doorbell) */
-		qp->watching = 0;
+		qp->watching = SNX_WATCH_OFF;
 		return;
 	}
-	if (!qp->watching || need != qp->watch_need) {
+	if (qp->watching == SNX_WATCH_OFF || need != qp->watch_need) {
+		qp->watching = SNX_WATCH_FAST;
 		qp->watch_deadline = gic_now_ns() + p->sh->db_watch_ns;
 		p->st.doorbell_watches++;
 	}
-	qp->watching = 1;
 	qp->watch_need = need;
 }
 
@@ -672,7 +680,7 @@ GIC_HD void snx_take_doorbell(snx_pass *p, snx_qp *qp, uint64_t db)
 	if (!vs && p->sh->strict && (w1 >> 8) != qp->qpn)
 		vs = SOFTNIC_VSYND_STRICT_DB_QPN;
 	if (vs) {
-		qp->watching = 0;
+		qp->watching = SNX_WATCH_OFF;
 		snx_doorbell_error(p, qp, vs, (uint16_t)(w0 >> 8), rec);
 		return;
 	}
@@ -680,24 +688,33 @@ GIC_HD void snx_take_doorbell(snx_pass *p, snx_qp *qp, uint64_t db)
 }
 
 /* A pass over a watched QP whose doorbell word did not change: re-reads
- * the record; when the watch time has passed, strict mode reports the
- * doorbell that the record never covered. */
+ * the record. When the watch time has passed, strict mode reports the
+ * doorbell the record never covered; lenient mode watches on, slowly. */
 GIC_HD void snx_watch_poll(snx_pass *p, snx_qp *qp)
 {
 	uint32_t rec;
-	uint8_t vs = snx_take_record(p, qp, &rec);
+	uint8_t vs;
+	uint64_t now;
 
+	if (qp->watching == SNX_WATCH_SLOW && gic_now_ns() < qp->watch_deadline)
+		return;
+	vs = snx_take_record(p, qp, &rec);
 	if (vs) {
-		qp->watching = 0;
+		qp->watching = SNX_WATCH_OFF;
 		snx_doorbell_error(p, qp, vs, qp->watch_need, rec);
 		return;
 	}
 	snx_watch_update(p, qp, qp->watch_need);
-	if (qp->watching && gic_now_ns() > qp->watch_deadline) {
-		qp->watching = 0;
-		if (p->sh->strict)
-			snx_doorbell_error(p, qp, SOFTNIC_VSYND_STRICT_DB_AHEAD, qp->watch_need, rec);
+	now = qp->watching ? gic_now_ns() : 0;
+	if (!qp->watching || now <= qp->watch_deadline)
+		return;
+	if (p->sh->strict && qp->watching == SNX_WATCH_FAST) {
+		qp->watching = SNX_WATCH_OFF;
+		snx_doorbell_error(p, qp, SOFTNIC_VSYND_STRICT_DB_AHEAD, qp->watch_need, rec);
+		return;
 	}
+	qp->watching = SNX_WATCH_SLOW;
+	qp->watch_deadline = now + SNX_WATCH_SLOW_NS;
 }
 
 /* A doorbell error with no WQE to carry it gets a CQE of its own, once a
