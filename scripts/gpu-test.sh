@@ -15,7 +15,7 @@ export CUDA_MODULE_LOADING=EAGER # DESIGN.md: lazy loading deadlocks persistent 
 if [ ! -x "$bin/gic-gpu-suite" ]; then
 	cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >"$out/cmake.log" 2>&1 &&
 		cmake --build build -j "$(nproc)" --target gic-gpu-suite gic-gpu-ceiling gic-gpu-engine-check \
-			gic-gpu-proxy-suite gic \
+			gic-gpu-proxy-suite gic gic-gpu-conformance gic-gpu-fidelity gic-gpu-recv \
 			>>"$out/cmake.log" 2>&1 ||
 		{ echo "build failed (see $out/cmake.log)"; tail -20 "$out/cmake.log"; echo "0 passed, 1 failed"; exit 1; }
 	bin=build
@@ -53,6 +53,11 @@ if [ "$ngpus" -ge 2 ] && [ -x "$mpibin/gic-gpu-mpi" ] && command -v mpiexec >/de
 	fi
 fi
 run engine_check 60 "$bin/gic-gpu-engine-check"
+# CI's host conformance cases (CPU engine there) on the GPU engine: host
+# threads post, the GPU engine executes (tests/gpu/tk_gpu_engine.c).
+for t in conformance fidelity recv; do
+	[ -x "$bin/gic-gpu-$t" ] && run "host_cases_$t" 300 "$bin/gic-gpu-$t"
+done
 # mini-proxy with GPU producers, on both NIC placements.
 [ -x "$bin/gic-gpu-proxy-suite" ] && { run proxy_suite 240 "$bin/gic-gpu-proxy-suite"
 	grep -E "passed|FAIL" "$out/proxy_suite.log"; }

@@ -143,7 +143,8 @@ void gpu_env_open(gpu_env *e, const gpu_env_cfg *cfg)
 	e->pd[0] = softnic_pd_alloc(e->nic);
 	e->pd[1] = softnic_pd_alloc(e->nic);
 	e->dst_mr = softnic_reg_mr(e->pd[1], e->dst, cfg->region,
-				   SOFTNIC_ACCESS_REMOTE_WRITE | SOFTNIC_ACCESS_REMOTE_ATOMIC);
+				   SOFTNIC_ACCESS_REMOTE_WRITE | SOFTNIC_ACCESS_REMOTE_ATOMIC |
+					   SOFTNIC_ACCESS_REMOTE_READ);
 	e->src_mr = softnic_reg_mr(e->pd[0], e->src, cfg->region, 0);
 	e->res_mr = softnic_reg_mr(e->pd[0], e->res, cfg->region, SOFTNIC_ACCESS_LOCAL_WRITE);
 	e->back_mr = softnic_reg_mr(e->pd[0], e->back, cfg->region, SOFTNIC_ACCESS_REMOTE_WRITE);

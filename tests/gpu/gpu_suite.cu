@@ -374,6 +374,103 @@ __global__ void k_write_imm(gic_sq *g, gic_cq *rcq, uint8_t *dst, uint32_t rkey,
 	}
 }
 
+/* DOCA GPUNetIO's order, from a GPU thread: doorbell (producer index),
+ * doorbell record, the same doorbell again; every eighth post waits 20 us
+ * between the first two stores so the engine surely looks in between. The
+ * CQ is polled as DOCA polls on sm_90: by the owner bit alone. */
+__global__ void k_doca_order(gic_sq *g, uint64_t *dst, uint32_t rkey, int n, kres *r)
+{
+	gic_sq s;
+	gic_cq c;
+
+	gic_sq_local_begin(&s, &c, g);
+	for (int i = 0; i < n && !r->rc; i++) {
+		uint64_t pos = s.resv++, db, tail = 0;
+		uint64_t v = val(i, 700);
+		const uint64_t *t = (const uint64_t *)((const uint8_t *)&c.cqes[c.ci & (c.cqe_cnt - 1)] +
+						       GIC_CQE_TAIL_OFFSET);
+		uint64_t deadline = DL;
+
+		gic_wqe_write_inline(&s, pos, (uint64_t)&dst[i], rkey, &v, 8, SIG);
+		db = gic_doorbell_value(s.qpn, pos + 1);
+		/* The release orders the WQE's stores before the early doorbell. */
+		gic_st_release_sys_u64(s.db, db);
+		if (i % 8 == 0)
+			__nanosleep(20000);
+		gic_st_release_sys_u32(s.dbrec, gic_htobe32((uint32_t)(pos + 1) & 0xffffu));
+		gic_st_release_sys_u64(s.db, db);
+		/* Owner bit only: a fresh entry (0xf1) must not pass for done. */
+		while (gic_cqe_tail_owner(tail = gic_ld_acquire_sys_u64(t)) !=
+		       ((c.ci & c.cqe_cnt) ? 1u : 0u)) {
+			if (gic_now_ns() > deadline) {
+				r->rc = ETIMEDOUT;
+				break;
+			}
+		}
+		if (!r->rc && (gic_cqe_tail_opcode(tail) != GIC_CQE_REQ ||
+			       gic_cqe_tail_wqe_counter(tail) != (uint16_t)pos))
+			r->rc = EPROTO;
+		c.ci++;
+		gic_st_release_sys_u32(c.dbrec, gic_htobe32(c.ci & 0xffffffu));
+		s.ready = s.retired = s.signaled = pos + 1;
+	}
+	gic_sq_local_end(g, &s);
+}
+
+/* A GPU thread's reads and atomics (NVSHMEM's and DeepEP's kinds): 4-byte
+ * masked fetch-adds of 1, 8-byte compare-swap increments, then an RDMA
+ * READ of both words back into res; each fetched value is checked. */
+__global__ void k_read_atomics(gic_sq *g, uint8_t *dst, uint32_t rkey, uint8_t *res, uint32_t lkey,
+			       int n, kres *r)
+{
+	gic_sq s;
+	gic_cq c;
+	gic_masked_args add1 = { 1, 0, 0, 0 };
+
+	gic_sq_local_begin(&s, &c, g);
+	for (int i = 0; i < n && !r->rc; i++) {
+		uint64_t pos;
+		uint32_t nbb;
+		int kind = i & 1;
+
+		r->rc = gic_sq_reserve_excl(&s, 1, &pos, ORD, DL);
+		if (r->rc)
+			break;
+		if (kind == 0)
+			nbb = gic_wqe_masked_atomic(&s, pos, GIC_OPCODE_ATOMIC_MASKED_FA, 4,
+						    (uint64_t)(dst + 8), rkey, &add1,
+						    (uint64_t)res, lkey, SIG);
+		else
+			nbb = gic_wqe_atomic_cs(&s, pos, (uint64_t)dst, rkey, (uint64_t)(i / 2),
+						(uint64_t)(i / 2 + 1), (uint64_t)(res + 8), lkey, SIG);
+		gic_sq_note_signaled(&s, pos + nbb, 0);
+		gic_sq_publish_excl(&s, ORD);
+		r->rc = gic_sq_quiet(&s, ORD, DL);
+		if (r->rc)
+			break;
+		/* 4-byte results come back big-endian, 8-byte in host order. */
+		if (kind == 0 && gic_be32toh(*(volatile uint32_t *)res) != (uint32_t)(i / 2))
+			r->rc = EBADMSG;
+		if (kind == 1 && *(volatile uint64_t *)(res + 8) != (uint64_t)(i / 2))
+			r->rc = EBADMSG;
+	}
+	if (!r->rc) {
+		uint64_t pos;
+
+		r->rc = gic_sq_reserve_excl(&s, 1, &pos, ORD, DL);
+		if (!r->rc) {
+			gic_wqe_read(&s, pos, (uint64_t)dst, rkey, (uint64_t)(res + 16), lkey, 16, SIG);
+			gic_sq_note_signaled(&s, pos + 1, 0);
+			gic_sq_publish_excl(&s, ORD);
+			r->rc = gic_sq_quiet(&s, ORD, DL);
+		}
+		if (!r->rc && (((volatile uint64_t *)res)[2] != (uint64_t)(n / 2) ||
+			       ((volatile uint32_t *)res)[6] != (uint32_t)((n + 1) / 2)))
+			r->rc = EBADMSG;
+	}
+	gic_sq_local_end(g, &s);
+}
+
 /* ------------------------------------------------------------------ */
 /* Host side. */
 
@@ -744,6 +841,36 @@ static void case_write_imm(suite_ctx *x)
 	free(pat);
 }
 
+static uint64_t want_doca(uint64_t k, void *arg)
+{
+	(void)arg;
+	return val(k, 700);
+}
+
+static void case_doca_order(suite_ctx *x)
+{
+	const int n = 400;
+	gpu_env *e = x->e;
+
+	clear_results(x, 1);
+	/* QP 27 */
+	k_doca_order<<<1, 1, 0, e->stream>>>(e->d_sq + 27, (uint64_t *)e->dst,
+					     softnic_mr_rkey(e->dst_mr), n, x->d_res);
+	if (finish(x, "doca_order", 1) == 0)
+		check_slots(x, "doca_order", n, want_doca, NULL);
+}
+
+static void case_read_atomics(suite_ctx *x)
+{
+	gpu_env *e = x->e;
+
+	clear_results(x, 1);
+	/* QP 28 */
+	k_read_atomics<<<1, 1, 0, e->stream>>>(e->d_sq + 28, e->dst, softnic_mr_rkey(e->dst_mr),
+					       e->res, softnic_mr_lkey(e->res_mr), 300, x->d_res);
+	finish(x, "read_atomics", 1);
+}
+
 /* Zeroes the destination region between cases. */
 static void reset_dst(gpu_env *e)
 {
@@ -762,6 +889,7 @@ static const suite_case cases[] = {
 	{ "shared_handoff", case_shared_handoff }, { "shared_locked", case_shared_locked },
 	{ "warp_coop", case_warp_coop }, { "orders", case_orders }, { "atomic", case_atomic },
 	{ "error_cqe", case_error }, { "quiet_all", case_quiet_all }, { "write_imm", case_write_imm },
+	{ "doca_order", case_doca_order }, { "read_atomics", case_read_atomics },
 };
 
 /* Runs the cases on one engine; returns how many failed. With peer_gpu,

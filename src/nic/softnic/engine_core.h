@@ -476,7 +476,7 @@ typedef struct snx_cqe_fields {
 /* Fills the first 56 bytes of a CQE (device: four wide stores). */
 GIC_HD void snx_cqe_fill_body(gic_cqe64 *cqe, const snx_cqe_fields *f)
 {
-	int err = f->cqe_opcode == GIC_CQE_REQ_ERR;
+	int err = f->cqe_opcode == GIC_CQE_REQ_ERR || f->cqe_opcode == GIC_CQE_RESP_ERR;
 	uint64_t w48 = err ? ((uint64_t)f->vendor_syndrome << 48) | ((uint64_t)f->syndrome << 56) : 0;
 #if GIC_ON_DEVICE
 	uint4 zero = make_uint4(0, 0, 0, 0);

@@ -152,6 +152,11 @@ GIC_HD int snx_take_recv(snx_pass *p, snx_qp *qp, const softnic_wqe *w, snx_recv
 	int rc;
 
 	r->implicit = 0;
+	/* A responder in error answers nothing: the requester's retries run
+	 * out. (Checked for messages that complete at the responder only: an
+	 * RDMA write, read or atomic into a QP in error still executes.) */
+	if (gic_ld_acquire_sys_u32(&peer->in_error))
+		return snx_fail(vs, SOFTNIC_VSYND_PEER_GONE, GIC_SYND_TRANSPORT_RETRY_EXC_ERR);
 	if (!peer->rq) {
 		if (w->opcode == GIC_OPCODE_RDMA_WRITE_IMM && !(peer->flags & SOFTNIC_QP_NO_IMPLICIT_RECV)) {
 			r->implicit = 1;
@@ -163,8 +168,6 @@ GIC_HD int snx_take_recv(snx_pass *p, snx_qp *qp, const softnic_wqe *w, snx_recv
 		}
 		return SNX_EXEC_RNR;
 	}
-	if (gic_ld_acquire_sys_u32(&peer->in_error)) /* it answers nothing */
-		return snx_fail(vs, SOFTNIC_VSYND_PEER_GONE, GIC_SYND_TRANSPORT_RETRY_EXC_ERR);
 	rc = snx_rq_take(p->sh, peer->rq, r);
 	if (rc == SNX_RQ_EMPTY)
 		return SNX_EXEC_RNR;
