@@ -318,6 +318,7 @@ typedef struct softnic_wqe {
 	uint8_t opmod;           /* ctrl segment's opmod byte */
 	uint8_t atomic_size;     /* atomics: operand bytes (4 or 8); else 0 */
 	uint64_t atomic_add;     /* swap (CS) or add (FA), host order */
+	/* Atomics only (unset for other opcodes): */
 	uint64_t atomic_cmp;     /* compare (CS) or field boundary (masked FA) */
 	uint64_t atomic_swap_mask;
 	uint64_t atomic_cmp_mask;

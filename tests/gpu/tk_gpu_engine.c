@@ -59,6 +59,6 @@ void tk_engine_setup(void)
 		exit(1);
 	}
 	tk_engine_used = &gpu_engine;
-	printf("engine: softnic GPU engine on device 0 (host submitters, queues in pinned host "
-	       "memory)\n");
+	fprintf(stderr, "engine: softnic GPU engine on device 0 (host submitters, queues in pinned "
+		"host memory)\n");
 }

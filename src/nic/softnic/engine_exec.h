@@ -10,7 +10,7 @@
 /* Execution. */
 
 /* The QP must be connected to a live peer. Returns 0 or a syndrome. */
-GIC_HD int snx_check_peer(const snx_pass *p, const snx_qp *qp, uint8_t *vs)
+SNX_HOT int snx_check_peer(const snx_pass *p, const snx_qp *qp, uint8_t *vs)
 {
 	if (p->link == SNX_QP_UNCONNECTED)
 		return snx_fail(vs, SOFTNIC_VSYND_NOT_CONNECTED, GIC_SYND_LOCAL_QP_OP_ERR);
@@ -47,7 +47,7 @@ GIC_HD int snx_resolve_remote(snx_pass *p, snx_qp *qp, const softnic_wqe *w, uin
 }
 
 /* Resolves every pointer segment (local read or, with need, write). */
-GIC_HD int snx_resolve_local(snx_pass *p, snx_qp *qp, const softnic_wqe *w, uint32_t need,
+SNX_HOT int snx_resolve_local(snx_pass *p, snx_qp *qp, const softnic_wqe *w, uint32_t need,
 			     uint8_t *src[SOFTNIC_MAX_SGE], uint8_t *vs)
 {
 	for (uint32_t i = 0; i < w->num_sge; i++) {
@@ -61,33 +61,39 @@ GIC_HD int snx_resolve_local(snx_pass *p, snx_qp *qp, const softnic_wqe *w, uint
 	return 0;
 }
 
-/* 1 for the opcodes whose arrival completes at the responder. */
+/* 1 for the opcodes whose arrival completes at the responder (the plain
+ * RDMA write, the common case, is the first test). */
 GIC_HD int snx_opcode_has_recv(uint8_t opcode)
 {
-	return opcode == GIC_OPCODE_RDMA_WRITE_IMM || opcode == GIC_OPCODE_SEND ||
-	       opcode == GIC_OPCODE_SEND_IMM;
+	return opcode != GIC_OPCODE_RDMA_WRITE &&
+	       (opcode == GIC_OPCODE_RDMA_WRITE_IMM || opcode == GIC_OPCODE_SEND ||
+		opcode == GIC_OPCODE_SEND_IMM);
 }
 
-/* Checks a write (peer, receiver, keys) and resolves its addresses without
+/* 1 for SEND and SEND_IMM (no remote address: a receive WQE says where). */
+GIC_HD int snx_opcode_is_send(uint8_t opcode)
+{
+	return opcode == GIC_OPCODE_SEND || opcode == GIC_OPCODE_SEND_IMM;
+}
+
+/* Checks a write or send (peer, keys) and resolves its addresses without
  * moving data. Returns 0 or a syndrome. */
-GIC_HD int snx_prepare_write(snx_pass *p, snx_qp *qp, const softnic_wqe *w,
+SNX_HOT int snx_prepare_write(snx_pass *p, snx_qp *qp, const softnic_wqe *w,
 			     uint8_t *src[SOFTNIC_MAX_SGE], uint8_t **dst, uint8_t *vs)
 {
 	int r = snx_check_peer(p, qp, vs);
 
 	*dst = NULL;
 	p->dev = 0;
-	if (!r && snx_opcode_has_recv(w->opcode) && !qp->peer->recv_cq)
-		r = snx_fail(vs, SOFTNIC_VSYND_NO_RECV_CQ, GIC_SYND_RNR_RETRY_EXC_ERR);
 	if (!r)
 		r = snx_resolve_local(p, qp, w, 0, src, vs);
-	if (!r && w->total_len && w->opcode != GIC_OPCODE_SEND && w->opcode != GIC_OPCODE_SEND_IMM)
+	if (!r && w->total_len && !snx_opcode_is_send(w->opcode))
 		r = snx_resolve_remote(p, qp, w, w->total_len, SOFTNIC_ACCESS_REMOTE_WRITE, dst, vs);
 	return r;
 }
 
 /* Moves a prepared write's data. */
-GIC_HD void snx_move_write(const softnic_wqe *w, uint8_t *const src[SOFTNIC_MAX_SGE], uint8_t *dst)
+SNX_HOT void snx_move_write(const softnic_wqe *w, uint8_t *const src[SOFTNIC_MAX_SGE], uint8_t *dst)
 {
 	if (w->inline_len)
 		snx_copy(dst, w->inline_data, w->inline_len);
@@ -97,16 +103,16 @@ GIC_HD void snx_move_write(const softnic_wqe *w, uint8_t *const src[SOFTNIC_MAX_
 	}
 }
 
-/* A responder completion needs a slot of the peer's receive CQ, claimed
- * before the WQE runs (p->recv_claimed says it was). Returns 1 when it has
- * one (or needs none), 0 when that CQ is full, SNX_CQ_LOST when its lock
- * is abandoned. */
+/* A message's responder completion needs a slot of the peer's receive CQ,
+ * claimed before the WQE runs (p->recv_claimed says it was). Returns 1
+ * when it has one (or the peer has no receive CQ: the message then
+ * fails), 0 when that CQ is full, SNX_CQ_LOST when its lock is abandoned. */
 GIC_HD int snx_claim_recv(snx_pass *p, const snx_qp *qp, const softnic_wqe *w)
 {
 	int got;
 
-	if (!snx_opcode_has_recv(w->opcode) || p->link != SNX_QP_CONNECTED || !qp->peer ||
-	    !qp->peer->recv_cq)
+	(void)w;
+	if (p->link != SNX_QP_CONNECTED || !qp->peer || !qp->peer->recv_cq)
 		return 1;
 	got = snx_cq_claim(p->sh, qp->peer->recv_cq, 1);
 	p->recv_claimed = got == 1;
@@ -202,8 +208,7 @@ GIC_HD int snx_resolve_recv(snx_pass *p, snx_qp *qp, const softnic_wqe *w, snx_r
 		}
 		room += r->sge[i].len;
 	}
-	if ((w->opcode == GIC_OPCODE_SEND || w->opcode == GIC_OPCODE_SEND_IMM) &&
-	    w->total_len > room) {
+	if (snx_opcode_is_send(w->opcode) && w->total_len > room) {
 		r->vs = SOFTNIC_VSYND_RECV_TOO_SMALL;
 		snx_complete_recv(p, qp, w, r, GIC_SYND_LOCAL_LENGTH_ERR);
 		return snx_fail(vs, SOFTNIC_VSYND_RECV_TOO_SMALL, GIC_SYND_REMOTE_INVAL_REQ_ERR);
@@ -239,25 +244,43 @@ GIC_HD void snx_scatter(const softnic_wqe *w, uint8_t *const src[SOFTNIC_MAX_SGE
 	}
 }
 
-/* RDMA write, WRITE_IMM, SEND, SEND_IMM. A receive (when the opcode needs
- * one) is taken before any data moves, so a receiver-not-ready answer
+/* RDMA write. */
+SNX_HOT int snx_exec_write(snx_pass *p, snx_qp *qp, const softnic_wqe *w, uint8_t *vs)
+{
+	uint8_t *src[SOFTNIC_MAX_SGE];
+	uint8_t *dst;
+	int r = snx_prepare_write(p, qp, w, src, &dst, vs);
+
+	if (r)
+		return r;
+#if !GIC_ON_DEVICE
+	if (p->dev)
+		return softnic_shm_dev_write(p->sh, qp, w, src, dst, p->dev, vs);
+#endif
+	snx_move_write(w, src, dst);
+	return 0;
+}
+
+/* WRITE_IMM, SEND, SEND_IMM: messages that complete at the responder. A
+ * receive is taken before any data moves, so a receiver-not-ready answer
  * leaves nothing done. */
-GIC_HD int snx_exec_write(snx_pass *p, snx_qp *qp, const softnic_wqe *w, uint8_t *vs)
+SNX_COLD int snx_exec_message(snx_pass *p, snx_qp *qp, const softnic_wqe *w, uint8_t *vs)
 {
 	uint8_t *src[SOFTNIC_MAX_SGE], *rdst[SOFTNIC_MAX_SGE];
 	uint8_t *dst;
 	snx_recv rv;
-	int send = w->opcode == GIC_OPCODE_SEND || w->opcode == GIC_OPCODE_SEND_IMM;
+	int send = snx_opcode_is_send(w->opcode);
 	int r = snx_prepare_write(p, qp, w, src, &dst, vs);
 
-	if (!r && snx_opcode_has_recv(w->opcode)) {
+	if (!r && !qp->peer->recv_cq)
+		r = snx_fail(vs, SOFTNIC_VSYND_NO_RECV_CQ, GIC_SYND_RNR_RETRY_EXC_ERR);
+	if (!r)
 		r = snx_take_recv(p, qp, w, &rv, vs);
-		if (!r)
-			r = snx_resolve_recv(p, qp, w, &rv, rdst, vs);
-		if (!r && send && p->dev) {
-			snx_complete_recv(p, qp, w, &rv, GIC_SYND_LOCAL_PROT_ERR);
-			r = snx_fail(vs, SOFTNIC_VSYND_DEVICE_OP, GIC_SYND_REMOTE_OP_ERR);
-		}
+	if (!r)
+		r = snx_resolve_recv(p, qp, w, &rv, rdst, vs);
+	if (!r && send && p->dev) {
+		snx_complete_recv(p, qp, w, &rv, GIC_SYND_LOCAL_PROT_ERR);
+		r = snx_fail(vs, SOFTNIC_VSYND_DEVICE_OP, GIC_SYND_REMOTE_OP_ERR);
 	}
 	if (r)
 		return r;
@@ -265,23 +288,22 @@ GIC_HD int snx_exec_write(snx_pass *p, snx_qp *qp, const softnic_wqe *w, uint8_t
 		snx_scatter(w, src, &rv, rdst);
 	} else {
 #if !GIC_ON_DEVICE
-		if (p->dev) {
+		if (p->dev)
 			r = softnic_shm_dev_write(p->sh, qp, w, src, dst, p->dev, vs);
-			if (r)
-				return r;
-		} else
+		if (r)
+			return r;
+		if (!p->dev)
 #endif
 			snx_move_write(w, src, dst);
 	}
 	/* Into the slot snx_claim_recv() claimed; the receiver learns of the
 	 * message only after its data. */
-	if (snx_opcode_has_recv(w->opcode))
-		snx_complete_recv(p, qp, w, &rv, 0);
+	snx_complete_recv(p, qp, w, &rv, 0);
 	return 0;
 }
 
 /* RDMA read: the peer's range lands in the local scatter list. */
-GIC_HD int snx_exec_read(snx_pass *p, snx_qp *qp, const softnic_wqe *w, uint8_t *vs)
+SNX_COLD int snx_exec_read(snx_pass *p, snx_qp *qp, const softnic_wqe *w, uint8_t *vs)
 {
 	uint8_t *dst[SOFTNIC_MAX_SGE];
 	uint8_t *src = NULL;
@@ -388,7 +410,7 @@ GIC_HD int snx_atomic_u32(const softnic_wqe *w, uint32_t *t, uint32_t *old)
 /* Every atomic. The target is read and written in host byte order; the
  * old value lands in host order for 8 bytes and big-endian for 4, as a
  * ConnectX returns them (NVSHMEM byte-swaps 4-byte results). */
-GIC_HD int snx_exec_atomic(snx_pass *p, snx_qp *qp, const softnic_wqe *w, uint8_t *vs)
+SNX_COLD int snx_exec_atomic(snx_pass *p, snx_qp *qp, const softnic_wqe *w, uint8_t *vs)
 {
 	uint8_t *res[SOFTNIC_MAX_SGE];
 	uint8_t *dst = NULL;
@@ -438,7 +460,7 @@ GIC_HD void snx_copy_wqe(const snx_qp *qp, uint64_t pos, uint32_t nbb, uint8_t *
 
 /* Executes one decoded WQE; returns 0, a syndrome (with *vs) or
  * SNX_EXEC_RNR. */
-GIC_HD int snx_execute(snx_pass *p, snx_qp *qp, const softnic_wqe *w, uint16_t slot_index,
+SNX_HOT int snx_execute(snx_pass *p, snx_qp *qp, const softnic_wqe *w, uint16_t slot_index,
 		       uint8_t *vs)
 {
 	if (p->sh->strict && w->wqe_index != slot_index)
@@ -453,8 +475,10 @@ GIC_HD int snx_execute(snx_pass *p, snx_qp *qp, const softnic_wqe *w, uint16_t s
 	case GIC_OPCODE_ATOMIC_MASKED_FA:
 	case GIC_OPCODE_ATOMIC_MASKED_CS:
 		return snx_exec_atomic(p, qp, w, vs);
-	default:
+	case GIC_OPCODE_RDMA_WRITE:
 		return snx_exec_write(p, qp, w, vs);
+	default: /* WRITE_IMM, SEND, SEND_IMM (the decoder let nothing else by) */
+		return snx_exec_message(p, qp, w, vs);
 	}
 }
 
@@ -465,7 +489,7 @@ enum { SNX_RUN_OK = 0, SNX_RUN_STALL = -1, SNX_RUN_WAIT = -3 };
 
 /* The responder had no receive for the WQE at cons: retry it after the
  * responder's RNR timer, rnr_retry times (7: forever), then fail. */
-GIC_HD int snx_rnr(snx_pass *p, snx_qp *qp, uint8_t *vs)
+SNX_COLD int snx_rnr(snx_pass *p, snx_qp *qp, uint8_t *vs)
 {
 	p->st.rnr_naks++;
 	if (qp->rnr_retry != 7 && qp->rnr_tries >= qp->rnr_retry) {
@@ -477,23 +501,15 @@ GIC_HD int snx_rnr(snx_pass *p, snx_qp *qp, uint8_t *vs)
 	return SNX_RUN_WAIT;
 }
 
-/* Claims the send-CQ slot (signaled WQEs, once) and the responder's
- * receive-CQ slot, then executes. Returns as snx_run_wqe(). */
-GIC_HD int snx_claim_and_execute(snx_pass *p, snx_qp *qp, const softnic_wqe *w, uint8_t *vs,
-				 int *claimed)
+/* A message that completes at the responder: waits out its receiver-
+ * not-ready timer, claims the responder's receive-CQ slot, executes, and
+ * gives the slot back when no responder CQE was written. */
+SNX_COLD int snx_run_message(snx_pass *p, snx_qp *qp, const softnic_wqe *w, uint8_t *vs)
 {
 	int got, synd;
 
-	if ((w->fm_ce_se & GIC_CTRL_CQ_UPDATE) && !*claimed) {
-		got = snx_cq_claim(p->sh, qp->send_cq, 1);
-		if (!got)
-			return SNX_RUN_STALL;
-		/* Its send CQ is broken: another process died inside its
-		 * lock. The QP fails (no CQE can say so). */
-		if (got == SNX_CQ_LOST)
-			return snx_fail(vs, SOFTNIC_VSYND_PEER_GONE, GIC_SYND_TRANSPORT_RETRY_EXC_ERR);
-		*claimed = 1;
-	}
+	if (qp->rnr_tries && gic_now_ns() < qp->rnr_next_ns)
+		return SNX_RUN_WAIT;
 	p->recv_claimed = p->recv_used = 0;
 	got = snx_claim_recv(p, qp, w);
 	if (!got)
@@ -510,17 +526,36 @@ GIC_HD int snx_claim_and_execute(snx_pass *p, snx_qp *qp, const softnic_wqe *w, 
 	return synd;
 }
 
+/* Claims the send-CQ slot (signaled WQEs, once), then executes. Returns as
+ * snx_run_wqe(). */
+SNX_HOT int snx_claim_and_execute(snx_pass *p, snx_qp *qp, const softnic_wqe *w, uint8_t *vs,
+				 int *claimed)
+{
+	if ((w->fm_ce_se & GIC_CTRL_CQ_UPDATE) && !*claimed) {
+		int got = snx_cq_claim(p->sh, qp->send_cq, 1);
+
+		if (!got)
+			return SNX_RUN_STALL;
+		/* Its send CQ is broken: another process died inside its
+		 * lock. The QP fails (no CQE can say so). */
+		if (got == SNX_CQ_LOST)
+			return snx_fail(vs, SOFTNIC_VSYND_PEER_GONE, GIC_SYND_TRANSPORT_RETRY_EXC_ERR);
+		*claimed = 1;
+	}
+	if (snx_opcode_has_recv(w->opcode))
+		return snx_run_message(p, qp, w, vs);
+	return snx_execute(p, qp, w, (uint16_t)qp->cons, vs);
+}
+
 /* Decodes and runs the WQE of nbb BBs at qp->cons into *w, with a send-CQ
  * slot claimed when *claimed says so. Returns SNX_RUN_OK, a syndrome (with
  * *vs), SNX_RUN_STALL or SNX_RUN_WAIT (nothing was done). */
-GIC_HD int snx_run_wqe(snx_pass *p, snx_qp *qp, uint32_t nbb, softnic_wqe *w, uint8_t *vs,
+SNX_HOT int snx_run_wqe(snx_pass *p, snx_qp *qp, uint32_t nbb, softnic_wqe *w, uint8_t *vs,
 		       int *claimed)
 {
 	uint8_t buf[GIC_WQE_MAX_BB * GIC_SEND_WQE_BB];
 	int synd;
 
-	if (qp->rnr_tries && !qp->in_error && gic_now_ns() < qp->rnr_next_ns)
-		return SNX_RUN_WAIT;
 	snx_copy_wqe(qp, qp->cons, nbb, buf);
 	synd = snx_decode_wqe(buf, (size_t)nbb * GIC_SEND_WQE_BB, w, vs);
 	if (qp->in_error && qp->pending_synd) {
@@ -537,7 +572,7 @@ GIC_HD int snx_run_wqe(snx_pass *p, snx_qp *qp, uint32_t nbb, softnic_wqe *w, ui
 
 /* Completes the WQE at qp->cons as run_wqe's outcome says: an error CQE
  * (which needs a slot: 0 when none is free), or a CQE when signaled. */
-GIC_HD int snx_complete(snx_pass *p, snx_qp *qp, const softnic_wqe *w, int synd, uint8_t vs,
+SNX_HOT int snx_complete(snx_pass *p, snx_qp *qp, const softnic_wqe *w, int synd, uint8_t vs,
 			int claimed)
 {
 	uint16_t slot_index = (uint16_t)qp->cons;
@@ -557,7 +592,7 @@ GIC_HD int snx_complete(snx_pass *p, snx_qp *qp, const softnic_wqe *w, int synd,
 		f.wqe_opcode = w->opcode;
 		f.wqe_counter = slot_index;
 		f.qpn = qp->qpn;
-		f.byte_cnt = w->atomic_size ? w->atomic_size : (uint32_t)w->total_len;
+		f.byte_cnt = (uint32_t)w->total_len; /* an atomic's: its operand size */
 		snx_cq_write(p->sh, qp->send_cq, &f, &p->st);
 	} else if (claimed) {
 		snx_cq_unclaim(qp->send_cq);
@@ -567,7 +602,7 @@ GIC_HD int snx_complete(snx_pass *p, snx_qp *qp, const softnic_wqe *w, int synd,
 
 /* Runs the WQE at qp->cons. Returns 1 when it was consumed, 0 when the QP
  * must wait (a CQ is full, or a receiver-not-ready timer runs). */
-GIC_HD int snx_step(snx_pass *p, snx_qp *qp)
+SNX_HOT int snx_step(snx_pass *p, snx_qp *qp)
 {
 	const gic_ctrl_seg *c = (const gic_ctrl_seg *)(qp->sq_buf +
 		(qp->cons & (qp->bb_cnt - 1)) * GIC_SEND_WQE_BB);
@@ -693,7 +728,7 @@ GIC_HD void snx_take_doorbell(snx_pass *p, snx_qp *qp, uint64_t db)
 /* A pass over a watched QP whose doorbell word did not change: re-reads
  * the record. When the watch time has passed, strict mode reports the
  * doorbell the record never covered; lenient mode watches on, slowly. */
-GIC_HD void snx_watch_poll(snx_pass *p, snx_qp *qp)
+SNX_COLD void snx_watch_poll(snx_pass *p, snx_qp *qp)
 {
 	uint32_t rec;
 	uint8_t vs;
