@@ -267,21 +267,31 @@ GIC_HD uint32_t gic_wqe_write(gic_sq *sq, uint64_t pos, uint8_t opcode, uint64_t
 	return 1;
 }
 
+/* An 8-byte atomic (opcode GIC_OPCODE_ATOMIC_FA or _CS) with its 16-byte
+ * operand segment a; the old value lands at (laddr, lkey). */
+GIC_HD uint32_t gic_wqe_atomic8(gic_sq *sq, uint64_t pos, uint8_t opcode, uint64_t raddr,
+				uint32_t rkey, const gic_atomic_seg *a, uint64_t laddr, uint32_t lkey,
+				uint8_t fm_ce_se)
+{
+	uint32_t c[4] GIC_ALIGN16, r[4] GIC_ALIGN16;
+	gic_data_seg d = gic_make_data_seg(8, lkey, laddr);
+
+	gic_ctrl_seg_words(c, (uint16_t)pos, opcode, 0, sq->qpn, fm_ce_se, 4, 0);
+	gic_raddr_seg_words(r, raddr, rkey);
+	gic_st_seg16(gic_sq_seg(sq, pos, 0), c);
+	gic_st_seg16(gic_sq_seg(sq, pos, 1), r);
+	gic_st_seg16(gic_sq_seg(sq, pos, 2), a);
+	gic_st_seg16(gic_sq_seg(sq, pos, 3), &d);
+	return 1;
+}
+
 /* 64-bit fetch-and-add at raddr; the old value lands at (laddr, lkey). */
 GIC_HD uint32_t gic_wqe_atomic_fa(gic_sq *sq, uint64_t pos, uint64_t raddr, uint32_t rkey,
 				  uint64_t add, uint64_t laddr, uint32_t lkey, uint8_t fm_ce_se)
 {
-	uint32_t c[4] GIC_ALIGN16, r[4] GIC_ALIGN16;
 	gic_atomic_seg a = gic_make_atomic_fa_seg(add);
-	gic_data_seg d = gic_make_data_seg(8, lkey, laddr);
 
-	gic_ctrl_seg_words(c, (uint16_t)pos, GIC_OPCODE_ATOMIC_FA, 0, sq->qpn, fm_ce_se, 4, 0);
-	gic_raddr_seg_words(r, raddr, rkey);
-	gic_st_seg16(gic_sq_seg(sq, pos, 0), c);
-	gic_st_seg16(gic_sq_seg(sq, pos, 1), r);
-	gic_st_seg16(gic_sq_seg(sq, pos, 2), &a);
-	gic_st_seg16(gic_sq_seg(sq, pos, 3), &d);
-	return 1;
+	return gic_wqe_atomic8(sq, pos, GIC_OPCODE_ATOMIC_FA, raddr, rkey, &a, laddr, lkey, fm_ce_se);
 }
 
 /* RDMA read of len bytes at (raddr, rkey) into (laddr, lkey). */
@@ -298,17 +308,9 @@ GIC_HD uint32_t gic_wqe_atomic_cs(gic_sq *sq, uint64_t pos, uint64_t raddr, uint
 				  uint64_t compare, uint64_t swap, uint64_t laddr, uint32_t lkey,
 				  uint8_t fm_ce_se)
 {
-	uint32_t c[4] GIC_ALIGN16, r[4] GIC_ALIGN16;
 	gic_atomic_seg a = gic_make_atomic_cs_seg(compare, swap);
-	gic_data_seg d = gic_make_data_seg(8, lkey, laddr);
 
-	gic_ctrl_seg_words(c, (uint16_t)pos, GIC_OPCODE_ATOMIC_CS, 0, sq->qpn, fm_ce_se, 4, 0);
-	gic_raddr_seg_words(r, raddr, rkey);
-	gic_st_seg16(gic_sq_seg(sq, pos, 0), c);
-	gic_st_seg16(gic_sq_seg(sq, pos, 1), r);
-	gic_st_seg16(gic_sq_seg(sq, pos, 2), &a);
-	gic_st_seg16(gic_sq_seg(sq, pos, 3), &d);
-	return 1;
+	return gic_wqe_atomic8(sq, pos, GIC_OPCODE_ATOMIC_CS, raddr, rkey, &a, laddr, lkey, fm_ce_se);
 }
 
 /* Operands of a masked atomic (host order; 4-byte ones in the low half).

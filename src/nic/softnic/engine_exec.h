@@ -356,47 +356,37 @@ GIC_HD uint64_t snx_atomic_apply(const softnic_wqe *w, uint64_t old)
 
 enum { SNX_ATOMIC_TRIES = 1 << 20 }; /* CAS attempts before a masked atomic gives up */
 
-/* Runs an atomic on an 8-byte target; 0, or SOFTNIC_VSYND_ATOMIC_CONTENDED. */
-GIC_HD int snx_atomic_u64(const softnic_wqe *w, uint64_t *t, uint64_t *old)
+/* Compare-and-swap of a 4- or 8-byte target; returns the value seen. */
+GIC_HD uint64_t snx_cas_sized(void *t, uint32_t size, uint64_t expect, uint64_t desired)
 {
-	uint64_t cur;
+	if (size == 8)
+		return gic_atomic_cas_sc_sys_u64((uint64_t *)t, expect, desired);
+	return gic_atomic_cas_sc_sys_u32((uint32_t *)t, (uint32_t)expect, (uint32_t)desired);
+}
+
+/* Runs an atomic on its target t; *old gets the value it held. 0, or
+ * SOFTNIC_VSYND_ATOMIC_CONTENDED. Fetch-add and compare-swap of 8 bytes
+ * are one device atomic each; masked ones a compare-swap loop. */
+GIC_HD int snx_atomic_run(const softnic_wqe *w, void *t, uint64_t *old)
+{
+	uint32_t size = w->atomic_size;
+	uint64_t mask = size == 8 ? ~0ull : 0xffffffffull, cur;
 
 	if (w->opcode == GIC_OPCODE_ATOMIC_FA) {
-		*old = gic_atomic_add_sc_sys_u64(t, w->atomic_add);
+		*old = gic_atomic_add_sc_sys_u64((uint64_t *)t, w->atomic_add);
 		return 0;
 	}
 	if (w->opcode == GIC_OPCODE_ATOMIC_CS) {
-		*old = gic_atomic_cas_sc_sys_u64(t, w->atomic_cmp, w->atomic_add);
+		*old = gic_atomic_cas_sc_sys_u64((uint64_t *)t, w->atomic_cmp, w->atomic_add);
 		return 0;
 	}
-	cur = gic_atomic_cas_sc_sys_u64(t, 0, 0); /* an atomic read */
+	cur = snx_cas_sized(t, size, 0, 0); /* an atomic read */
 	for (uint32_t i = 0; i < SNX_ATOMIC_TRIES; i++) {
-		uint64_t want = snx_atomic_apply(w, cur), seen;
+		uint64_t want = snx_atomic_apply(w, cur) & mask, seen;
 
 		if (want == cur)
 			break; /* a failed compare, or no change: nothing to write */
-		seen = gic_atomic_cas_sc_sys_u64(t, cur, want);
-		if (seen == cur)
-			break;
-		cur = seen;
-		if (i + 1 == SNX_ATOMIC_TRIES)
-			return SOFTNIC_VSYND_ATOMIC_CONTENDED;
-	}
-	*old = cur;
-	return 0;
-}
-
-/* The same on a 4-byte target (masked atomics only). */
-GIC_HD int snx_atomic_u32(const softnic_wqe *w, uint32_t *t, uint32_t *old)
-{
-	uint32_t cur = gic_atomic_cas_sc_sys_u32(t, 0, 0); /* an atomic read */
-
-	for (uint32_t i = 0; i < SNX_ATOMIC_TRIES; i++) {
-		uint32_t want = (uint32_t)snx_atomic_apply(w, cur), seen;
-
-		if (want == cur)
-			break;
-		seen = gic_atomic_cas_sc_sys_u32(t, cur, want);
+		seen = snx_cas_sized(t, size, cur, want);
 		if (seen == cur)
 			break;
 		cur = seen;
@@ -434,19 +424,17 @@ SNX_COLD int snx_exec_atomic(snx_pass *p, snx_qp *qp, const softnic_wqe *w, uint
 	if (p->dev)
 		return snx_fail(vs, SOFTNIC_VSYND_DEVICE_OP, GIC_SYND_REMOTE_OP_ERR);
 #endif
-	if (size == 8) {
+	{
 		uint64_t old = 0;
+		uint32_t be;
 
-		r = snx_atomic_u64(w, (uint64_t *)(void *)dst, &old);
-		memcpy(res[0], &old, 8);
-	} else {
-		uint32_t old = 0, be;
-
-		r = snx_atomic_u32(w, (uint32_t *)(void *)dst, &old);
-		be = gic_htobe32(old);
-		memcpy(res[0], &be, 4);
+		r = snx_atomic_run(w, dst, &old);
+		if (r)
+			return snx_fail(vs, (uint8_t)r, GIC_SYND_REMOTE_OP_ERR);
+		be = gic_htobe32((uint32_t)old);
+		memcpy(res[0], size == 8 ? (const void *)&old : (const void *)&be, size);
 	}
-	return r ? snx_fail(vs, (uint8_t)r, GIC_SYND_REMOTE_OP_ERR) : 0;
+	return 0;
 }
 
 /* Copies the WQE at BB position pos (it may wrap) into buf. */
