@@ -3,7 +3,8 @@
 # Idempotent: packages already present are left alone.
 set -euo pipefail
 
-need=(cmake make gcc clang libclang-rt-14-dev libibverbs-dev python3 mpich libmpich-dev)
+need=(cmake make gcc clang libclang-rt-14-dev libibverbs-dev python3 mpich libmpich-dev
+      ibverbs-utils python3-pyverbs) # the last two: programs the emulated device runs
 missing=()
 for pkg in "${need[@]}"; do
 	dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" ||

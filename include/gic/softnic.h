@@ -231,6 +231,16 @@ int softnic_qp_connect(softnic_qp *a, softnic_qp *b);
 
 uint32_t softnic_qp_num(const softnic_qp *qp);
 
+/* Changes a QP's receiver-not-ready settings after creation (as verbs set
+ * them at RTR and RTS): rnr_retry 0..7, min_rnr_timer 0..31; -1 leaves
+ * one as it is. EINVAL out of range. */
+int softnic_qp_set_rnr(softnic_qp *qp, int rnr_retry, int min_rnr_timer);
+
+/* Moves a QP to the error state (verbs' modify to ERR): every WQE not yet
+ * executed, and every receive posted to its own queue, completes with a
+ * flush error. */
+int softnic_qp_to_error(softnic_qp *qp);
+
 /* The QP of this softnic numbered qpn (to connect by the number a peer
  * sent through a bootstrap); NULL with errno ENOENT when there is none. */
 softnic_qp *softnic_qp_find(softnic *nic, uint32_t qpn);

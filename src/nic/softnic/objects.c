@@ -775,6 +775,41 @@ int softnic_qp_connect(softnic_qp *a, softnic_qp *b)
 
 uint32_t softnic_qp_num(const softnic_qp *qp) { return qp->s->qpn; }
 
+int softnic_qp_set_rnr(softnic_qp *qp, int rnr_retry, int min_rnr_timer)
+{
+	engine *e;
+
+	if (!qp || rnr_retry < -1 || rnr_retry > 7 || min_rnr_timer < -1 || min_rnr_timer > 31)
+		return EINVAL;
+	e = &qp->nic->engines[qp->engine];
+	engine_lock_mgmt(e); /* the CPU engine reads them under this lock */
+	if (rnr_retry >= 0)
+		qp->s->rnr_retry = (uint32_t)rnr_retry;
+	if (min_rnr_timer >= 0)
+		qp->s->rnr_timer_ns = softnic_rnr_timer_ns(min_rnr_timer);
+	engine_unlock_mgmt(e);
+	return 0;
+}
+
+int softnic_qp_to_error(softnic_qp *qp)
+{
+	engine *e;
+
+	if (!qp)
+		return EINVAL;
+	e = &qp->nic->engines[qp->engine];
+	engine_lock_mgmt(e);
+	if (!qp->s->in_error) {
+		qp->s->err.syndrome = GIC_SYND_WR_FLUSH_ERR;
+		qp->s->err.wqe_index = (uint16_t)qp->s->cons;
+		/* Publishes err to softnic_qp_error() readers, and the state
+		 * to the engine's next pass, which flushes what is left. */
+		__atomic_store_n(&qp->s->in_error, 1, __ATOMIC_RELEASE);
+	}
+	engine_unlock_mgmt(e);
+	return 0;
+}
+
 softnic_qp *softnic_qp_find(softnic *nic, uint32_t qpn)
 {
 	softnic_qp *found = NULL;

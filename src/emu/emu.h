@@ -1,0 +1,127 @@
+/*
+ * The emulated rdma-core device (issue 13): internals shared by the files
+ * of the replacement libibverbs.so.1. Not a public header.
+ *
+ * What it is: devices named mlx5_0, mlx5_1, ... whose verbs objects are
+ * softnic objects of one softnic per process (CPU engine). What
+ * ibv_post_send writes is mlx5 WQEs in the softnic QP's send queue; what
+ * ibv_poll_cq reads is the mlx5 CQEs softnic writes. QPs connect to QPs
+ * of the same process (by QP number at RTR); across processes: not yet.
+ */
+#ifndef GIC_EMU_H
+#define GIC_EMU_H
+
+#include <infiniband/verbs.h>
+#include <pthread.h>
+
+#include "gic/recv.h"
+#include "gic/softnic.h"
+
+enum {
+	EMU_MAX_DEVICES = 8,
+	EMU_QP_TABLE = 4096,   /* QP number -> emu_qp, open addressing */
+	EMU_MAX_SGE = 16,
+	EMU_MAX_INLINE = 912,  /* 63 segments less ctrl, raddr and the inline header */
+	/* Send WRs per QP: softnic's ring of 2^14 BBs holds 1024 of the
+	 * largest WQEs (16 BBs: 912 bytes inline) (a CX-7: 32768). */
+	EMU_MAX_QP_WR = 1024,
+};
+
+/* One device: its ibv_device is what ibv_get_device_list hands out. */
+typedef struct emu_device {
+	struct ibv_device dev;   /* first: applications see this */
+	int index;
+	uint16_t lid;
+	uint64_t guid;
+} emu_device;
+
+/* An open device. verbs_context ends with the ibv_context applications
+ * hold, so container_of gets back here. */
+typedef struct emu_ctx {
+	emu_device *edev;
+	struct verbs_context vctx; /* last: its ibv_context is the handle */
+} emu_ctx;
+
+typedef struct emu_pd {
+	struct ibv_pd pd;        /* first */
+	softnic_pd *s;
+} emu_pd;
+
+typedef struct emu_cq {
+	struct ibv_cq cq;        /* first */
+	softnic_cq *s;
+	gic_cq view;
+	pthread_mutex_t lock;    /* pollers of this CQ */
+	int armed;               /* req_notify_cq: the next CQE raises an event */
+} emu_cq;
+
+typedef struct emu_srq {
+	struct ibv_srq srq;      /* first */
+	softnic_srq *s;
+	gic_rq view;
+	uint64_t *wrid;          /* per WQE slot */
+	uint32_t max_sge;
+	pthread_mutex_t lock;    /* posters */
+} emu_srq;
+
+typedef struct emu_qp {
+	struct ibv_qp qp;        /* first */
+	softnic_qp *s;
+	gic_sq sq;
+	gic_cq sq_cq_view;       /* needed by the view; polling goes through emu_cq */
+	gic_rq rq;               /* own receive queue (srq NULL) */
+	uint64_t *sq_wrid;       /* wr_id of the WQE starting at each BB slot */
+	uint64_t *rq_wrid;
+	int sq_sig_all;
+	struct ibv_qp_cap cap;   /* what creation granted (ibv_query_qp) */
+	uint32_t max_inline, max_send_sge, max_recv_sge;
+	uint32_t dest_qpn;       /* set at RTR */
+	uint16_t dest_lid;
+	pthread_mutex_t sq_lock, rq_lock;
+} emu_qp;
+
+/* The process's emulation: devices, the softnic, the QP table. */
+typedef struct emu_global {
+	pthread_mutex_t lock;
+	int ndev;
+	emu_device devs[EMU_MAX_DEVICES];
+	struct ibv_device *list[EMU_MAX_DEVICES + 1];
+	softnic *nic;            /* opened with the first context */
+	int nic_users;
+	emu_qp *qps[EMU_QP_TABLE];
+	char link_layer;         /* IBV_LINK_LAYER_INFINIBAND or _ETHERNET */
+} emu_global;
+
+extern emu_global emu;
+
+/* Sets up the devices once (from GIC_EMU_DEVICES, GIC_EMU_LINK). */
+void emu_init_devices(void);
+
+/* The context/objects behind the handles applications hold. */
+static inline emu_ctx *emu_ctx_of(struct ibv_context *c)
+{
+	return (emu_ctx *)((char *)c - offsetof(emu_ctx, vctx) - offsetof(struct verbs_context, context));
+}
+
+/* QP table (by QP number), under emu.lock. */
+void emu_qp_table_add(emu_qp *q);
+void emu_qp_table_del(emu_qp *q);
+emu_qp *emu_qp_lookup(uint32_t qpn);
+
+/* Says once on stderr that name is not implemented (stubs, options). */
+void emu_missing(const char *name, const char *what);
+
+/* Context operations (verbs_post.c). */
+int emu_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad);
+int emu_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad);
+int emu_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad);
+int emu_poll_cq(struct ibv_cq *cq, int n, struct ibv_wc *wc);
+int emu_req_notify_cq(struct ibv_cq *cq, int solicited_only);
+
+/* Device queries (verbs_device.c), also context ops. */
+int emu_query_port(struct ibv_context *c, uint8_t port, struct ibv_port_attr *a, size_t len);
+int emu_query_device_ex(struct ibv_context *c, const struct ibv_query_device_ex_input *in,
+			struct ibv_device_attr_ex *a, size_t len);
+int emu_get_srq_num(struct ibv_srq *srq, uint32_t *num); /* verbs_objects.c */
+
+#endif /* GIC_EMU_H */

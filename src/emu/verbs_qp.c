@@ -1,0 +1,305 @@
+/*
+ * The emulated device's RC QPs: creation with the capacities softnic can
+ * give, the RESET -> INIT -> RTR -> RTS state machine (RTR connects to the
+ * QP of the given number in this process), ERR (everything outstanding
+ * flushes), query and destroy.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "emu.h"
+
+/* ------------------------------------------------------------------ */
+/* The QP table: QP number -> emu_qp (the CQ poller finds a CQE's QP). */
+
+static uint32_t slot_of(uint32_t qpn) { return (qpn * 2654435761u) % EMU_QP_TABLE; }
+
+void emu_qp_table_add(emu_qp *q)
+{
+	for (uint32_t i = slot_of(q->qp.qp_num);; i = (i + 1) % EMU_QP_TABLE) {
+		if (!emu.qps[i]) {
+			__atomic_store_n(&emu.qps[i], q, __ATOMIC_RELEASE);
+			return;
+		}
+	}
+}
+
+void emu_qp_table_del(emu_qp *q)
+{
+	for (uint32_t i = 0; i < EMU_QP_TABLE; i++)
+		if (emu.qps[i] == q)
+			__atomic_store_n(&emu.qps[i], NULL, __ATOMIC_RELEASE);
+}
+
+emu_qp *emu_qp_lookup(uint32_t qpn)
+{
+	for (uint32_t n = 0, i = slot_of(qpn); n < EMU_QP_TABLE; n++, i = (i + 1) % EMU_QP_TABLE) {
+		emu_qp *q = __atomic_load_n(&emu.qps[i], __ATOMIC_ACQUIRE);
+
+		if (q && q->qp.qp_num == qpn)
+			return q;
+	}
+	return NULL;
+}
+
+/* ------------------------------------------------------------------ */
+/* Creation. */
+
+static int log2_ceil(uint32_t n)
+{
+	int l = 0;
+
+	while ((1u << l) < n)
+		l++;
+	return l;
+}
+
+/* BBs one WR of this QP may take: ctrl, raddr (or atomic's 2 segments),
+ * then the larger of the SGEs and the inline payload. */
+static uint32_t bb_per_wr(const struct ibv_qp_cap *cap)
+{
+	uint32_t data = cap->max_send_sge * 16u, in = 4u + cap->max_inline_data;
+
+	if (in > data)
+		data = in;
+	if (data < 32)
+		data = 32; /* an atomic's operands and result buffer */
+	return (32u + data + 63u) / 64u;
+}
+
+static int check_caps(const struct ibv_qp_init_attr *a)
+{
+	const struct ibv_qp_cap *c = &a->cap;
+
+	if (a->qp_type != IBV_QPT_RC) {
+		emu_missing("ibv_create_qp", "only RC QPs are implemented");
+		return EOPNOTSUPP;
+	}
+	if (!a->send_cq || !a->recv_cq || c->max_send_wr < 1 || c->max_send_wr > EMU_MAX_QP_WR ||
+	    c->max_send_sge > EMU_MAX_SGE || c->max_recv_sge > EMU_MAX_SGE ||
+	    c->max_inline_data > EMU_MAX_INLINE || c->max_recv_wr > (1u << 15))
+		return EINVAL;
+	return 0;
+}
+
+static int qp_alloc_arrays(emu_qp *q)
+{
+	q->sq_wrid = calloc(q->sq.bb_cnt, sizeof(uint64_t));
+	q->rq_wrid = q->rq.wqe_cnt ? calloc(q->rq.wqe_cnt, sizeof(uint64_t)) : NULL;
+	return q->sq_wrid && (!q->rq.wqe_cnt || q->rq_wrid) ? 0 : ENOMEM;
+}
+
+static void qp_free(emu_qp *q)
+{
+	if (q->s)
+		softnic_qp_destroy(q->s);
+	free(q->sq_wrid);
+	free(q->rq_wrid);
+	free(q);
+}
+
+/* The softnic QP and the views that post into it. */
+static int qp_make(emu_qp *q, struct ibv_pd *pd, struct ibv_qp_init_attr *a)
+{
+	softnic_qp_attr sa = { 0 };
+	softnic_qp_desc d;
+	struct ibv_qp_cap *c = &a->cap;
+
+	sa.log_sq_bb = log2_ceil(bb_per_wr(c) * c->max_send_wr);
+	if (sa.log_sq_bb < 2)
+		sa.log_sq_bb = 2;
+	sa.send_cq = ((emu_cq *)a->send_cq)->s;
+	sa.recv_cq = ((emu_cq *)a->recv_cq)->s;
+	sa.srq = a->srq ? ((emu_srq *)a->srq)->s : NULL;
+	sa.log_rq_wqe = a->srq || !c->max_recv_wr ? 0 : log2_ceil(c->max_recv_wr);
+	if (!a->srq && c->max_recv_wr && sa.log_rq_wqe < 1)
+		sa.log_rq_wqe = 1;
+	sa.rq_max_sge = c->max_recv_sge ? (int)c->max_recv_sge : 1;
+	sa.flags = SOFTNIC_QP_NO_IMPLICIT_RECV; /* a ConnectX answers RNR */
+	q->s = softnic_qp_create(((emu_pd *)pd)->s, &sa);
+	if (!q->s)
+		return errno ? errno : ENOMEM;
+	softnic_qp_view(q->s, &q->sq, &q->sq_cq_view);
+	softnic_qp_desc_get(q->s, &d);
+	if (d.rq.wqe_cnt)
+		gic_rq_init(&q->rq, d.rq.buf, &d.dbrec[0], d.rq.wqe_cnt, d.rq.stride,
+			    (uint32_t)sa.rq_max_sge, 0);
+	/* What the QP got: at least what was asked (up to EMU_MAX_QP_WR). */
+	c->max_send_wr = (1u << sa.log_sq_bb) / bb_per_wr(c);
+	if (c->max_send_wr > EMU_MAX_QP_WR)
+		c->max_send_wr = EMU_MAX_QP_WR;
+	c->max_recv_wr = d.rq.wqe_cnt;
+	c->max_recv_sge = a->srq ? 0 : (uint32_t)sa.rq_max_sge;
+	q->cap = *c;
+	q->max_inline = c->max_inline_data;
+	q->max_send_sge = c->max_send_sge ? c->max_send_sge : 1;
+	q->max_recv_sge = c->max_recv_sge;
+	q->sq_sig_all = a->sq_sig_all;
+	return qp_alloc_arrays(q);
+}
+
+struct ibv_qp *ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *a)
+{
+	emu_qp *q;
+	int rc;
+
+	if (!pd || !a) {
+		errno = EINVAL;
+		return NULL;
+	}
+	rc = check_caps(a);
+	q = rc ? NULL : calloc(1, sizeof(*q));
+	if (!rc && !q)
+		rc = ENOMEM;
+	if (!rc)
+		rc = qp_make(q, pd, a);
+	if (rc) {
+		if (q)
+			qp_free(q);
+		errno = rc;
+		return NULL;
+	}
+	pthread_mutex_init(&q->sq_lock, NULL);
+	pthread_mutex_init(&q->rq_lock, NULL);
+	q->qp.context = pd->context;
+	q->qp.qp_context = a->qp_context;
+	q->qp.pd = pd;
+	q->qp.send_cq = a->send_cq;
+	q->qp.recv_cq = a->recv_cq;
+	q->qp.srq = a->srq;
+	q->qp.qp_num = softnic_qp_num(q->s);
+	q->qp.handle = q->qp.qp_num;
+	q->qp.state = IBV_QPS_RESET;
+	q->qp.qp_type = IBV_QPT_RC;
+	pthread_mutex_init(&q->qp.mutex, NULL);
+	pthread_cond_init(&q->qp.cond, NULL);
+	pthread_mutex_lock(&emu.lock);
+	emu_qp_table_add(q);
+	pthread_mutex_unlock(&emu.lock);
+	return &q->qp;
+}
+
+int ibv_destroy_qp(struct ibv_qp *qp)
+{
+	emu_qp *q = (emu_qp *)qp;
+
+	if (!qp)
+		return EINVAL;
+	pthread_mutex_lock(&emu.lock);
+	emu_qp_table_del(q);
+	pthread_mutex_unlock(&emu.lock);
+	qp_free(q);
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* State machine. */
+
+/* RTR: the remote QP (its number, in this process) becomes the peer. */
+static int qp_connect(emu_qp *q, const struct ibv_qp_attr *a)
+{
+	emu_qp *r;
+	int rc;
+
+	pthread_mutex_lock(&emu.lock);
+	r = emu_qp_lookup(a->dest_qp_num);
+	if (!r || r == q) {
+		pthread_mutex_unlock(&emu.lock);
+		fprintf(stderr, "gic-emu: ibv_modify_qp(QP 0x%x to RTR): no QP 0x%x in this process "
+			"(QPs of other processes are not reachable yet)\n", q->qp.qp_num,
+			a->dest_qp_num);
+		return EINVAL;
+	}
+	rc = softnic_qp_connect(q->s, r->s);
+	pthread_mutex_unlock(&emu.lock);
+	q->dest_qpn = a->dest_qp_num;
+	q->dest_lid = a->ah_attr.dlid;
+	/* The other side's RTR finds the pair connected already. */
+	return rc == EISCONN ? 0 : rc;
+}
+
+/* The attributes each transition needs, as the IB spec's table. */
+static int transition_ok(enum ibv_qp_state from, enum ibv_qp_state to, int mask)
+{
+	if (to == IBV_QPS_RESET || to == IBV_QPS_ERR)
+		return 1;
+	if (from == IBV_QPS_RESET && to == IBV_QPS_INIT)
+		return (mask & (IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS)) ==
+		       (IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
+	if (from == IBV_QPS_INIT && to == IBV_QPS_INIT)
+		return 1;
+	if (from == IBV_QPS_INIT && to == IBV_QPS_RTR) {
+		int need = IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+			   IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;
+
+		return (mask & need) == need;
+	}
+	if (from == IBV_QPS_RTR && to == IBV_QPS_RTS) {
+		int need = IBV_QP_SQ_PSN | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+			   IBV_QP_MAX_QP_RD_ATOMIC;
+
+		return (mask & need) == need;
+	}
+	return from == IBV_QPS_RTS && to == IBV_QPS_RTS;
+}
+
+int ibv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *a, int mask)
+{
+	emu_qp *q = (emu_qp *)qp;
+	enum ibv_qp_state to;
+	int rc = 0;
+
+	if (!qp || !a)
+		return EINVAL;
+	to = mask & IBV_QP_STATE ? a->qp_state : qp->state;
+	if ((mask & IBV_QP_CUR_STATE) && a->cur_qp_state != qp->state)
+		return EINVAL;
+	if (!transition_ok(qp->state, to, mask))
+		return EINVAL;
+	if ((mask & IBV_QP_PORT) && a->port_num != 1)
+		return EINVAL;
+	if ((mask & IBV_QP_MIN_RNR_TIMER) && a->min_rnr_timer > 31)
+		return EINVAL;
+	if ((mask & IBV_QP_RNR_RETRY) && a->rnr_retry > 7)
+		return EINVAL;
+	if (to == IBV_QPS_RTR && qp->state == IBV_QPS_INIT)
+		rc = qp_connect(q, a);
+	if (!rc && (mask & (IBV_QP_RNR_RETRY | IBV_QP_MIN_RNR_TIMER)))
+		rc = softnic_qp_set_rnr(q->s, mask & IBV_QP_RNR_RETRY ? a->rnr_retry : -1,
+					mask & IBV_QP_MIN_RNR_TIMER ? a->min_rnr_timer : -1);
+	if (!rc && to == IBV_QPS_ERR)
+		rc = softnic_qp_to_error(q->s);
+	if (!rc && to == IBV_QPS_RESET && qp->state != IBV_QPS_RESET) {
+		emu_missing("ibv_modify_qp", "a QP back to RESET is not implemented (destroy it)");
+		rc = EOPNOTSUPP;
+	}
+	if (!rc && (mask & IBV_QP_STATE))
+		qp->state = to;
+	return rc;
+}
+
+int ibv_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *a, int mask, struct ibv_qp_init_attr *init)
+{
+	emu_qp *q = (emu_qp *)qp;
+
+	(void)mask;
+	if (!qp || !a || !init)
+		return EINVAL;
+	memset(a, 0, sizeof(*a));
+	memset(init, 0, sizeof(*init));
+	a->qp_state = softnic_qp_in_error(q->s) ? IBV_QPS_ERR : qp->state;
+	a->cur_qp_state = a->qp_state;
+	a->path_mtu = IBV_MTU_4096;
+	a->port_num = 1;
+	a->cap = q->cap;
+	init->qp_context = qp->qp_context;
+	init->send_cq = qp->send_cq;
+	init->recv_cq = qp->recv_cq;
+	init->srq = qp->srq;
+	init->cap = a->cap;
+	init->qp_type = IBV_QPT_RC;
+	init->sq_sig_all = q->sq_sig_all;
+	return 0;
+}
