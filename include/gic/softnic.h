@@ -154,6 +154,7 @@ int softnic_progress(softnic *nic);
 
 softnic_pd *softnic_pd_alloc(softnic *nic);
 int softnic_pd_free(softnic_pd *pd); /* EBUSY while MRs or QPs use it */
+uint32_t softnic_pd_num(const softnic_pd *pd); /* its protection-domain number */
 
 /* Registers [addr, addr + len) with the given SOFTNIC_ACCESS_* rights.
  * len 0 or addr NULL: EINVAL. A key carries an 8-bit generation (as an

@@ -40,7 +40,7 @@ struct ibv_pd *ibv_alloc_pd(struct ibv_context *ctx)
 		return fail_null(ENOMEM);
 	}
 	p->pd.context = ctx;
-	p->pd.handle = (uint32_t)(uintptr_t)p->s;
+	p->pd.handle = softnic_pd_num(p->s); /* the PD number (mlx5dv's pdn) */
 	return &p->pd;
 }
 

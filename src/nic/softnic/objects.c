@@ -344,6 +344,7 @@ int softnic_dereg_mr(softnic_mr *mr)
 	return 0;
 }
 
+uint32_t softnic_pd_num(const softnic_pd *pd) { return pd->id; }
 uint32_t softnic_mr_lkey(const softnic_mr *mr) { return mr->key; }
 uint32_t softnic_mr_rkey(const softnic_mr *mr) { return mr->key; }
 

@@ -1,0 +1,21 @@
+/*
+ * What the emulated libibverbs exports to the emulated libmlx5 (node
+ * GIC_EMU_PRIVATE_1): the softnic queues behind verbs handles. Each returns
+ * 0, or EINVAL for a handle that is not one of the emulation's.
+ */
+#ifndef GIC_EMU_PRIVATE_H
+#define GIC_EMU_PRIVATE_H
+
+#include <infiniband/verbs.h>
+
+#include "gic/softnic.h"
+
+int gic_emu_qp_desc(struct ibv_qp *qp, softnic_qp_desc *out);
+int gic_emu_cq_desc(struct ibv_cq *cq, softnic_cq_desc *out);
+/* head and tail: the SRQ's free list as the emulated post_srq_recv keeps it. */
+int gic_emu_srq_desc(struct ibv_srq *srq, softnic_srq_desc *out, uint32_t *head, uint32_t *tail);
+int gic_emu_pdn(struct ibv_pd *pd, uint32_t *pdn);
+/* 1 when dev is an emulated device. */
+int gic_emu_is_device(struct ibv_device *dev);
+
+#endif /* GIC_EMU_PRIVATE_H */

@@ -1,0 +1,168 @@
+/*
+ * Direct posting on the emulated device, as a GPU-initiated library does
+ * it: QPs and CQs made with verbs, their queues taken with
+ * mlx5dv_init_obj, WQEs built with rdma-core's own mlx5dv.h setters, the
+ * doorbell record in dbrec[MLX5_SND_DBR], the doorbell in bf.reg (the last
+ * WQE's first 8 bytes, as rdma-core rings; or a BlueFlame copy of the whole
+ * WQE), and the CQ polled in its buffer by owner bit and opcode. Built
+ * against the installed rdma-core, run with LD_LIBRARY_PATH=<build>/emu.
+ */
+#include <errno.h>
+#include <infiniband/mlx5dv.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static int checks, failed;
+
+#define CHECK(c, ...)                                                     \
+	do {                                                              \
+		checks++;                                                 \
+		if (!(c)) {                                               \
+			failed++;                                         \
+			fprintf(stderr, "%s:%d: ", __FILE__, __LINE__);   \
+			fprintf(stderr, __VA_ARGS__);                     \
+			fputc('\n', stderr);                              \
+		}                                                         \
+	} while (0)
+
+typedef struct side {
+	struct ibv_pd *pd;
+	struct ibv_cq *cq;
+	struct ibv_qp *qp;
+	struct ibv_mr *mr;
+	uint8_t *buf;
+	struct mlx5dv_qp dq;
+	struct mlx5dv_cq dc;
+	uint32_t ci;
+} side;
+
+static int modify(struct ibv_qp *qp, uint32_t dest)
+{
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = 1,
+				 .qp_access_flags = IBV_ACCESS_REMOTE_WRITE };
+	int rc = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+					       IBV_QP_ACCESS_FLAGS);
+
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTR;
+	a.path_mtu = IBV_MTU_4096;
+	a.dest_qp_num = dest;
+	a.ah_attr.dlid = 1;
+	a.ah_attr.port_num = 1;
+	rc = rc ? rc : ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
+						     IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+						     IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER);
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTS;
+	return rc ? rc : ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
+							IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN |
+							IBV_QP_MAX_QP_RD_ATOMIC);
+}
+
+static int open_side(struct ibv_context *ctx, side *s)
+{
+	struct ibv_qp_init_attr qa = { .qp_type = IBV_QPT_RC,
+				       .cap = { .max_send_wr = 64, .max_send_sge = 1 } };
+	struct mlx5dv_obj o;
+
+	s->pd = ibv_alloc_pd(ctx);
+	s->cq = ibv_create_cq(ctx, 63, NULL, NULL, 0);
+	s->buf = calloc(1, 1 << 16);
+	if (!s->pd || !s->cq || !s->buf)
+		return -1;
+	s->mr = ibv_reg_mr(s->pd, s->buf, 1 << 16, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+	qa.send_cq = qa.recv_cq = s->cq;
+	s->qp = s->mr ? ibv_create_qp(s->pd, &qa) : NULL;
+	if (!s->qp)
+		return -1;
+	memset(&o, 0, sizeof(o));
+	o.qp.in = s->qp;
+	o.qp.out = &s->dq;
+	o.cq.in = s->cq;
+	o.cq.out = &s->dc;
+	return mlx5dv_init_obj(&o, MLX5DV_OBJ_QP | MLX5DV_OBJ_CQ);
+}
+
+/* Builds a signaled RDMA write of len bytes at WQE index pi (one BB). */
+static void *build_write(side *a, side *b, uint16_t pi, uint32_t off, uint32_t len)
+{
+	uint8_t *wqe = (uint8_t *)a->dq.sq.buf + (size_t)(pi & (a->dq.sq.wqe_cnt - 1)) * a->dq.sq.stride;
+	struct mlx5_wqe_raddr_seg *r = (struct mlx5_wqe_raddr_seg *)(wqe + 16);
+
+	mlx5dv_set_ctrl_seg((struct mlx5_wqe_ctrl_seg *)wqe, pi, MLX5_OPCODE_RDMA_WRITE, 0,
+			    a->qp->qp_num, MLX5_WQE_CTRL_CQ_UPDATE, 3, 0, 0);
+	r->raddr = htobe64((uintptr_t)b->buf + off);
+	r->rkey = htobe32(b->mr->rkey);
+	r->reserved = 0;
+	mlx5dv_set_data_seg((struct mlx5_wqe_data_seg *)(wqe + 32), len, a->mr->lkey,
+			    (uintptr_t)a->buf + off);
+	return wqe;
+}
+
+/* Polls a's CQ buffer (owner bit, opcode) for the CQE of WQE pi, 5 s. */
+static int poll_cqe(side *a, uint16_t pi)
+{
+	struct timespec t0, t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (;;) {
+		struct mlx5_cqe64 *c = (struct mlx5_cqe64 *)((uint8_t *)a->dc.buf +
+			(size_t)(a->ci & (a->dc.cqe_cnt - 1)) * a->dc.cqe_size);
+		uint8_t op = mlx5dv_get_cqe_opcode(c);
+		int owner = mlx5dv_get_cqe_owner(c);
+
+		if (op != MLX5_CQE_INVALID && owner == !!(a->ci & a->dc.cqe_cnt)) {
+			__sync_synchronize(); /* the CQE's fields after its owner byte */
+			a->ci++;
+			a->dc.dbrec[0] = htobe32(a->ci & 0xffffff); /* the consumer index */
+			return op == MLX5_CQE_REQ && be16toh(c->wqe_counter) == pi ? 0 : -1;
+		}
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		if (t.tv_sec - t0.tv_sec > 5)
+			return -1;
+	}
+}
+
+int main(void)
+{
+	struct ibv_device **l = ibv_get_device_list(NULL);
+	struct ibv_context *ctx = l && l[0] ? ibv_open_device(l[0]) : NULL;
+	struct mlx5dv_context dv = { 0 };
+	side a, b;
+
+	CHECK(l && l[0] && mlx5dv_is_supported(l[0]), "mlx5dv_is_supported");
+	CHECK(ctx && mlx5dv_query_device(ctx, &dv) == 0 && (dv.flags & MLX5DV_CONTEXT_FLAGS_CQE_V1),
+	      "mlx5dv_query_device");
+	if (!ctx || open_side(ctx, &a) || open_side(ctx, &b) || modify(a.qp, b.qp->qp_num) ||
+	    modify(b.qp, a.qp->qp_num)) {
+		fprintf(stderr, "test_mlx5dv: setup: %s\n", strerror(errno));
+		return 1;
+	}
+	CHECK(a.dq.sq.stride == 64 && a.dq.sq.wqe_cnt >= 64 && a.dq.bf.size >= 64 &&
+	      a.dc.cqe_size == 64 && a.dc.cqe_cnt >= 64, "descriptors");
+	a.ci = 0;
+	for (uint16_t pi = 0; pi < 200; pi++) {
+		uint32_t off = (pi % 100) * 256, len = 1 + pi % 200;
+		void *wqe;
+
+		for (uint32_t i = 0; i < len; i++)
+			a.buf[off + i] = (uint8_t)(pi * 3 + i + 1);
+		wqe = build_write(&a, &b, pi, off, len);
+		__sync_synchronize(); /* the WQE before the record */
+		a.dq.dbrec[MLX5_SND_DBR] = htobe32((uint32_t)(pi + 1) & 0xffff);
+		__sync_synchronize(); /* the record before the doorbell */
+		if (pi & 1) /* BlueFlame: the whole WQE into the register */
+			memcpy(a.dq.bf.reg, wqe, 64);
+		else        /* rdma-core's doorbell: the WQE's first 8 bytes */
+			memcpy(a.dq.bf.reg, wqe, 8);
+		CHECK(poll_cqe(&a, pi) == 0, "CQE of WQE %u", pi);
+		CHECK(memcmp(b.buf + off, a.buf + off, len) == 0, "payload of WQE %u", pi);
+	}
+	ibv_destroy_qp(a.qp);
+	ibv_destroy_qp(b.qp);
+	ibv_close_device(ctx);
+	printf("test_mlx5dv: %d checks, %d failed\n", checks, failed);
+	return failed ? 1 : 0;
+}
