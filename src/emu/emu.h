@@ -65,7 +65,10 @@ typedef struct emu_srq {
 } emu_srq;
 
 typedef struct emu_qp {
-	struct ibv_qp qp;        /* first */
+	union {                  /* first: the handles applications hold */
+		struct ibv_qp qp;
+		struct ibv_qp_ex qpx; /* its qp_base is qp */
+	};
 	softnic_qp *s;
 	gic_sq sq;
 	gic_cq sq_cq_view;       /* needed by the view; polling goes through emu_cq */
@@ -77,6 +80,12 @@ typedef struct emu_qp {
 	uint32_t max_inline, max_send_sge, max_recv_sge;
 	uint32_t dest_qpn;       /* set at RTR */
 	uint16_t dest_lid;
+	/* ibv_wr_* (verbs_qpex.c): the WR being built, between wr_start and
+	 * wr_complete (sq_lock held), and the first error. */
+	struct ibv_send_wr wr;
+	struct ibv_sge wr_sge[EMU_MAX_SGE];
+	int wr_pending, wr_err;
+	uint64_t wr_start_resv;
 	pthread_mutex_t sq_lock, rq_lock;
 } emu_qp;
 
@@ -117,6 +126,17 @@ int emu_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr 
 int emu_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad);
 int emu_poll_cq(struct ibv_cq *cq, int n, struct ibv_wc *wc);
 int emu_req_notify_cq(struct ibv_cq *cq, int solicited_only);
+
+/* Builds one WR at the send queue's next position without ringing
+ * (verbs_post.c); the caller holds sq_lock. 0, EINVAL or ENOMEM. */
+int emu_post_one(emu_qp *q, const struct ibv_send_wr *wr);
+
+/* Gives qp the ibv_wr_* functions for the send operations in ops
+ * (IBV_QP_EX_WITH_*); EOPNOTSUPP for one not implemented (verbs_qpex.c). */
+int emu_qpex_setup(emu_qp *q, uint64_t ops);
+
+/* ibv_create_qp_ex as a context op (verbs_qp.c). */
+struct ibv_qp *emu_create_qp_ex(struct ibv_context *ctx, struct ibv_qp_init_attr_ex *a);
 
 /* Device queries (verbs_device.c), also context ops. */
 int emu_query_port(struct ibv_context *c, uint8_t port, struct ibv_port_attr *a, size_t len);

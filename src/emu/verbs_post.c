@@ -98,9 +98,7 @@ static int build_body(wqe_buf *b, const emu_qp *q, const struct ibv_send_wr *wr,
 	return 0;
 }
 
-/* Builds wr at the send queue's next position. 0, EINVAL (bad WR) or
- * ENOMEM (the queue is full). */
-static int post_one(emu_qp *q, const struct ibv_send_wr *wr)
+int emu_post_one(emu_qp *q, const struct ibv_send_wr *wr)
 {
 	gic_sq *sq = &q->sq;
 	wqe_buf b;
@@ -142,7 +140,7 @@ int emu_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr 
 	}
 	pthread_mutex_lock(&q->sq_lock);
 	for (; wr && !rc; wr = rc ? wr : wr->next) {
-		rc = post_one(q, wr);
+		rc = emu_post_one(q, wr);
 		if (rc)
 			*bad = wr;
 	}

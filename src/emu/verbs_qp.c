@@ -140,7 +140,8 @@ static int qp_make(emu_qp *q, struct ibv_pd *pd, struct ibv_qp_init_attr *a)
 	return qp_alloc_arrays(q);
 }
 
-struct ibv_qp *ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *a)
+/* Creates the QP; with send_ops (IBV_QP_EX_WITH_*), its ibv_wr_* too. */
+static struct ibv_qp *create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *a, uint64_t send_ops)
 {
 	emu_qp *q;
 	int rc;
@@ -155,6 +156,8 @@ struct ibv_qp *ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *a)
 		rc = ENOMEM;
 	if (!rc)
 		rc = qp_make(q, pd, a);
+	if (!rc && send_ops)
+		rc = emu_qpex_setup(q, send_ops);
 	if (rc) {
 		if (q)
 			qp_free(q);
@@ -179,6 +182,43 @@ struct ibv_qp *ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *a)
 	emu_qp_table_add(q);
 	pthread_mutex_unlock(&emu.lock);
 	return &q->qp;
+}
+
+struct ibv_qp *ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *a)
+{
+	return create_qp(pd, a, 0);
+}
+
+struct ibv_qp *emu_create_qp_ex(struct ibv_context *ctx, struct ibv_qp_init_attr_ex *x)
+{
+	const uint32_t known = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
+	struct ibv_qp_init_attr a;
+	struct ibv_qp *qp;
+
+	if (!ctx || !x || !(x->comp_mask & IBV_QP_INIT_ATTR_PD) || !x->pd) {
+		errno = EINVAL;
+		return NULL;
+	}
+	if (x->comp_mask & ~known) {
+		emu_missing("ibv_create_qp_ex", "only the PD and send-ops attributes are implemented");
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	memset(&a, 0, sizeof(a));
+	a.qp_context = x->qp_context;
+	a.send_cq = x->send_cq;
+	a.recv_cq = x->recv_cq;
+	a.srq = x->srq;
+	a.cap = x->cap;
+	a.qp_type = x->qp_type;
+	a.sq_sig_all = x->sq_sig_all;
+	/* Without IBV_QP_INIT_ATTR_SEND_OPS_FLAGS: the default set, as rdma-core. */
+	qp = create_qp(x->pd, &a, x->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS
+					  ? x->send_ops_flags
+					  : IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_SEND);
+	if (qp)
+		x->cap = a.cap;
+	return qp;
 }
 
 int ibv_destroy_qp(struct ibv_qp *qp)
