@@ -53,6 +53,7 @@ typedef struct emu_cq {
 	gic_cq view;
 	pthread_mutex_t lock;    /* pollers of this CQ */
 	int armed;               /* req_notify_cq: the next CQE raises an event */
+	uint32_t events_raised;  /* completion events queued on its channel */
 } emu_cq;
 
 typedef struct emu_srq {
@@ -126,6 +127,11 @@ int emu_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr 
 int emu_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad);
 int emu_poll_cq(struct ibv_cq *cq, int n, struct ibv_wc *wc);
 int emu_req_notify_cq(struct ibv_cq *cq, int solicited_only);
+
+/* CQs with a completion channel join the event watcher (verbs_events.c);
+ * 0 or an errno. */
+int emu_events_add(emu_cq *c);
+void emu_events_remove(emu_cq *c);
 
 /* Builds one WR at the send queue's next position without ringing
  * (verbs_post.c); the caller holds sq_lock. 0, EINVAL or ENOMEM. */

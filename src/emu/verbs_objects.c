@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <stdio.h>
+#include <time.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -129,19 +130,6 @@ int ibv_dereg_mr(struct ibv_mr *mr)
 /* ------------------------------------------------------------------ */
 /* CQs and completion channels. */
 
-struct ibv_comp_channel *ibv_create_comp_channel(struct ibv_context *ctx)
-{
-	(void)ctx;
-	emu_missing("ibv_create_comp_channel", "completion events are not implemented yet");
-	return fail_null(EOPNOTSUPP);
-}
-
-int ibv_destroy_comp_channel(struct ibv_comp_channel *ch)
-{
-	(void)ch;
-	return EINVAL;
-}
-
 /* log2 of the smallest power of two holding n entries. */
 static int log2_ceil(uint32_t n)
 {
@@ -161,8 +149,6 @@ struct ibv_cq *ibv_create_cq(struct ibv_context *ctx, int cqe, void *cq_context,
 	if (!ctx || cqe < 1 || cqe > (1 << 16) - 1 || comp_vector < 0 ||
 	    comp_vector >= ctx->num_comp_vectors)
 		return fail_null(EINVAL);
-	if (channel)
-		return fail_null(EOPNOTSUPP); /* no channel can exist yet */
 	log = log2_ceil((uint32_t)cqe + 1);
 	c = calloc(1, sizeof(*c));
 	if (!c)
@@ -179,7 +165,39 @@ struct ibv_cq *ibv_create_cq(struct ibv_context *ctx, int cqe, void *cq_context,
 	c->cq.cqe = (int)c->view.cqe_cnt - 1;
 	pthread_mutex_init(&c->cq.mutex, NULL);
 	pthread_cond_init(&c->cq.cond, NULL);
+	if (channel) {
+		int rc = emu_events_add(c);
+
+		if (rc) {
+			softnic_cq_destroy(c->s);
+			free(c);
+			return fail_null(rc);
+		}
+		c->cq.channel = channel;
+		__atomic_fetch_add(&channel->refcnt, 1, __ATOMIC_RELAXED);
+	}
 	return &c->cq;
+}
+
+/* Waits (10 s at most) until every event raised on cq was acknowledged,
+ * as ibv_destroy_cq must; EBUSY when the application never acknowledges. */
+static int wait_acks(emu_cq *c)
+{
+	struct timespec until;
+	int rc = 0;
+
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += 10;
+	pthread_mutex_lock(&c->cq.mutex);
+	while (c->cq.comp_events_completed != c->events_raised && rc != ETIMEDOUT)
+		rc = pthread_cond_timedwait(&c->cq.cond, &c->cq.mutex, &until);
+	pthread_mutex_unlock(&c->cq.mutex);
+	if (rc == ETIMEDOUT) {
+		fprintf(stderr, "gic-emu: ibv_destroy_cq: %u completion events never acknowledged "
+			"(ibv_ack_cq_events)\n", c->events_raised - c->cq.comp_events_completed);
+		return EBUSY;
+	}
+	return 0;
 }
 
 int ibv_destroy_cq(struct ibv_cq *cq)
@@ -189,9 +207,17 @@ int ibv_destroy_cq(struct ibv_cq *cq)
 
 	if (!cq)
 		return EINVAL;
+	if (cq->channel) {
+		emu_events_remove(c); /* no event is raised from here on */
+		rc = wait_acks(c);
+		if (rc)
+			return rc;
+	}
 	rc = softnic_cq_destroy(c->s);
 	if (rc)
 		return rc;
+	if (cq->channel)
+		__atomic_fetch_sub(&cq->channel->refcnt, 1, __ATOMIC_RELAXED);
 	pthread_mutex_destroy(&c->lock);
 	free(c);
 	return 0;

@@ -328,10 +328,3 @@ int emu_poll_cq(struct ibv_cq *cq, int n, struct ibv_wc *wc)
 	pthread_mutex_unlock(&c->lock);
 	return got;
 }
-
-int emu_req_notify_cq(struct ibv_cq *cq, int solicited_only)
-{
-	(void)cq;
-	(void)solicited_only;
-	return EOPNOTSUPP; /* no completion channel can exist yet */
-}
