@@ -2,7 +2,7 @@
 #   make demo   build, then run the demonstration on softnic (writes, completes,
 #               validates, prints latency percentiles and rate)
 #   make test   build, then run what CI runs: the test suite, the suite again
-#               under ASan+UBSan and under TSan, and the WQE fuzzer (bounded)
+#               under ASan+UBSan and under TSan, and the WQE and verbs fuzzers (bounded)
 # Both install the build dependencies first (scripts/install-deps.sh).
 
 BUILD ?= build
@@ -42,13 +42,16 @@ fuzz: deps
 	cmake -S . -B $(BUILD)-fuzz -DCMAKE_C_COMPILER=clang -DGIC_FUZZ=ON \
 	      -DCMAKE_C_FLAGS=-fsanitize=fuzzer-no-link \
 	      -DGIC_SANITIZE=address,undefined -DGIC_CUDA=OFF >/dev/null
-	cmake --build $(BUILD)-fuzz -j $(JOBS) --target fuzz_wqe
-	mkdir -p $(BUILD)-fuzz/corpus
+	cmake --build $(BUILD)-fuzz -j $(JOBS) --target fuzz_wqe fuzz_verbs
+	mkdir -p $(BUILD)-fuzz/corpus $(BUILD)-fuzz/corpus-verbs
 	# A small ASan quarantine: every input that fails a QP frees and
 	# re-creates its queues, and a 256 MB quarantine of page-aligned rings
 	# would grow past libFuzzer's RSS limit in a minute.
 	ASAN_OPTIONS=quarantine_size_mb=32 ./$(BUILD)-fuzz/tests/fuzz_wqe \
 	      -max_total_time=$(FUZZ_SECONDS) -max_len=1100 $(BUILD)-fuzz/corpus
+	# Verbs call sequences on the emulated rdma-core device (src/emu).
+	ASAN_OPTIONS=quarantine_size_mb=32 ./$(BUILD)-fuzz/src/emu/fuzz_verbs \
+	      -max_total_time=$(FUZZ_SECONDS) -max_len=2000 $(BUILD)-fuzz/corpus-verbs
 
 test: test-plain test-asan test-tsan fuzz
 	@echo "make test: all passed"

@@ -1,0 +1,217 @@
+/*
+ * libFuzzer target: arbitrary bytes as a sequence of verbs calls on the
+ * emulated device (src/emu): CQ and QP creation with any capacities, any
+ * state transitions and attribute masks, post_send and post_recv with any
+ * opcode, flags, scatter lists and keys, polls, queries, destruction. The
+ * calls must fail cleanly or succeed, never crash or hang, and nothing may
+ * be written outside the registered region: guard zones around it are
+ * checked after every input. Scatter addresses always point into the
+ * process's buffer (an application that passes wild pointers to inline
+ * sends crashes on rdma-core too); keys and remote addresses are free.
+ */
+#include <infiniband/verbs.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { REGION = 1 << 16, GUARD = 4096, NQP = 4, NCQ = 3 };
+
+static struct {
+	struct ibv_context *ctx;
+	struct ibv_pd *pd;
+	struct ibv_cq *cq[NCQ];
+	struct ibv_mr *mr;
+	uint8_t *area; /* guard | region | guard */
+	struct ibv_qp *qp[NQP];
+} f;
+
+/* The input as a stream of bytes (zeros once it runs out). */
+typedef struct in {
+	const uint8_t *p;
+	size_t n;
+} in;
+
+static uint32_t take(in *s, int bytes)
+{
+	uint32_t v = 0;
+
+	for (int i = 0; i < bytes; i++) {
+		v = v << 8 | (s->n ? *s->p : 0);
+		if (s->n) {
+			s->p++;
+			s->n--;
+		}
+	}
+	return v;
+}
+
+static uint8_t *region(void) { return f.area + GUARD; }
+
+static void setup(void)
+{
+	struct ibv_device **l = ibv_get_device_list(NULL);
+
+	f.ctx = l && l[0] ? ibv_open_device(l[0]) : NULL;
+	ibv_free_device_list(l);
+	f.pd = f.ctx ? ibv_alloc_pd(f.ctx) : NULL;
+	f.area = malloc(REGION + 2 * GUARD);
+	if (!f.pd || !f.area)
+		abort();
+	memset(f.area, 0xa5, REGION + 2 * GUARD);
+	for (int i = 0; i < NCQ; i++)
+		f.cq[i] = ibv_create_cq(f.ctx, 64 << i, NULL, NULL, 0);
+	f.mr = ibv_reg_mr(f.pd, region(), REGION, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+						  IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC);
+	if (!f.cq[0] || !f.cq[1] || !f.cq[2] || !f.mr)
+		abort();
+}
+
+static uint32_t key(in *s)
+{
+	uint32_t k = take(s, 1);
+
+	return k < 200 ? f.mr->lkey : take(s, 4);
+}
+
+static void do_create(in *s)
+{
+	int slot = take(s, 1) % NQP;
+	struct ibv_qp_init_attr a;
+
+	if (f.qp[slot])
+		return;
+	memset(&a, 0, sizeof(a));
+	a.send_cq = f.cq[take(s, 1) % NCQ];
+	a.recv_cq = f.cq[take(s, 1) % NCQ];
+	a.qp_type = take(s, 1) < 240 ? IBV_QPT_RC : (enum ibv_qp_type)take(s, 1);
+	a.cap.max_send_wr = take(s, 2);
+	a.cap.max_recv_wr = take(s, 2);
+	a.cap.max_send_sge = take(s, 1) % 20;
+	a.cap.max_recv_sge = take(s, 1) % 20;
+	a.cap.max_inline_data = take(s, 2) % 1100;
+	a.sq_sig_all = take(s, 1) & 1;
+	f.qp[slot] = ibv_create_qp(f.pd, &a);
+}
+
+static void do_modify(in *s)
+{
+	struct ibv_qp *qp = f.qp[take(s, 1) % NQP];
+	struct ibv_qp *peer = f.qp[take(s, 1) % NQP];
+	struct ibv_qp_attr a;
+	int mask = (int)take(s, 4);
+
+	if (!qp)
+		return;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = (enum ibv_qp_state)(take(s, 1) % 8);
+	a.cur_qp_state = (enum ibv_qp_state)(take(s, 1) % 8);
+	a.port_num = (uint8_t)take(s, 1) % 3;
+	a.dest_qp_num = peer && take(s, 1) < 200 ? peer->qp_num : take(s, 4);
+	a.min_rnr_timer = (uint8_t)take(s, 1) % 40;
+	a.rnr_retry = (uint8_t)take(s, 1) % 9;
+	a.ah_attr.dlid = (uint16_t)take(s, 2);
+	ibv_modify_qp(qp, &a, mask);
+}
+
+/* A scatter list inside the region. */
+static int sges(in *s, struct ibv_sge *sg, int max)
+{
+	int n = (int)(take(s, 1) % (max + 3));
+
+	for (int i = 0; i < n && i < max; i++) {
+		uint32_t off = take(s, 2) % REGION, len = take(s, 2);
+
+		if (len > REGION - off)
+			len = REGION - off;
+		sg[i].addr = (uintptr_t)(region() + off);
+		sg[i].length = len;
+		sg[i].lkey = key(s);
+	}
+	return n;
+}
+
+static void do_send(in *s)
+{
+	struct ibv_qp *qp = f.qp[take(s, 1) % NQP];
+	struct ibv_sge sg[20];
+	struct ibv_send_wr wr, *bad;
+
+	if (!qp)
+		return;
+	memset(&wr, 0, sizeof(wr));
+	wr.wr_id = take(s, 2);
+	wr.opcode = (enum ibv_wr_opcode)(take(s, 1) % 14);
+	wr.send_flags = take(s, 1);
+	wr.num_sge = sges(s, sg, 20);
+	wr.sg_list = sg;
+	wr.imm_data = take(s, 4);
+	wr.wr.rdma.remote_addr = (uintptr_t)region() + take(s, 2) - 4096 * (take(s, 1) & 1);
+	wr.wr.rdma.rkey = key(s);
+	if (wr.opcode == IBV_WR_ATOMIC_CMP_AND_SWP || wr.opcode == IBV_WR_ATOMIC_FETCH_AND_ADD) {
+		wr.wr.atomic.remote_addr = (uintptr_t)region() + take(s, 2);
+		wr.wr.atomic.rkey = key(s);
+		wr.wr.atomic.compare_add = take(s, 4);
+		wr.wr.atomic.swap = take(s, 4);
+	}
+	ibv_post_send(qp, &wr, &bad);
+}
+
+static void do_recv(in *s)
+{
+	struct ibv_qp *qp = f.qp[take(s, 1) % NQP];
+	struct ibv_sge sg[20];
+	struct ibv_recv_wr wr = { 0 }, *bad;
+
+	if (!qp)
+		return;
+	wr.wr_id = take(s, 2);
+	wr.num_sge = sges(s, sg, 20);
+	wr.sg_list = sg;
+	ibv_post_recv(qp, &wr, &bad);
+}
+
+static void drain(void)
+{
+	struct ibv_wc wc[16];
+
+	for (int i = 0; i < NCQ; i++)
+		while (ibv_poll_cq(f.cq[i], 16, wc) > 0)
+			;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	in s = { data, size };
+	struct ibv_wc wc[8];
+	struct ibv_port_attr pa;
+
+	if (!f.ctx)
+		setup();
+	while (s.n) {
+		switch (take(&s, 1) % 8) {
+		case 0: do_create(&s); break;
+		case 1: do_modify(&s); break;
+		case 2: do_send(&s); break;
+		case 3: do_recv(&s); break;
+		case 4: ibv_poll_cq(f.cq[take(&s, 1) % NCQ], (int)(take(&s, 1) % 9), wc); break;
+		case 5: ibv_query_port(f.ctx, (uint8_t)take(&s, 1), &pa); break;
+		case 6: {
+			int slot = (int)(take(&s, 1) % NQP);
+
+			if (f.qp[slot] && !ibv_destroy_qp(f.qp[slot]))
+				f.qp[slot] = NULL;
+			break;
+		}
+		default: ibv_req_notify_cq(f.cq[take(&s, 1) % NCQ], 0); break;
+		}
+	}
+	/* Every input starts from the same objects: its QPs go, its CQEs too. */
+	for (int i = 0; i < NQP; i++)
+		if (f.qp[i] && !ibv_destroy_qp(f.qp[i]))
+			f.qp[i] = NULL;
+	drain();
+	for (size_t i = 0; i < GUARD; i++)
+		if (f.area[i] != 0xa5 || f.area[GUARD + REGION + i] != 0xa5)
+			abort(); /* something wrote outside the registered region */
+	return 0;
+}
