@@ -121,6 +121,29 @@ int ibv_get_device_index(struct ibv_device *d)
 	return e ? e->index : -1;
 }
 
+/* Queue memory in whole pages: a program can register each queue (send
+ * queue, doorbell record, doorbell register, CQ) with CUDA on its own, as
+ * a GPU-initiated library registers a NIC's queues and UAR. */
+static void *page_alloc(size_t size, size_t align, void *ctx)
+{
+	size_t page = 4096, len = (size + page - 1) & ~(page - 1);
+	void *p = NULL;
+
+	(void)ctx;
+	if (posix_memalign(&p, align > page ? align : page, len))
+		return NULL;
+	memset(p, 0, len);
+	return p;
+}
+
+static void page_free(void *p, void *ctx)
+{
+	(void)ctx;
+	free(p);
+}
+
+static const softnic_allocator page_queues = { page_alloc, page_free, NULL, NULL };
+
 /* The process's softnic, opened with the first context. */
 static int nic_get(void)
 {
@@ -128,7 +151,8 @@ static int nic_get(void)
 
 	pthread_mutex_lock(&emu.lock);
 	if (!emu.nic) {
-		softnic_attr a = { .engine_threads = env_int("GIC_EMU_ENGINE_THREADS", 1, 1, 64) };
+		softnic_attr a = { .engine_threads = env_int("GIC_EMU_ENGINE_THREADS", 1, 1, 64),
+				   .queue_mem = &page_queues };
 
 		emu.nic = softnic_open(&a);
 		if (!emu.nic)

@@ -1,0 +1,207 @@
+/*
+ * gic-gpu-emu: GPU threads post mini-gda WQEs (include/gic/post.h) into
+ * the queues of an RC QP that verbs created on the emulated rdma-core
+ * device, as a GPU-initiated library does on a ConnectX: the QP and CQ
+ * come from ibv_create_qp/ibv_create_cq, their queues from
+ * mlx5dv_init_obj; the send queue, doorbell record, doorbell register
+ * (bf.reg) and CQ are registered with CUDA (cudaHostRegisterMapped: they
+ * are ordinary pages, so no I/O-memory flag is needed or used), and GPU
+ * threads build the WQEs, write the record, ring bf.reg themselves (the
+ * GPU-rung doorbell path) and poll the CQ. softnic's CPU engine executes.
+ * Every payload is checked. Run with LD_LIBRARY_PATH=<build>/emu.
+ * Prints "gic-gpu-emu: PASSED" or what failed.
+ */
+#include <cuda_runtime.h>
+#include <infiniband/mlx5dv.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gic/post.h"
+
+#define DL (gic_now_ns() + 10000000000ull)
+#define CUDA_OK(x)                                                                   \
+	do {                                                                         \
+		cudaError_t e_ = (x);                                                \
+		if (e_ != cudaSuccess) {                                             \
+			fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x,   \
+				cudaGetErrorString(e_));                             \
+			exit(1);                                                     \
+		}                                                                    \
+	} while (0)
+
+enum { NQP = 4, PER = 2000 };
+
+static __host__ __device__ uint64_t val(uint64_t i, uint64_t q)
+{
+	return (q << 48) ^ (i * 0x9e3779b97f4a7c15ull) ^ 1;
+}
+
+/* Thread q posts PER 8-byte inline writes on QP q, every 16th signaled,
+ * then waits for all of them. rc[q]: 0 or an errno. */
+__global__ void k_post(gic_sq *g, uint64_t *dst, uint32_t rkey, int *rc)
+{
+	int q = threadIdx.x;
+	gic_sq s;
+	gic_cq c;
+
+	gic_sq_local_begin(&s, &c, &g[q]);
+	for (int i = 0; i < PER && !rc[q]; i++) {
+		uint64_t pos;
+		int sig = i % 16 == 15 || i + 1 == PER;
+
+		rc[q] = gic_sq_reserve_excl(&s, 1, &pos, GIC_ORDER_RELEASE_SYS, DL);
+		if (rc[q])
+			break;
+		gic_wqe_write_inline_u64(&s, pos, (uint64_t)&dst[(uint64_t)q * PER + i], rkey,
+					 val(i, q), sig ? GIC_CTRL_CQ_UPDATE : 0);
+		if (sig)
+			gic_sq_note_signaled(&s, pos + 1, 0);
+		gic_sq_publish_excl(&s, GIC_ORDER_RELEASE_SYS);
+	}
+	if (!rc[q])
+		rc[q] = gic_sq_quiet(&s, GIC_ORDER_RELEASE_SYS, DL);
+	gic_sq_local_end(&g[q], &s);
+}
+
+/* Registers [p, p + len) with CUDA (whole pages) and returns its device
+ * address. */
+static void *map(void *p, size_t len)
+{
+	void *d = NULL;
+
+	CUDA_OK(cudaHostRegister(p, len, cudaHostRegisterMapped | cudaHostRegisterPortable));
+	CUDA_OK(cudaHostGetDevicePointer(&d, p, 0));
+	return d;
+}
+
+static int modify(struct ibv_qp *qp, uint32_t dest)
+{
+	struct ibv_qp_attr a;
+	int rc;
+
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_INIT;
+	a.port_num = 1;
+	a.qp_access_flags = IBV_ACCESS_REMOTE_WRITE;
+	rc = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTR;
+	a.path_mtu = IBV_MTU_4096;
+	a.dest_qp_num = dest;
+	a.ah_attr.dlid = 1;
+	a.ah_attr.port_num = 1;
+	if (!rc)
+		rc = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
+						   IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
+						   IBV_QP_MIN_RNR_TIMER);
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTS;
+	if (!rc)
+		rc = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
+						   IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC);
+	return rc;
+}
+
+/* QP q of the sender and its receiver, and the GPU's view of q's queues. */
+static int make_pair(struct ibv_context *ctx, struct ibv_pd *pd[2], gic_sq *sq, gic_cq *cq)
+{
+	struct ibv_cq *scq = ibv_create_cq(ctx, 255, NULL, NULL, 0);
+	struct ibv_cq *rcq = ibv_create_cq(ctx, 15, NULL, NULL, 0);
+	struct ibv_qp_init_attr qa;
+	struct ibv_qp *a, *b;
+	struct mlx5dv_qp dq;
+	struct mlx5dv_cq dc;
+	struct mlx5dv_obj o;
+
+	if (!scq || !rcq)
+		return -1;
+	memset(&qa, 0, sizeof(qa));
+	qa.send_cq = qa.recv_cq = scq;
+	qa.qp_type = IBV_QPT_RC;
+	qa.cap.max_send_wr = 256;
+	qa.cap.max_send_sge = 1;
+	qa.cap.max_inline_data = 16;
+	a = ibv_create_qp(pd[0], &qa);
+	qa.send_cq = qa.recv_cq = rcq;
+	b = ibv_create_qp(pd[1], &qa);
+	if (!a || !b || modify(a, b->qp_num) || modify(b, a->qp_num))
+		return -1;
+	memset(&o, 0, sizeof(o));
+	o.qp.in = a;
+	o.qp.out = &dq;
+	o.cq.in = scq;
+	o.cq.out = &dc;
+	if (mlx5dv_init_obj(&o, MLX5DV_OBJ_QP | MLX5DV_OBJ_CQ))
+		return -1;
+	memset(sq, 0, sizeof(*sq));
+	memset(cq, 0, sizeof(*cq));
+	sq->wqes = (uint8_t *)map(dq.sq.buf, (size_t)dq.sq.wqe_cnt * dq.sq.stride);
+	/* The record page holds both words: dbrec[1] is the send counter. */
+	sq->dbrec = (uint32_t *)map(dq.dbrec, 64) + 1;
+	sq->db = (uint64_t *)map(dq.bf.reg, dq.bf.size);
+	sq->bb_cnt = dq.sq.wqe_cnt;
+	sq->qpn = a->qp_num;
+	sq->max_inline = 16;
+	cq->cqes = (gic_cqe64 *)map(dc.buf, (size_t)dc.cqe_cnt * dc.cqe_size);
+	cq->dbrec = (uint32_t *)map(dc.dbrec, 64);
+	cq->cqe_cnt = dc.cqe_cnt;
+	cq->cqn = dc.cqn;
+	return 0;
+}
+
+int main(void)
+{
+	struct ibv_device **l = ibv_get_device_list(NULL);
+	struct ibv_context *ctx = l && l[0] ? ibv_open_device(l[0]) : NULL;
+	struct ibv_pd *pd[2];
+	gic_sq sq[NQP], *d_sq;
+	gic_cq cq[NQP], *d_cq;
+	uint64_t *dst, *d_dst;
+	struct ibv_mr *mr;
+	int *d_rc, rc[NQP], bad = 0;
+
+	setenv("CUDA_MODULE_LOADING", "EAGER", 1);
+	if (!ctx || !mlx5dv_is_supported(l[0])) {
+		fprintf(stderr, "gic-gpu-emu: no emulated device (LD_LIBRARY_PATH=<build>/emu?)\n");
+		return 1;
+	}
+	pd[0] = ibv_alloc_pd(ctx);
+	pd[1] = ibv_alloc_pd(ctx);
+	CUDA_OK(cudaHostAlloc((void **)&dst, NQP * PER * 8, cudaHostAllocMapped));
+	memset(dst, 0, NQP * PER * 8);
+	CUDA_OK(cudaHostGetDevicePointer((void **)&d_dst, dst, 0));
+	mr = ibv_reg_mr(pd[1], dst, NQP * PER * 8, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+	for (int q = 0; q < NQP; q++)
+		if (!mr || make_pair(ctx, pd, &sq[q], &cq[q])) {
+			fprintf(stderr, "gic-gpu-emu: verbs setup of QP %d failed\n", q);
+			return 1;
+		}
+	CUDA_OK(cudaMalloc(&d_sq, sizeof(sq)));
+	CUDA_OK(cudaMalloc(&d_cq, sizeof(cq)));
+	CUDA_OK(cudaMemcpy(d_cq, cq, sizeof(cq), cudaMemcpyHostToDevice));
+	for (int q = 0; q < NQP; q++)
+		sq[q].cq = d_cq + q;
+	CUDA_OK(cudaMemcpy(d_sq, sq, sizeof(sq), cudaMemcpyHostToDevice));
+	CUDA_OK(cudaMalloc(&d_rc, sizeof(rc)));
+	CUDA_OK(cudaMemset(d_rc, 0, sizeof(rc)));
+	k_post<<<1, NQP>>>(d_sq, d_dst, mr->rkey, d_rc);
+	CUDA_OK(cudaDeviceSynchronize());
+	CUDA_OK(cudaMemcpy(rc, d_rc, sizeof(rc), cudaMemcpyDeviceToHost));
+	for (int q = 0; q < NQP; q++) {
+		if (rc[q]) {
+			fprintf(stderr, "gic-gpu-emu: QP %d: rc %d\n", q, rc[q]);
+			bad++;
+		}
+		for (int i = 0; i < PER && !rc[q]; i++)
+			if (dst[(size_t)q * PER + i] != val(i, q)) {
+				fprintf(stderr, "gic-gpu-emu: QP %d write %d: 0x%llx\n", q, i,
+					(unsigned long long)dst[(size_t)q * PER + i]);
+				bad++;
+				break;
+			}
+	}
+	printf("gic-gpu-emu: %d QPs x %d GPU-posted writes, GPU-rung doorbells on the emulated "
+	       "device: %s\n", NQP, PER, bad ? "FAILED" : "PASSED");
+	return bad ? 1 : 0;
+}
