@@ -97,6 +97,20 @@ static void wr_atomic_fetch_add(struct ibv_qp_ex *x, uint32_t rkey, uint64_t add
 	w->wr.atomic.compare_add = add;
 }
 
+/* 1 when a WR is open and n data pieces fit it; otherwise the WR is
+ * dropped and the batch's error is EINVAL. */
+static int data_ok(emu_qp *q, size_t n)
+{
+	if (!q->wr_pending)
+		return 0;
+	if (n <= EMU_MAX_SGE)
+		return 1;
+	q->wr_pending = 0;
+	if (!q->wr_err)
+		q->wr_err = EINVAL;
+	return 0;
+}
+
 static void wr_set_sge(struct ibv_qp_ex *x, uint32_t lkey, uint64_t addr, uint32_t len)
 {
 	emu_qp *q = qp_of(x);
@@ -112,13 +126,8 @@ static void wr_set_sge_list(struct ibv_qp_ex *x, size_t n, const struct ibv_sge 
 {
 	emu_qp *q = qp_of(x);
 
-	if (!q->wr_pending)
+	if (!data_ok(q, n))
 		return;
-	if (n > EMU_MAX_SGE) {
-		q->wr_pending = 0;
-		q->wr_err = q->wr_err ? q->wr_err : EINVAL;
-		return;
-	}
 	memcpy(q->wr_sge, list, n * sizeof(*list));
 	q->wr.num_sge = (int)n;
 	flush(q);
@@ -130,13 +139,8 @@ static void wr_set_inline_data_list(struct ibv_qp_ex *x, size_t n, const struct 
 {
 	emu_qp *q = qp_of(x);
 
-	if (!q->wr_pending)
+	if (!data_ok(q, n))
 		return;
-	if (n > EMU_MAX_SGE) {
-		q->wr_pending = 0;
-		q->wr_err = q->wr_err ? q->wr_err : EINVAL;
-		return;
-	}
 	for (size_t i = 0; i < n; i++)
 		q->wr_sge[i] = (struct ibv_sge){ (uintptr_t)b[i].addr, (uint32_t)b[i].length, 0 };
 	q->wr.num_sge = (int)n;

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "gic/post.h"
+#include "verbs_kit.h"
 
 #define DL (gic_now_ns() + 10000000000ull)
 #define CUDA_OK(x)                                                                   \
@@ -75,34 +76,6 @@ static void *map(void *p, size_t len)
 	return d;
 }
 
-static int modify(struct ibv_qp *qp, uint32_t dest)
-{
-	struct ibv_qp_attr a;
-	int rc;
-
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_INIT;
-	a.port_num = 1;
-	a.qp_access_flags = IBV_ACCESS_REMOTE_WRITE;
-	rc = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTR;
-	a.path_mtu = IBV_MTU_4096;
-	a.dest_qp_num = dest;
-	a.ah_attr.dlid = 1;
-	a.ah_attr.port_num = 1;
-	if (!rc)
-		rc = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
-						   IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
-						   IBV_QP_MIN_RNR_TIMER);
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTS;
-	if (!rc)
-		rc = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
-						   IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC);
-	return rc;
-}
-
 /* QP q of the sender and its receiver, and the GPU's view of q's queues. */
 static int make_pair(struct ibv_context *ctx, struct ibv_pd *pd[2], gic_sq *sq, gic_cq *cq)
 {
@@ -125,7 +98,8 @@ static int make_pair(struct ibv_context *ctx, struct ibv_pd *pd[2], gic_sq *sq, 
 	a = ibv_create_qp(pd[0], &qa);
 	qa.send_cq = qa.recv_cq = rcq;
 	b = ibv_create_qp(pd[1], &qa);
-	if (!a || !b || modify(a, b->qp_num) || modify(b, a->qp_num))
+	if (!a || !b || kit_connect(a, b->qp_num, 1, IBV_ACCESS_REMOTE_WRITE) ||
+	    kit_connect(b, a->qp_num, 1, IBV_ACCESS_REMOTE_WRITE))
 		return -1;
 	memset(&o, 0, sizeof(o));
 	o.qp.in = a;

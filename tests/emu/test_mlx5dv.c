@@ -14,18 +14,7 @@
 #include <string.h>
 #include <time.h>
 
-static int checks, failed;
-
-#define CHECK(c, ...)                                                     \
-	do {                                                              \
-		checks++;                                                 \
-		if (!(c)) {                                               \
-			failed++;                                         \
-			fprintf(stderr, "%s:%d: ", __FILE__, __LINE__);   \
-			fprintf(stderr, __VA_ARGS__);                     \
-			fputc('\n', stderr);                              \
-		}                                                         \
-	} while (0)
+#include "verbs_kit.h"
 
 typedef struct side {
 	struct ibv_pd *pd;
@@ -37,29 +26,6 @@ typedef struct side {
 	struct mlx5dv_cq dc;
 	uint32_t ci;
 } side;
-
-static int modify(struct ibv_qp *qp, uint32_t dest)
-{
-	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = 1,
-				 .qp_access_flags = IBV_ACCESS_REMOTE_WRITE };
-	int rc = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
-					       IBV_QP_ACCESS_FLAGS);
-
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTR;
-	a.path_mtu = IBV_MTU_4096;
-	a.dest_qp_num = dest;
-	a.ah_attr.dlid = 1;
-	a.ah_attr.port_num = 1;
-	rc = rc ? rc : ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
-						     IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-						     IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER);
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTS;
-	return rc ? rc : ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
-							IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN |
-							IBV_QP_MAX_QP_RD_ATOMIC);
-}
 
 static int open_side(struct ibv_context *ctx, side *s)
 {
@@ -135,8 +101,9 @@ int main(void)
 	CHECK(l && l[0] && mlx5dv_is_supported(l[0]), "mlx5dv_is_supported");
 	CHECK(ctx && mlx5dv_query_device(ctx, &dv) == 0 && (dv.flags & MLX5DV_CONTEXT_FLAGS_CQE_V1),
 	      "mlx5dv_query_device");
-	if (!ctx || open_side(ctx, &a) || open_side(ctx, &b) || modify(a.qp, b.qp->qp_num) ||
-	    modify(b.qp, a.qp->qp_num)) {
+	if (!ctx || open_side(ctx, &a) || open_side(ctx, &b) ||
+	    kit_connect(a.qp, b.qp->qp_num, 1, IBV_ACCESS_REMOTE_WRITE) ||
+	    kit_connect(b.qp, a.qp->qp_num, 1, IBV_ACCESS_REMOTE_WRITE)) {
 		fprintf(stderr, "test_mlx5dv: setup: %s\n", strerror(errno));
 		return 1;
 	}

@@ -15,20 +15,10 @@
 #include <string.h>
 #include <time.h>
 
-static int checks, failed;
-
-#define CHECK(c, ...)                                                     \
-	do {                                                              \
-		checks++;                                                 \
-		if (!(c)) {                                               \
-			failed++;                                         \
-			fprintf(stderr, "%s:%d: ", __FILE__, __LINE__);   \
-			fprintf(stderr, __VA_ARGS__);                     \
-			fputc('\n', stderr);                              \
-		}                                                         \
-	} while (0)
+#include "verbs_kit.h"
 
 enum { REGION = 1 << 20 };
+#define REMOTE_ALL (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC)
 
 typedef struct side {
 	struct ibv_pd *pd;
@@ -84,42 +74,6 @@ static int open_side(struct ibv_context *ctx, side *s)
 	qa.cap.max_inline_data = 64;
 	s->qp = s->mr ? ibv_create_qp(s->pd, &qa) : NULL;
 	return s->qp ? 0 : -1;
-}
-
-/* RESET -> INIT -> RTR -> RTS toward the QP numbered dest on port 1. */
-static int connect_qp(struct ibv_qp *qp, uint32_t dest, uint16_t dlid)
-{
-	struct ibv_qp_attr a;
-	int rc;
-
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_INIT;
-	a.port_num = 1;
-	a.qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC;
-	rc = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
-	if (rc)
-		return rc;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTR;
-	a.path_mtu = IBV_MTU_4096;
-	a.dest_qp_num = dest;
-	a.max_dest_rd_atomic = 16;
-	a.min_rnr_timer = 1;
-	a.ah_attr.dlid = dlid;
-	a.ah_attr.port_num = 1;
-	rc = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
-					   IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
-					   IBV_QP_MIN_RNR_TIMER);
-	if (rc)
-		return rc;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTS;
-	a.timeout = 14;
-	a.retry_cnt = 7;
-	a.rnr_retry = 7;
-	a.max_rd_atomic = 16;
-	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
-					     IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC);
 }
 
 static void fill(uint8_t *p, size_t n, unsigned seed)
@@ -335,8 +289,8 @@ int main(void)
 		fprintf(stderr, "test_verbs: objects: %s\n", strerror(errno));
 		return 1;
 	}
-	CHECK(connect_qp(a.qp, b.qp->qp_num, pa.lid) == 0, "connect a");
-	CHECK(connect_qp(b.qp, a.qp->qp_num, pa.lid) == 0, "connect b");
+	CHECK(kit_connect(a.qp, b.qp->qp_num, pa.lid, REMOTE_ALL) == 0, "connect a");
+	CHECK(kit_connect(b.qp, a.qp->qp_num, pa.lid, REMOTE_ALL) == 0, "connect b");
 	rdma_cases(&a, &b);
 	send_cases(&a, &b);
 	argument_cases(ctx, &a);

@@ -575,7 +575,7 @@ GIC_HD void snx_complete_error(const snx_shared *sh, snx_qp *qp, uint16_t wqe_in
 typedef struct snx_recv {
 	uint16_t index;    /* the responder CQE's wqe_counter */
 	uint8_t vs;        /* vendor syndrome of a responder error */
-	uint8_t implicit;  /* softnic's implicit WRITE_IMM receive (no WQE) */
+	uint8_t pad;
 	uint32_t srqn;
 	uint32_t num_sge;
 	struct { uint64_t addr; uint32_t lkey; uint32_t len; } sge[SOFTNIC_MAX_SGE];

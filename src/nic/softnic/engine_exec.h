@@ -107,11 +107,10 @@ SNX_HOT void snx_move_write(const softnic_wqe *w, uint8_t *const src[SOFTNIC_MAX
  * claimed before the WQE runs (p->recv_claimed says it was). Returns 1
  * when it has one (or the peer has no receive CQ: the message then
  * fails), 0 when that CQ is full, SNX_CQ_LOST when its lock is abandoned. */
-GIC_HD int snx_claim_recv(snx_pass *p, const snx_qp *qp, const softnic_wqe *w)
+GIC_HD int snx_claim_recv(snx_pass *p, const snx_qp *qp)
 {
 	int got;
 
-	(void)w;
 	if (p->link != SNX_QP_CONNECTED || !qp->peer || !qp->peer->recv_cq)
 		return 1;
 	got = snx_cq_claim(p->sh, qp->peer->recv_cq, 1);
@@ -147,9 +146,9 @@ GIC_HD void snx_complete_recv(snx_pass *p, snx_qp *qp, const softnic_wqe *w,
 }
 
 /* What a message needs from its responder's receive queue. Returns 0 with
- * *r filled (r->num_sge 0 and r->implicit 1 for softnic's implicit
- * WRITE_IMM receive), SNX_EXEC_RNR when nothing is posted, or a syndrome
- * with *vs (the responder then got an error CQE). */
+ * *r filled (no scatter entry for softnic's implicit WRITE_IMM receive),
+ * SNX_EXEC_RNR when nothing is posted, or a syndrome with *vs (the
+ * responder then got an error CQE). */
 enum { SNX_EXEC_RNR = -2 };
 
 GIC_HD int snx_take_recv(snx_pass *p, snx_qp *qp, const softnic_wqe *w, snx_recv *r, uint8_t *vs)
@@ -157,7 +156,6 @@ GIC_HD int snx_take_recv(snx_pass *p, snx_qp *qp, const softnic_wqe *w, snx_recv
 	snx_qp *peer = qp->peer;
 	int rc;
 
-	r->implicit = 0;
 	/* A responder in error answers nothing: the requester's retries run
 	 * out. (Checked for messages that complete at the responder only: an
 	 * RDMA write, read or atomic into a QP in error still executes.) */
@@ -165,7 +163,6 @@ GIC_HD int snx_take_recv(snx_pass *p, snx_qp *qp, const softnic_wqe *w, snx_recv
 		return snx_fail(vs, SOFTNIC_VSYND_PEER_GONE, GIC_SYND_TRANSPORT_RETRY_EXC_ERR);
 	if (!peer->rq) {
 		if (w->opcode == GIC_OPCODE_RDMA_WRITE_IMM && !(peer->flags & SOFTNIC_QP_NO_IMPLICIT_RECV)) {
-			r->implicit = 1;
 			r->num_sge = 0;
 			r->index = 0;
 			r->srqn = 0;
@@ -499,7 +496,7 @@ SNX_COLD int snx_run_message(snx_pass *p, snx_qp *qp, const softnic_wqe *w, uint
 	if (qp->rnr_tries && gic_now_ns() < qp->rnr_next_ns)
 		return SNX_RUN_WAIT;
 	p->recv_claimed = p->recv_used = 0;
-	got = snx_claim_recv(p, qp, w);
+	got = snx_claim_recv(p, qp);
 	if (!got)
 		return SNX_RUN_STALL;
 	if (got == SNX_CQ_LOST) /* the peer died inside its CQ's lock */
