@@ -105,6 +105,7 @@ enum softnic_vsynd {
 	SOFTNIC_VSYND_DEVICE_OP = 0x16,        /* this operation on GPU memory of another process */
 	SOFTNIC_VSYND_ATOMIC_CONTENDED = 0x17, /* masked atomic lost its CAS too often */
 	SOFTNIC_VSYND_INLINE_READ = 0x18,      /* an RDMA READ with an inline segment */
+	SOFTNIC_VSYND_QP_RIGHTS = 0x19,        /* the responder QP grants no such right */
 	SOFTNIC_VSYND_STRICT_DB_AHEAD = 0x21,   /* strict: dbrec behind doorbell */
 	SOFTNIC_VSYND_STRICT_DB_QPN = 0x22,     /* strict: doorbell for another QP */
 	SOFTNIC_VSYND_STRICT_WQE_INDEX = 0x23,  /* strict: ctrl index != slot */
@@ -236,6 +237,12 @@ uint32_t softnic_qp_num(const softnic_qp *qp);
  * them at RTR and RTS): rnr_retry 0..7, min_rnr_timer 0..31; -1 leaves
  * one as it is. EINVAL out of range. */
 int softnic_qp_set_rnr(softnic_qp *qp, int rnr_retry, int min_rnr_timer);
+
+/* The remote rights a QP grants as responder (SOFTNIC_ACCESS_REMOTE_*, as
+ * verbs' qp_access_flags), on top of each region's own; a new QP grants
+ * all three. A request it does not grant fails with REMOTE_ACCESS_ERR
+ * (SOFTNIC_VSYND_QP_RIGHTS). EINVAL for other bits. */
+int softnic_qp_set_rights(softnic_qp *qp, int rights);
 
 /* Moves a QP to the error state (verbs' modify to ERR): every WQE not yet
  * executed, and every receive posted to its own queue, completes with a

@@ -122,6 +122,7 @@ static int qp_make(emu_qp *q, struct ibv_pd *pd, struct ibv_qp_init_attr *a)
 	if (!q->s)
 		return errno ? errno : ENOMEM;
 	softnic_qp_view(q->s, &q->sq, &q->sq_cq_view);
+	softnic_qp_set_rights(q->s, 0); /* verbs: no remote right until INIT grants one */
 	softnic_qp_desc_get(q->s, &d);
 	if (d.rq.wqe_cnt)
 		gic_rq_init(&q->rq, d.rq.buf, &d.dbrec[0], d.rq.wqe_cnt, d.rq.stride,
@@ -306,6 +307,10 @@ int ibv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *a, int mask)
 		return EINVAL;
 	if (to == IBV_QPS_RTR && qp->state == IBV_QPS_INIT)
 		rc = qp_connect(q, a);
+	if (!rc && (mask & IBV_QP_ACCESS_FLAGS))
+		rc = softnic_qp_set_rights(q->s, (int)(a->qp_access_flags &
+							(IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
+							 IBV_ACCESS_REMOTE_ATOMIC)));
 	if (!rc && (mask & (IBV_QP_RNR_RETRY | IBV_QP_MIN_RNR_TIMER)))
 		rc = softnic_qp_set_rnr(q->s, mask & IBV_QP_RNR_RETRY ? a->rnr_retry : -1,
 					mask & IBV_QP_MIN_RNR_TIMER ? a->min_rnr_timer : -1);

@@ -127,9 +127,15 @@ int main(void)
 		CHECK(poll_cqe(&a, pi) == 0, "CQE of WQE %u", pi);
 		CHECK(memcmp(b.buf + off, a.buf + off, len) == 0, "payload of WQE %u", pi);
 	}
-	ibv_destroy_qp(a.qp);
-	ibv_destroy_qp(b.qp);
+	for (side *x = &a; x; x = x == &a ? &b : NULL) {
+		ibv_destroy_qp(x->qp);
+		ibv_dereg_mr(x->mr);
+		ibv_destroy_cq(x->cq);
+		ibv_dealloc_pd(x->pd);
+		free(x->buf);
+	}
 	ibv_close_device(ctx);
+	ibv_free_device_list(l);
 	printf("test_mlx5dv: %d checks, %d failed\n", checks, failed);
 	return failed ? 1 : 0;
 }

@@ -754,6 +754,48 @@ CASE(queue_descriptors)
 	tk_pair_close(p);
 }
 
+/* The responder QP's rights (verbs' qp_access_flags) gate each kind of
+ * request on top of the region's: with only REMOTE_WRITE granted, a write
+ * lands, a read and an atomic fail with REMOTE_ACCESS_ERR and move no
+ * byte. */
+CASE(qp_rights)
+{
+	for (int k = 0; k < 3; k++) {
+		tk_pair_cfg cfg = { .engine_threads = 1, .dst_access = ALL_REMOTE };
+		tk_pair *p = tk_pair_open(&cfg);
+		uint64_t v = 0x77, pos, got = 0;
+
+		REQUIRE(p, "fixture");
+		REQUIRE(softnic_qp_set_rights(p->pe[1].qp, SOFTNIC_ACCESS_REMOTE_WRITE) == 0, "rights");
+		CHECK(softnic_qp_set_rights(p->pe[1].qp, SOFTNIC_ACCESS_LOCAL_WRITE) == EINVAL,
+		      "a local right is no QP right");
+		memset(p->dst, 0, 16);
+		memset(p->src, 0x33, 16);
+		pos = reserve(p, 1);
+		if (k == 0)
+			gic_wqe_write_inline(&p->pe[0].sq, pos, addr_of(p->dst), softnic_mr_rkey(p->dst_mr),
+					     &v, 8, GIC_CTRL_CQ_UPDATE);
+		else if (k == 1)
+			gic_wqe_read(&p->pe[0].sq, pos, addr_of(p->dst), softnic_mr_rkey(p->dst_mr),
+				     addr_of(p->src), softnic_mr_lkey(p->src_mr), 8, GIC_CTRL_CQ_UPDATE);
+		else
+			gic_wqe_atomic_fa(&p->pe[0].sq, pos, addr_of(p->dst), softnic_mr_rkey(p->dst_mr), 5,
+					  addr_of(p->src), softnic_mr_lkey(p->src_mr), GIC_CTRL_CQ_UPDATE);
+		ring_one(p, pos, 1);
+		if (k == 0) {
+			expect_send_cqe(p, GIC_CQE_REQ, 0, 0, "write with the right");
+			memcpy(&got, p->dst, 8);
+			CHECK(got == 0x77, "write payload 0x%llx", (unsigned long long)got);
+		} else {
+			expect_send_cqe(p, GIC_CQE_REQ_ERR, GIC_SYND_REMOTE_ACCESS_ERR,
+					SOFTNIC_VSYND_QP_RIGHTS, k == 1 ? "read, no right" : "atomic, no right");
+			memcpy(&got, p->dst, 8);
+			CHECK(got == 0 && p->src[0] == 0x33, "case %d moved bytes", k);
+		}
+		tk_pair_close(p);
+	}
+}
+
 CASE(cq_api_errors)
 {
 	softnic *nic = tk_engine_used->open(&(softnic_attr){ .engine_threads = 1 });
@@ -781,7 +823,7 @@ static const tk_case cases[] = {
 	TK_ENTRY(doorbell_before_record_racing), TK_ENTRY(doorbell_watch_expires),
 	TK_ENTRY(cq_overrun_ignore), TK_ENTRY(cq_collapsed),
 	TK_ENTRY(cq_initial_owner),  TK_ENTRY(queue_descriptors),
-	TK_ENTRY(cq_api_errors),
+	TK_ENTRY(qp_rights),         TK_ENTRY(cq_api_errors),
 };
 
 int main(int argc, char **argv)

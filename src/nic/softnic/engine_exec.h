@@ -32,8 +32,12 @@ GIC_HD snx_shared *snx_peer_table(snx_pass *p, const snx_qp *qp)
 GIC_HD int snx_resolve_remote(snx_pass *p, snx_qp *qp, const softnic_wqe *w, uint64_t len,
 			      uint32_t need, uint8_t **dst, uint8_t *vs)
 {
-	int r = snx_mr_resolve_in(snx_peer_table(p, qp), &p->remote, qp->peer->pd, w->rkey,
-				  w->raddr, len, need, dst);
+	int r;
+
+	if (need & ~gic_ld_relaxed_u32(&qp->peer->rights))
+		return snx_fail(vs, SOFTNIC_VSYND_QP_RIGHTS, GIC_SYND_REMOTE_ACCESS_ERR);
+	r = snx_mr_resolve_in(snx_peer_table(p, qp), &p->remote, qp->peer->pd, w->rkey, w->raddr, len,
+			      need, dst);
 
 	if (!r && (p->remote.access & SNX_MR_DEVICE))
 		p->dev |= SNX_DEV_REMOTE;

@@ -96,6 +96,8 @@ typedef struct snx_qp {
 	uint32_t qpn;
 	uint32_t pd;
 	uint32_t link;     /* enum snx_qp_link; peer valid when CONNECTED */
+	uint32_t rights;   /* SOFTNIC_ACCESS_REMOTE_* this QP grants as responder;
+			    * beside pd, which requesters read already */
 	snx_cq *send_cq;
 	snx_cq *recv_cq;
 	struct snx_qp *peer;

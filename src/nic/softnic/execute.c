@@ -46,6 +46,7 @@ const char *softnic_vsynd_text(uint8_t vs)
 		       "and fetch-add only)";
 	case SOFTNIC_VSYND_ATOMIC_CONTENDED: return "masked atomic lost its compare-swap 2^20 times";
 	case SOFTNIC_VSYND_INLINE_READ: return "RDMA READ with an inline segment";
+	case SOFTNIC_VSYND_QP_RIGHTS: return "the responder QP grants no such right (its access flags)";
 	case SOFTNIC_VSYND_STRICT_DB_AHEAD:
 		return "strict: doorbell ahead of the doorbell record, never covered within the watch";
 	case SOFTNIC_VSYND_STRICT_DB_QPN: return "strict: doorbell names another QP";

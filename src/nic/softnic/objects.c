@@ -561,6 +561,8 @@ static int qp_alloc_state(softnic_qp *qp, const softnic_qp_attr *attr)
 	queue_prepared(nic, qp->dbrec_base, SOFTNIC_CACHELINE);
 	queue_prepared(nic, s->db, SOFTNIC_BF_SIZE);
 	s->flags = attr->flags;
+	s->rights = SOFTNIC_ACCESS_REMOTE_WRITE | SOFTNIC_ACCESS_REMOTE_READ |
+		    SOFTNIC_ACCESS_REMOTE_ATOMIC;
 	s->rnr_retry = (uint32_t)attr->rnr_retry;
 	s->rnr_timer_ns = softnic_rnr_timer_ns(attr->min_rnr_timer);
 	s->pd = qp->pd->id;
@@ -789,6 +791,19 @@ int softnic_qp_set_rnr(softnic_qp *qp, int rnr_retry, int min_rnr_timer)
 	if (min_rnr_timer >= 0)
 		qp->s->rnr_timer_ns = softnic_rnr_timer_ns(min_rnr_timer);
 	engine_unlock_mgmt(e);
+	return 0;
+}
+
+int softnic_qp_set_rights(softnic_qp *qp, int rights)
+{
+	const int remote = SOFTNIC_ACCESS_REMOTE_WRITE | SOFTNIC_ACCESS_REMOTE_READ |
+			   SOFTNIC_ACCESS_REMOTE_ATOMIC;
+
+	if (!qp || (rights & ~remote))
+		return EINVAL;
+	/* Requesters' engines read it without a lock; a WQE in flight may
+	 * still see the old rights, as a NIC's cached QP context would. */
+	__atomic_store_n(&qp->s->rights, (uint32_t)rights, __ATOMIC_RELEASE);
 	return 0;
 }
 
