@@ -76,14 +76,19 @@ static int poll_cqe(side *a, uint16_t pi)
 	for (;;) {
 		struct mlx5_cqe64 *c = (struct mlx5_cqe64 *)((uint8_t *)a->dc.buf +
 			(size_t)(a->ci & (a->dc.cqe_cnt - 1)) * a->dc.cqe_size);
-		uint8_t op = mlx5dv_get_cqe_opcode(c);
-		int owner = mlx5dv_get_cqe_owner(c);
+		/* The last 8 bytes (qpn, wqe_counter, signature, op_own) in one
+		 * acquire load: the CQE's other bytes are read after it. */
+		uint64_t tail = __atomic_load_n((uint64_t *)&c->sop_drop_qpn, __ATOMIC_ACQUIRE);
+		struct mlx5_cqe64 cqe;
+		uint8_t op;
 
-		if (op != MLX5_CQE_INVALID && owner == !!(a->ci & a->dc.cqe_cnt)) {
-			__sync_synchronize(); /* the CQE's fields after its owner byte */
+		memcpy(&cqe.sop_drop_qpn, &tail, 8);
+		op = mlx5dv_get_cqe_opcode(&cqe);
+		if (op != MLX5_CQE_INVALID && mlx5dv_get_cqe_owner(&cqe) == !!(a->ci & a->dc.cqe_cnt)) {
 			a->ci++;
-			a->dc.dbrec[0] = htobe32(a->ci & 0xffffff); /* the consumer index */
-			return op == MLX5_CQE_REQ && be16toh(c->wqe_counter) == pi ? 0 : -1;
+			/* The consumer index, after the reads of the CQE. */
+			__atomic_store_n(&a->dc.dbrec[0], htobe32(a->ci & 0xffffff), __ATOMIC_RELEASE);
+			return op == MLX5_CQE_REQ && be16toh(cqe.wqe_counter) == pi ? 0 : -1;
 		}
 		clock_gettime(CLOCK_MONOTONIC, &t);
 		if (t.tv_sec - t0.tv_sec > 5)
@@ -117,13 +122,15 @@ int main(void)
 		for (uint32_t i = 0; i < len; i++)
 			a.buf[off + i] = (uint8_t)(pi * 3 + i + 1);
 		wqe = build_write(&a, &b, pi, off, len);
-		__sync_synchronize(); /* the WQE before the record */
-		a.dq.dbrec[MLX5_SND_DBR] = htobe32((uint32_t)(pi + 1) & 0xffff);
-		__sync_synchronize(); /* the record before the doorbell */
-		if (pi & 1) /* BlueFlame: the whole WQE into the register */
-			memcpy(a.dq.bf.reg, wqe, 64);
-		else        /* rdma-core's doorbell: the WQE's first 8 bytes */
-			memcpy(a.dq.bf.reg, wqe, 8);
+		/* Release stores: the WQE before the record, the record before
+		 * the doorbell (rdma-core's barriers, in a form ThreadSanitizer
+		 * sees too). */
+		__atomic_store_n(&a.dq.dbrec[MLX5_SND_DBR], htobe32((uint32_t)(pi + 1) & 0xffff),
+				 __ATOMIC_RELEASE);
+		if (pi & 1) /* BlueFlame: the whole WQE, its first 8 bytes last */
+			memcpy((uint8_t *)a.dq.bf.reg + 8, (uint8_t *)wqe + 8, 56);
+		/* rdma-core's doorbell: the WQE's first 8 bytes */
+		__atomic_store_n((uint64_t *)a.dq.bf.reg, *(uint64_t *)wqe, __ATOMIC_RELEASE);
 		CHECK(poll_cqe(&a, pi) == 0, "CQE of WQE %u", pi);
 		CHECK(memcmp(b.buf + off, a.buf + off, len) == 0, "payload of WQE %u", pi);
 	}
