@@ -283,6 +283,7 @@ typedef struct snx_pass {
 	snx_shared *sh;
 	softnic_stats st;       /* this pass's counts, added to the engine's at its end */
 	uint32_t link;          /* the QP's link state, read once per pass */
+	uint32_t peer_rights;   /* the rights the peer QP grants, read once per pass */
 	/* MR caches: they outlive a pass when the engine keeps its snx_pass,
 	 * and are dropped whenever a deregistration bumped the epoch. */
 	uint32_t mr_epoch;

@@ -29,12 +29,12 @@ GIC_HD snx_shared *snx_peer_table(snx_pass *p, const snx_qp *qp)
 
 /* Resolves a remote range in the (live) peer's PD. Returns 0 or a
  * syndrome. */
-GIC_HD int snx_resolve_remote(snx_pass *p, snx_qp *qp, const softnic_wqe *w, uint64_t len,
-			      uint32_t need, uint8_t **dst, uint8_t *vs)
+SNX_HOT int snx_resolve_remote_in(snx_pass *p, snx_qp *qp, const softnic_wqe *w, uint64_t len,
+				  uint32_t need, uint8_t **dst, uint8_t *vs, int check_rights)
 {
 	int r;
 
-	if (need & ~gic_ld_relaxed_u32(&qp->peer->rights))
+	if (check_rights && (need & ~p->peer_rights))
 		return snx_fail(vs, SOFTNIC_VSYND_QP_RIGHTS, GIC_SYND_REMOTE_ACCESS_ERR);
 	r = snx_mr_resolve_in(snx_peer_table(p, qp), &p->remote, qp->peer->pd, w->rkey, w->raddr, len,
 			      need, dst);
@@ -48,6 +48,13 @@ GIC_HD int snx_resolve_remote(snx_pass *p, snx_qp *qp, const softnic_wqe *w, uin
 	if (r)
 		return snx_fail(vs, SOFTNIC_VSYND_REMOTE_ACCESS, GIC_SYND_REMOTE_ACCESS_ERR);
 	return 0;
+}
+
+/* snx_resolve_remote_in() with the peer QP's rights checked. */
+GIC_HD int snx_resolve_remote(snx_pass *p, snx_qp *qp, const softnic_wqe *w, uint64_t len,
+			      uint32_t need, uint8_t **dst, uint8_t *vs)
+{
+	return snx_resolve_remote_in(p, qp, w, len, need, dst, vs, 1);
 }
 
 /* Resolves every pointer segment (local read or, with need, write). */
@@ -80,10 +87,12 @@ GIC_HD int snx_opcode_is_send(uint8_t opcode)
 	return opcode == GIC_OPCODE_SEND || opcode == GIC_OPCODE_SEND_IMM;
 }
 
-/* Checks a write or send (peer, keys) and resolves its addresses without
- * moving data. Returns 0 or a syndrome. */
-SNX_HOT int snx_prepare_write(snx_pass *p, snx_qp *qp, const softnic_wqe *w,
-			     uint8_t *src[SOFTNIC_MAX_SGE], uint8_t **dst, uint8_t *vs)
+/* Checks a write or send (peer, keys, and the peer QP's rights unless the
+ * caller knows them granted) and resolves its addresses without moving
+ * data. Returns 0 or a syndrome. */
+SNX_HOT int snx_prepare_write_in(snx_pass *p, snx_qp *qp, const softnic_wqe *w,
+				 uint8_t *src[SOFTNIC_MAX_SGE], uint8_t **dst, uint8_t *vs,
+				 int check_rights)
 {
 	int r = snx_check_peer(p, qp, vs);
 
@@ -92,8 +101,15 @@ SNX_HOT int snx_prepare_write(snx_pass *p, snx_qp *qp, const softnic_wqe *w,
 	if (!r)
 		r = snx_resolve_local(p, qp, w, 0, src, vs);
 	if (!r && w->total_len && !snx_opcode_is_send(w->opcode))
-		r = snx_resolve_remote(p, qp, w, w->total_len, SOFTNIC_ACCESS_REMOTE_WRITE, dst, vs);
+		r = snx_resolve_remote_in(p, qp, w, w->total_len, SOFTNIC_ACCESS_REMOTE_WRITE, dst, vs,
+					  check_rights);
 	return r;
+}
+
+SNX_HOT int snx_prepare_write(snx_pass *p, snx_qp *qp, const softnic_wqe *w,
+			      uint8_t *src[SOFTNIC_MAX_SGE], uint8_t **dst, uint8_t *vs)
+{
+	return snx_prepare_write_in(p, qp, w, src, dst, vs, 1);
 }
 
 /* Moves a prepared write's data. */
@@ -803,6 +819,12 @@ GIC_HD int snx_pass_begin(snx_pass *p, snx_qp *qp)
 		p->local.key = 0;
 	}
 	p->link = gic_ld_relaxed_u32(&qp->link);
+	/* The peer's rights as of this pass (a change shows at the next one,
+	 * as a NIC's cached QP context); the peer pointer is valid while the
+	 * link says connected (a CPU engine holds its lock, a GPU engine's
+	 * state lives until close). */
+	p->peer_rights = p->link == SNX_QP_CONNECTED && qp->peer
+				 ? gic_ld_relaxed_u32(&qp->peer->rights) : 0;
 	if (db != qp->last_db) {
 		qp->last_db = db;
 		snx_take_doorbell(p, qp, db);

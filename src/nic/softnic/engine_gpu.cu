@@ -60,7 +60,8 @@ static __device__ int lane_prepare(snx_pass *p, snx_qp *qp, uint64_t pos, softni
 		return 0;
 	if (p->sh->strict && w->wqe_index != (uint16_t)pos)
 		return 0;
-	return snx_prepare_write(p, qp, w, src, dst, &vs) == 0;
+	/* warp_progress batches only QPs whose peer grants REMOTE_WRITE. */
+	return snx_prepare_write_in(p, qp, w, src, dst, &vs, 0) == 0;
 }
 
 /* 1 when lane's [lo, hi) overlaps another active lane's (all lanes call). */
@@ -210,6 +211,7 @@ static __device__ int warp_progress(snx_pass &p, snx_qp *qp, softnic_stats *st, 
 		p.local.key = 0;
 	}
 	p.link = __shfl_sync(FULL_WARP, p.link, 0);
+	p.peer_rights = __shfl_sync(FULL_WARP, p.peer_rights, 0);
 	for (;;) {
 		uint64_t cons = __shfl_sync(FULL_WARP, lane ? 0 : qp->cons, 0);
 		uint64_t left = __shfl_sync(FULL_WARP, lane ? 0 : qp->target - qp->cons, 0);
@@ -218,7 +220,8 @@ static __device__ int warp_progress(snx_pass &p, snx_qp *qp, softnic_stats *st, 
 
 		if (!left)
 			break;
-		if (healthy && p.link == SNX_QP_CONNECTED)
+		if (healthy && p.link == SNX_QP_CONNECTED &&
+		    (p.peer_rights & SOFTNIC_ACCESS_REMOTE_WRITE))
 			k = warp_batch(&p, qp, cons, n, lane);
 		if (!k)
 			k = __shfl_sync(FULL_WARP, lane ? 0 : snx_step(&p, qp), 0);

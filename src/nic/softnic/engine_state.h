@@ -96,8 +96,6 @@ typedef struct snx_qp {
 	uint32_t qpn;
 	uint32_t pd;
 	uint32_t link;     /* enum snx_qp_link; peer valid when CONNECTED */
-	uint32_t rights;   /* SOFTNIC_ACCESS_REMOTE_* this QP grants as responder;
-			    * beside pd, which requesters read already */
 	snx_cq *send_cq;
 	snx_cq *recv_cq;
 	struct snx_qp *peer;
@@ -108,7 +106,9 @@ typedef struct snx_qp {
 	snx_rq *rq;        /* receives (its own RQ or an SRQ); NULL: none */
 	uint32_t flags;    /* SOFTNIC_QP_* */
 	uint32_t rnr_retry; /* 0..6 retries after a receiver-not-ready; 7: forever */
-	uint64_t rnr_timer_ns; /* what this QP, as receiver, asks senders to wait */
+	uint32_t rights;   /* SOFTNIC_ACCESS_REMOTE_* this QP grants as responder
+			    * (its senders read it once per pass) */
+	uint32_t pad0;
 
 	/* Engine-private progress. */
 	uint64_t last_db;  /* doorbell value seen last */
@@ -125,6 +125,9 @@ typedef struct snx_qp {
 	uint64_t watch_deadline; /* ns: when the watch gives up */
 	uint64_t rnr_next_ns;   /* ns: when the WQE at cons may retry */
 	snx_error err;
+	/* Read by this QP's senders on a receiver-not-ready answer only (kept
+	 * out of the lines above, which every pass reads). */
+	uint64_t rnr_timer_ns; /* what this QP, as receiver, asks senders to wait */
 } snx_qp;
 
 /* What every engine shares: the MR table, the mode, the counters. */

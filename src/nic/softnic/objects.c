@@ -801,8 +801,8 @@ int softnic_qp_set_rights(softnic_qp *qp, int rights)
 
 	if (!qp || (rights & ~remote))
 		return EINVAL;
-	/* Requesters' engines read it without a lock; a WQE in flight may
-	 * still see the old rights, as a NIC's cached QP context would. */
+	/* Requesters' engines read it without a lock, once per pass: a pass
+	 * under way keeps the old rights, as a NIC's cached QP context would. */
 	__atomic_store_n(&qp->s->rights, (uint32_t)rights, __ATOMIC_RELEASE);
 	return 0;
 }
