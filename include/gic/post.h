@@ -494,11 +494,18 @@ GIC_HD int gic_cq_poll_one(gic_cq *cq, gic_cqe_info *out, int order)
 	return 0;
 }
 
+/* Send-queue position of the WQE whose CQE carries wqe_counter (16 bits),
+ * the first such position at or after retired. */
+GIC_HD uint64_t gic_sq_wqe_start(uint64_t retired, uint16_t wqe_counter)
+{
+	return retired + (uint16_t)(wqe_counter - (uint16_t)retired);
+}
+
 /* Send-queue position just past the WQE a CQE reports (its BB count is
  * read from the WQE's own ctrl segment, still intact in the ring). */
 GIC_HD uint64_t gic_sq_retired_after(const gic_sq *sq, uint64_t retired, uint16_t wqe_counter)
 {
-	uint64_t start = retired + (uint16_t)(wqe_counter - (uint16_t)retired);
+	uint64_t start = gic_sq_wqe_start(retired, wqe_counter);
 	const gic_ctrl_seg *c = (const gic_ctrl_seg *)gic_sq_seg(sq, start, 0);
 
 	return start + gic_wqe_bb_count(c->qpn_ds_be);

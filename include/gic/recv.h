@@ -54,6 +54,13 @@ GIC_HD void gic_rq_init(gic_rq *rq, void *buf, uint32_t *dbrec, uint32_t wqe_cnt
 	rq->tail = wqe_cnt - 1;
 }
 
+/* The slot the next gic_rq_post fills (its CQE's wqe_counter names it on
+ * an SRQ; on an RQ the counter is the post's count). */
+GIC_HD uint32_t gic_rq_next_slot(const gic_rq *rq)
+{
+	return rq->is_srq ? rq->head : rq->posted & (rq->wqe_cnt - 1);
+}
+
 /* Posts one receive of n scatter entries (n <= max_sge) and publishes it
  * in the doorbell record. 0, EINVAL (too many entries), or ENOMEM (the
  * queue is full). */
@@ -66,7 +73,7 @@ GIC_HD int gic_rq_post(gic_rq *rq, const gic_sge *sge, uint32_t n)
 		return EINVAL;
 	if (rq->is_srq ? rq->head == rq->tail : rq->posted - rq->done == rq->wqe_cnt)
 		return ENOMEM;
-	idx = rq->is_srq ? rq->head : rq->posted & (rq->wqe_cnt - 1);
+	idx = gic_rq_next_slot(rq);
 	wqe = rq->buf + (uint64_t)idx * rq->stride;
 	if (rq->is_srq) {
 		const gic_srq_next_seg *next = (const gic_srq_next_seg *)wqe;

@@ -104,6 +104,16 @@ typedef struct emu_global {
 
 extern emu_global emu;
 
+/* log2 of the smallest power of two holding n entries. */
+static inline int log2_ceil(uint32_t n)
+{
+	int l = 0;
+
+	while ((1u << l) < n)
+		l++;
+	return l;
+}
+
 /* Sets up the devices once (from GIC_EMU_DEVICES, GIC_EMU_LINK). */
 void emu_init_devices(void);
 
@@ -136,6 +146,10 @@ void emu_events_remove(emu_cq *c);
 /* Builds one WR at the send queue's next position without ringing
  * (verbs_post.c); the caller holds sq_lock. 0, EINVAL or ENOMEM. */
 int emu_post_one(emu_qp *q, const struct ibv_send_wr *wr);
+
+/* Rings the doorbell for what was built since the last ring (verbs_post.c);
+ * the caller holds sq_lock. */
+void emu_sq_ring(emu_qp *q);
 
 /* Gives qp the ibv_wr_* functions for the send operations in ops
  * (IBV_QP_EX_WITH_*); EOPNOTSUPP for one not implemented (verbs_qpex.c). */

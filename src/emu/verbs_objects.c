@@ -130,16 +130,6 @@ int ibv_dereg_mr(struct ibv_mr *mr)
 /* ------------------------------------------------------------------ */
 /* CQs and completion channels. */
 
-/* log2 of the smallest power of two holding n entries. */
-static int log2_ceil(uint32_t n)
-{
-	int l = 0;
-
-	while ((1u << l) < n)
-		l++;
-	return l;
-}
-
 struct ibv_cq *ibv_create_cq(struct ibv_context *ctx, int cqe, void *cq_context,
 			     struct ibv_comp_channel *channel, int comp_vector)
 {

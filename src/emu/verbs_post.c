@@ -127,6 +127,15 @@ int emu_post_one(emu_qp *q, const struct ibv_send_wr *wr)
 	return 0;
 }
 
+void emu_sq_ring(emu_qp *q)
+{
+	if (q->sq.resv == q->sq.ready)
+		return;
+	/* Record, then doorbell; the release orders the WQEs' stores. */
+	gic_sq_ring(&q->sq, q->sq.resv, GIC_ORDER_RELEASE_SYS);
+	q->sq.ready = q->sq.resv;
+}
+
 int emu_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad)
 {
 	emu_qp *q = (emu_qp *)qp;
@@ -144,11 +153,7 @@ int emu_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr 
 		if (rc)
 			*bad = wr;
 	}
-	if (q->sq.resv != q->sq.ready) {
-		/* Record, then doorbell; the release orders the WQEs' stores. */
-		gic_sq_ring(&q->sq, q->sq.resv, GIC_ORDER_RELEASE_SYS);
-		q->sq.ready = q->sq.resv;
-	}
+	emu_sq_ring(q);
 	pthread_mutex_unlock(&q->sq_lock);
 	return rc;
 }
@@ -178,7 +183,7 @@ static int post_recv_list(gic_rq *rq, uint64_t *wrid, uint32_t max_sge, pthread_
 			sge[n].len = wr->sg_list[i].length;
 			n++;
 		}
-		slot = rq->is_srq ? rq->head : rq->posted & (rq->wqe_cnt - 1);
+		slot = gic_rq_next_slot(rq);
 		rc = gic_rq_post(rq, sge, n);
 		if (!rc)
 			wrid[slot] = wr->wr_id;
@@ -253,9 +258,8 @@ static enum ibv_wc_opcode wc_send_opcode(uint8_t wqe_opcode)
 static void wc_requester(emu_qp *q, const gic_cqe_info *c, struct ibv_wc *wc)
 {
 	uint64_t retired = __atomic_load_n(&q->sq.retired, __ATOMIC_RELAXED);
-	uint64_t start = retired + (uint16_t)(c->wqe_counter - (uint16_t)retired);
 
-	wc->wr_id = q->sq_wrid[start & (q->sq.bb_cnt - 1)];
+	wc->wr_id = q->sq_wrid[gic_sq_wqe_start(retired, c->wqe_counter) & (q->sq.bb_cnt - 1)];
 	wc->opcode = wc_send_opcode(c->wqe_opcode);
 	wc->byte_len = c->byte_cnt;
 	/* Releases the retired slots to the poster. */

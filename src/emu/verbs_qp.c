@@ -47,15 +47,6 @@ emu_qp *emu_qp_lookup(uint32_t qpn)
 /* ------------------------------------------------------------------ */
 /* Creation. */
 
-static int log2_ceil(uint32_t n)
-{
-	int l = 0;
-
-	while ((1u << l) < n)
-		l++;
-	return l;
-}
-
 /* BBs one WR of this QP may take: ctrl, raddr (or atomic's 2 segments),
  * then the larger of the SGEs and the inline payload. */
 static uint32_t bb_per_wr(const struct ibv_qp_cap *cap)

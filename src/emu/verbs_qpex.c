@@ -174,13 +174,10 @@ static int wr_complete(struct ibv_qp_ex *x)
 	rc = q->wr_err;
 	if (!rc && x->qp_base.state != IBV_QPS_RTS && x->qp_base.state != IBV_QPS_ERR)
 		rc = EINVAL;
-	if (rc) {
+	if (rc)
 		q->sq.resv = q->wr_start_resv; /* the batch's WQEs were never announced */
-	} else if (q->sq.resv != q->sq.ready) {
-		/* Record, then doorbell; the release orders the WQEs' stores. */
-		gic_sq_ring(&q->sq, q->sq.resv, GIC_ORDER_RELEASE_SYS);
-		q->sq.ready = q->sq.resv;
-	}
+	else
+		emu_sq_ring(q);
 	pthread_mutex_unlock(&q->sq_lock);
 	return rc;
 }

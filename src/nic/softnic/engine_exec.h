@@ -261,6 +261,23 @@ GIC_HD void snx_scatter(const softnic_wqe *w, uint8_t *const src[SOFTNIC_MAX_SGE
 	}
 }
 
+/* Moves a prepared write's data: by CUDA when an end is GPU memory of a
+ * multi-process softnic (CPU engine), else by the engine. 0 or a syndrome. */
+SNX_HOT int snx_write_data(snx_pass *p, snx_qp *qp, const softnic_wqe *w,
+			   uint8_t *const src[SOFTNIC_MAX_SGE], uint8_t *dst, uint8_t *vs)
+{
+#if !GIC_ON_DEVICE
+	if (p->dev)
+		return softnic_shm_dev_write(p->sh, qp, w, src, dst, p->dev, vs);
+#else
+	(void)p;
+	(void)qp;
+	(void)vs;
+#endif
+	snx_move_write(w, src, dst);
+	return 0;
+}
+
 /* RDMA write. */
 SNX_HOT int snx_exec_write(snx_pass *p, snx_qp *qp, const softnic_wqe *w, uint8_t *vs)
 {
@@ -268,14 +285,7 @@ SNX_HOT int snx_exec_write(snx_pass *p, snx_qp *qp, const softnic_wqe *w, uint8_
 	uint8_t *dst;
 	int r = snx_prepare_write(p, qp, w, src, &dst, vs);
 
-	if (r)
-		return r;
-#if !GIC_ON_DEVICE
-	if (p->dev)
-		return softnic_shm_dev_write(p->sh, qp, w, src, dst, p->dev, vs);
-#endif
-	snx_move_write(w, src, dst);
-	return 0;
+	return r ? r : snx_write_data(p, qp, w, src, dst, vs);
 }
 
 /* WRITE_IMM, SEND, SEND_IMM: messages that complete at the responder. A
@@ -299,20 +309,12 @@ SNX_COLD int snx_exec_message(snx_pass *p, snx_qp *qp, const softnic_wqe *w, uin
 		snx_complete_recv(p, qp, w, &rv, GIC_SYND_LOCAL_PROT_ERR);
 		r = snx_fail(vs, SOFTNIC_VSYND_DEVICE_OP, GIC_SYND_REMOTE_OP_ERR);
 	}
+	if (!r && send)
+		snx_scatter(w, src, &rv, rdst);
+	else if (!r)
+		r = snx_write_data(p, qp, w, src, dst, vs);
 	if (r)
 		return r;
-	if (send) {
-		snx_scatter(w, src, &rv, rdst);
-	} else {
-#if !GIC_ON_DEVICE
-		if (p->dev)
-			r = softnic_shm_dev_write(p->sh, qp, w, src, dst, p->dev, vs);
-		if (r)
-			return r;
-		if (!p->dev)
-#endif
-			snx_move_write(w, src, dst);
-	}
 	/* Into the slot snx_claim_recv() claimed; the receiver learns of the
 	 * message only after its data. */
 	snx_complete_recv(p, qp, w, &rv, 0);

@@ -29,10 +29,10 @@ typedef struct snx_mr {
 	uint32_t generation;
 } snx_mr;
 
-/* snx_cq.mode: the CQ context bits of the same names (softnic_cq_attr). */
+/* snx_cq.mode: softnic_cq_attr.mode as given (enum softnic_cq_mode). */
 enum {
-	SNX_CQ_OI = 1, /* overrun ignore: the consumer index is never read */
-	SNX_CQ_CC = 2, /* collapsed: every CQE goes to entry 0 */
+	SNX_CQ_OI = SOFTNIC_CQ_OVERRUN_IGNORE, /* the consumer index is never read */
+	SNX_CQ_CC = SOFTNIC_CQ_COLLAPSED,      /* every CQE goes to entry 0 */
 };
 
 typedef struct snx_cq {
@@ -40,7 +40,7 @@ typedef struct snx_cq {
 	uint32_t *dbrec;   /* consumer index, written by the consumer */
 	uint32_t cqe_cnt;
 	uint32_t cqn;
-	uint32_t mode;     /* SNX_CQ_* */
+	uint32_t mode;     /* SNX_CQ_* (= SOFTNIC_CQ_*) */
 	uint32_t pad0;
 	/* Under lock (CQE writers: QPs of several engine threads, a peer's
 	 * WRITE_IMM): */

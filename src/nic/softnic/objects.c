@@ -393,8 +393,7 @@ softnic_cq *softnic_cq_create_ex(softnic *nic, const softnic_cq_attr *attr)
 	cq->s = s = state_alloc(nic, sizeof(snx_cq));
 	if (s) {
 		s->cqe_cnt = 1u << log_cqe_cnt;
-		s->mode = (attr->mode & SOFTNIC_CQ_OVERRUN_IGNORE ? SNX_CQ_OI : 0) |
-			  (attr->mode & SOFTNIC_CQ_COLLAPSED ? SNX_CQ_CC : 0);
+		s->mode = attr->mode;
 		s->cqes = queue_alloc(nic, (size_t)s->cqe_cnt * sizeof(gic_cqe64), 4096);
 		s->dbrec = queue_alloc(nic, SOFTNIC_CACHELINE, SOFTNIC_CACHELINE);
 	}
@@ -914,8 +913,7 @@ int softnic_cq_desc_get(const softnic_cq *cq, softnic_cq_desc *out)
 	out->cqe_cnt = cq->s->cqe_cnt;
 	out->cqe_size = GIC_CQE_SIZE;
 	out->cqn = cq->s->cqn;
-	out->mode = (cq->s->mode & SNX_CQ_OI ? SOFTNIC_CQ_OVERRUN_IGNORE : 0) |
-		    (cq->s->mode & SNX_CQ_CC ? SOFTNIC_CQ_COLLAPSED : 0);
+	out->mode = cq->s->mode;
 	return 0;
 }
 

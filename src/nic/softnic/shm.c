@@ -579,52 +579,47 @@ static int gpu_begin(const snx_shared *sh, const snx_qp *qp, uint8_t *dst, uint6
 	return gpu_translate(s, r, (uint64_t)(uintptr_t)dst, len, out, vs);
 }
 
+/* Moves a write's or a read's bytes between the local pieces (inline
+ * data or resolved SGEs) and the peer's range starting at remote, in the
+ * direction to_remote says. */
+static int gpu_move_list(const snx_shared *sh, const snx_qp *qp, const softnic_wqe *w,
+			 uint8_t *const local[SOFTNIC_MAX_SGE], uint8_t *remote, uint32_t dev,
+			 int to_remote, uint8_t *vs)
+{
+	shm_gpu_seg seg[SOFTNIC_MAX_SGE + 1];
+	softnic_shm *s;
+	uint8_t *r;
+	char why[160] = "";
+	int n = 0, rc = gpu_begin(sh, qp, remote, w->total_len, dev, &s, &r, vs);
+
+	if (rc)
+		return rc;
+	if (w->inline_len) /* writes only: the decoder refuses an inline read */
+		seg[n++] = (shm_gpu_seg){ r, w->inline_data, w->inline_len };
+	for (uint32_t i = 0; i < w->num_sge && i < SOFTNIC_MAX_SGE; i++) {
+		seg[n++] = to_remote ? (shm_gpu_seg){ r, local[i], w->sge[i].len }
+				     : (shm_gpu_seg){ local[i], r, w->sge[i].len };
+		r += w->sge[i].len;
+	}
+	rc = n ? s->gops->move(s->gctx, seg, n, why, sizeof(why)) : 0;
+	if (rc)
+		return gpu_fail(s, vs, dev & SNX_DEV_REMOTE, "QP 0x%x: a %llu-byte %s: %s", qp->qpn,
+				(unsigned long long)w->total_len, to_remote ? "write" : "read", why);
+	return 0;
+}
+
 int softnic_shm_dev_write(const snx_shared *sh, const snx_qp *qp, const softnic_wqe *w,
 			  uint8_t *const src[SOFTNIC_MAX_SGE], uint8_t *dst, uint32_t dev,
 			  uint8_t *vs)
 {
-	shm_gpu_seg seg[SOFTNIC_MAX_SGE + 1];
-	softnic_shm *s;
-	uint8_t *d;
-	char why[160] = "";
-	int n = 0, rc = gpu_begin(sh, qp, dst, w->total_len, dev, &s, &d, vs);
-
-	if (rc)
-		return rc;
-	if (w->inline_len)
-		seg[n++] = (shm_gpu_seg){ d, w->inline_data, w->inline_len };
-	for (uint32_t i = 0; i < w->num_sge && i < SOFTNIC_MAX_SGE; i++) {
-		seg[n++] = (shm_gpu_seg){ d, src[i], w->sge[i].len };
-		d += w->sge[i].len;
-	}
-	rc = n ? s->gops->move(s->gctx, seg, n, why, sizeof(why)) : 0;
-	if (rc)
-		return gpu_fail(s, vs, dev & SNX_DEV_REMOTE, "QP 0x%x: a %llu-byte write: %s",
-				qp->qpn, (unsigned long long)w->total_len, why);
-	return 0;
+	return gpu_move_list(sh, qp, w, src, dst, dev, 1, vs);
 }
 
 int softnic_shm_dev_read(const snx_shared *sh, const snx_qp *qp, const softnic_wqe *w,
 			 uint8_t *const dst[SOFTNIC_MAX_SGE], uint8_t *src, uint32_t dev,
 			 uint8_t *vs)
 {
-	shm_gpu_seg seg[SOFTNIC_MAX_SGE];
-	softnic_shm *s;
-	uint8_t *from;
-	char why[160] = "";
-	int n = 0, rc = gpu_begin(sh, qp, src, w->total_len, dev, &s, &from, vs);
-
-	if (rc)
-		return rc;
-	for (uint32_t i = 0; i < w->num_sge && i < SOFTNIC_MAX_SGE; i++) {
-		seg[n++] = (shm_gpu_seg){ dst[i], from, w->sge[i].len };
-		from += w->sge[i].len;
-	}
-	rc = n ? s->gops->move(s->gctx, seg, n, why, sizeof(why)) : 0;
-	if (rc)
-		return gpu_fail(s, vs, dev & SNX_DEV_REMOTE, "QP 0x%x: a %llu-byte read: %s",
-				qp->qpn, (unsigned long long)w->total_len, why);
-	return 0;
+	return gpu_move_list(sh, qp, w, dst, src, dev, 0, vs);
 }
 
 int softnic_shm_dev_fetch_add(const snx_shared *sh, const snx_qp *qp, uint8_t *dst,
