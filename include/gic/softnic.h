@@ -106,6 +106,7 @@ enum softnic_vsynd {
 	SOFTNIC_VSYND_ATOMIC_CONTENDED = 0x17, /* masked atomic lost its CAS too often */
 	SOFTNIC_VSYND_INLINE_READ = 0x18,      /* an RDMA READ with an inline segment */
 	SOFTNIC_VSYND_QP_RIGHTS = 0x19,        /* the responder QP grants no such right */
+	SOFTNIC_VSYND_WIRE_TOO_LONG = 0x1a,    /* message larger than the wire's ring */
 	SOFTNIC_VSYND_STRICT_DB_AHEAD = 0x21,   /* strict: dbrec behind doorbell */
 	SOFTNIC_VSYND_STRICT_DB_QPN = 0x22,     /* strict: doorbell for another QP */
 	SOFTNIC_VSYND_STRICT_WQE_INDEX = 0x23,  /* strict: ctrl index != slot */

@@ -54,6 +54,7 @@ typedef struct emu_cq {
 	pthread_mutex_t lock;    /* pollers of this CQ */
 	int armed;               /* req_notify_cq: the next CQE raises an event */
 	uint32_t events_raised;  /* completion events queued on its channel */
+	uint32_t empty_polls;    /* ibv_poll_cq calls that found nothing, in a row */
 } emu_cq;
 
 typedef struct emu_srq {
@@ -100,6 +101,7 @@ typedef struct emu_global {
 	int nic_users;
 	emu_qp *qps[EMU_QP_TABLE];
 	char link_layer;         /* IBV_LINK_LAYER_INFINIBAND or _ETHERNET */
+	int poll_yield;          /* an empty ibv_poll_cq yields the CPU every n-th time (0: never) */
 } emu_global;
 
 extern emu_global emu;

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "emu.h"
+#include "gic/softnic_wire.h"
 
 #undef ibv_get_device_list
 #undef ibv_query_port
@@ -144,6 +145,20 @@ static void page_free(void *p, void *ctx)
 
 static const softnic_allocator page_queues = { page_alloc, page_free, NULL, NULL };
 
+/* QPs of other processes on this host become reachable (softnic's wire),
+ * with GIC_EMU_WIRE_RING_MB MiB of payload ring per connection and
+ * direction (the largest message; default 8). Without it (no /dev/shm),
+ * QPs connect within this process only, said once. */
+static void nic_wire_enable(void)
+{
+	size_t mb = (size_t)env_int("GIC_EMU_WIRE_RING_MB", 8, 1, 1024);
+	int rc = softnic_wire_enable(emu.nic, mb << 20);
+
+	if (rc)
+		fprintf(stderr, "gic-emu: QPs of other processes are unreachable: %s\n",
+			softnic_last_error(emu.nic));
+}
+
 /* The process's softnic, opened with the first context. */
 static int nic_get(void)
 {
@@ -157,6 +172,14 @@ static int nic_get(void)
 		emu.nic = softnic_open(&a);
 		if (!emu.nic)
 			rc = errno ? errno : ENOMEM;
+		else
+			nic_wire_enable();
+		/* On a host with few CPUs, applications that spin in
+		 * ibv_poll_cq would starve the engines of the processes they
+		 * talk to (a NIC needs no CPU): there an empty poll yields
+		 * every 64th time. */
+		emu.poll_yield = env_int("GIC_EMU_POLL_YIELD",
+					 sysconf(_SC_NPROCESSORS_ONLN) < 8 ? 64 : 0, 0, 1 << 20);
 	}
 	if (!rc)
 		emu.nic_users++;

@@ -6,6 +6,7 @@
  * mlx5 provider maps the syndromes to.
  */
 #include <errno.h>
+#include <sched.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -329,6 +330,9 @@ int emu_poll_cq(struct ibv_cq *cq, int n, struct ibv_wc *wc)
 			break;
 		to_wc(&info, &wc[got++]);
 	}
+	c->empty_polls = got ? 0 : c->empty_polls + 1;
 	pthread_mutex_unlock(&c->lock);
+	if (!got && emu.poll_yield && c->empty_polls % (uint32_t)emu.poll_yield == 0)
+		sched_yield();
 	return got;
 }

@@ -1,13 +1,16 @@
 /*
  * The emulated device's RC QPs: creation with the capacities softnic can
  * give, the RESET -> INIT -> RTR -> RTS state machine (RTR connects to the
- * QP of the given number in this process), ERR (everything outstanding
- * flushes), query and destroy.
+ * QP of the given number), ERR (everything outstanding
+ * flushes), query and destroy. RTR reaches a QP of another process of
+ * this host through softnic's wire (gic/softnic_wire.h).
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <infiniband/mlx5dv.h>
 
 #include "emu.h"
 
@@ -229,27 +232,46 @@ int ibv_destroy_qp(struct ibv_qp *qp)
 /* ------------------------------------------------------------------ */
 /* State machine. */
 
-/* RTR: the remote QP (its number, in this process) becomes the peer. */
+/* 1 when dlid (IB) or the GID (RoCE) of ah names a port of this host's
+ * emulated devices (every process on the host sees the same ones). */
+static int dest_is_local(const struct ibv_ah_attr *ah)
+{
+	if (ah->is_global || emu.link_layer != IBV_LINK_LAYER_INFINIBAND)
+		return 1; /* a GID: every GID the emulated devices have is this host's */
+	for (int i = 0; i < emu.ndev; i++)
+		if (ah->dlid == emu.devs[i].lid)
+			return 1;
+	return 0;
+}
+
+/* RTR: the remote QP becomes the peer: a QP of this process directly, a
+ * QP of another process on this host through softnic's wire. */
 static int qp_connect(emu_qp *q, const struct ibv_qp_attr *a)
 {
 	emu_qp *r;
 	int rc;
 
-	pthread_mutex_lock(&emu.lock);
-	r = emu_qp_lookup(a->dest_qp_num);
-	if (!r || r == q) {
-		pthread_mutex_unlock(&emu.lock);
-		fprintf(stderr, "gic-emu: ibv_modify_qp(QP 0x%x to RTR): no QP 0x%x in this process "
-			"(QPs of other processes are not reachable yet)\n", q->qp.qp_num,
-			a->dest_qp_num);
+	if (!dest_is_local(&a->ah_attr)) {
+		fprintf(stderr, "gic-emu: ibv_modify_qp(QP 0x%x to RTR): LID 0x%x is no port of "
+			"this host's emulated devices (one host only)\n", q->qp.qp_num,
+			a->ah_attr.dlid);
 		return EINVAL;
 	}
-	rc = softnic_qp_connect(q->s, r->s);
+	pthread_mutex_lock(&emu.lock);
+	r = emu_qp_lookup(a->dest_qp_num);
+	if (r == q) {
+		pthread_mutex_unlock(&emu.lock);
+		return EINVAL;
+	}
+	rc = r ? softnic_qp_connect(q->s, r->s) : softnic_qp_connect_wire(q->s, a->dest_qp_num);
+	if (rc && rc != EISCONN)
+		fprintf(stderr, "gic-emu: ibv_modify_qp(QP 0x%x to RTR, dest QP 0x%x): %s\n",
+			q->qp.qp_num, a->dest_qp_num, softnic_last_error(emu.nic));
 	pthread_mutex_unlock(&emu.lock);
 	q->dest_qpn = a->dest_qp_num;
 	q->dest_lid = a->ah_attr.dlid;
-	/* The other side's RTR finds the pair connected already. */
-	return rc == EISCONN ? 0 : rc;
+	/* In this process, the other side's RTR finds the pair connected. */
+	return rc == EISCONN && r ? 0 : rc;
 }
 
 /* The attributes each transition needs, as the IB spec's table. */

@@ -8,6 +8,9 @@
 #include <string.h>
 
 #include "softnic_internal.h"
+#include "wire.h"
+
+enum { ENGINE_IDLE_SPINS = 4096 }; /* idle passes before an idle engine yields */
 
 /* One pass over the engine's QPs under its lock; returns WQEs executed. */
 static int engine_pass(engine *e)
@@ -25,6 +28,7 @@ static void *engine_main(void *arg)
 {
 	engine *e = arg;
 	softnic *nic = e->nic;
+	unsigned idle = 0;
 
 	if (nic->attr.pin_engines) {
 		cpu_set_t set;
@@ -37,9 +41,21 @@ static void *engine_main(void *arg)
 	}
 	/* A service loop, not a wait: it ends when softnic_close() sets stop. */
 	while (!__atomic_load_n(&nic->shared->stop, __ATOMIC_ACQUIRE)) {
-		if (__atomic_load_n(&e->mgmt_waiting, __ATOMIC_RELAXED))
+		int busy;
+
+		if (__atomic_load_n(&e->mgmt_waiting, __ATOMIC_RELAXED)) {
 			sched_yield();
-		else if (!engine_pass(e))
+			continue;
+		}
+		busy = engine_pass(e);
+		if (e->index == 0)
+			busy |= softnic_wire_service(nic);
+		/* Idle for long: the CPU goes to whoever shares it (processes
+		 * on a small host), then straight back. */
+		idle = busy ? 0 : idle + 1;
+		if (idle > ENGINE_IDLE_SPINS)
+			sched_yield();
+		else if (!busy)
 			gic_cpu_relax();
 	}
 	return NULL;

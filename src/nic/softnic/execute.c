@@ -4,6 +4,7 @@
  */
 #include "softnic_internal.h"
 #include "engine_core.h"
+#include "wire.h"
 
 int softnic_decode_wqe(const uint8_t *bytes, size_t avail, softnic_wqe *out,
 		       uint8_t *vendor_syndrome)
@@ -13,6 +14,8 @@ int softnic_decode_wqe(const uint8_t *bytes, size_t avail, softnic_wqe *out,
 
 int softnic_qp_progress_cpu(softnic_qp *qp, softnic_stats *st)
 {
+	if (qp->wire)
+		return softnic_wire_progress(qp, st);
 	return snx_qp_progress(qp->nic->shared, qp->s, st);
 }
 
@@ -46,6 +49,8 @@ const char *softnic_vsynd_text(uint8_t vs)
 		       "and fetch-add only)";
 	case SOFTNIC_VSYND_ATOMIC_CONTENDED: return "masked atomic lost its compare-swap 2^20 times";
 	case SOFTNIC_VSYND_INLINE_READ: return "RDMA READ with an inline segment";
+	case SOFTNIC_VSYND_WIRE_TOO_LONG:
+		return "message larger than the wire's payload ring (softnic_wire_enable)";
 	case SOFTNIC_VSYND_QP_RIGHTS: return "the responder QP grants no such right (its access flags)";
 	case SOFTNIC_VSYND_STRICT_DB_AHEAD:
 		return "strict: doorbell ahead of the doorbell record, never covered within the watch";

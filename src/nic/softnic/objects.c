@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "softnic_internal.h"
+#include "wire.h"
 
 void softnic_set_error(softnic *nic, const char *fmt, ...)
 {
@@ -194,6 +195,7 @@ void softnic_close(softnic *nic)
 	if (nic->shm)
 		softnic_shm_stop(nic);
 	softnic_engines_stop(nic);
+	softnic_wire_close(nic);
 	if (nic->backend.stop)
 		nic->backend.stop(nic, nic->backend.ctx);
 	for (int e = 0; e < nic->nengines; e++) {
@@ -216,6 +218,7 @@ void softnic_close(softnic *nic)
 		nic->backend.release(nic->backend.ctx);
 	if (nic->shm)
 		softnic_shm_release(nic->shm);
+	softnic_wire_release(nic);
 	free(nic);
 }
 
@@ -641,6 +644,35 @@ static int qp_attr_check(softnic_pd *pd, const softnic_qp_attr *a)
 	return EINVAL;
 }
 
+/* 1 when a live QP of nic is numbered qpn (nic->lock held). */
+static int qpn_in_use(const softnic *nic, uint32_t qpn)
+{
+	for (uint32_t i = 0; i < nic->shared->nqp_slots; i++)
+		if (nic->shared->qps[i] && nic->shared->qps[i]->qpn == qpn)
+			return 1;
+	return 0;
+}
+
+/* The next QP number: counting up, or, within a wire block, the next one
+ * not in use. 0 or ENOSPC. nic->lock held. */
+static int qpn_next(softnic *nic, uint32_t *qpn)
+{
+	if (!nic->qpn_span) {
+		*qpn = nic->next_qpn++;
+		return 0;
+	}
+	for (uint32_t i = 0; i < nic->qpn_span; i++) {
+		uint32_t n = nic->qpn_base + nic->next_qpn++ % nic->qpn_span;
+
+		if (!qpn_in_use(nic, n)) {
+			*qpn = n;
+			return 0;
+		}
+	}
+	softnic_set_error(nic, "qp_create: all %u QP numbers of the block are in use", nic->qpn_span);
+	return ENOSPC;
+}
+
 softnic_qp *softnic_qp_create(softnic_pd *pd, const softnic_qp_attr *attr)
 {
 	softnic *nic;
@@ -663,11 +695,12 @@ softnic_qp *softnic_qp_create(softnic_pd *pd, const softnic_qp_attr *attr)
 	rc = qp_alloc_state(qp, attr);
 	if (!rc) {
 		pthread_mutex_lock(&nic->lock);
-		qp->s->qpn = nic->next_qpn++;
+		rc = qpn_next(nic, &qp->s->qpn);
 		qp->engine = nic->next_engine;
 		nic->next_engine = (nic->next_engine + 1) % nic->nengines;
 		pthread_mutex_unlock(&nic->lock);
-		rc = qp_attach(qp);
+		if (!rc)
+			rc = qp_attach(qp);
 	}
 	if (rc) {
 		qp_free(qp);
@@ -709,6 +742,8 @@ int softnic_qp_destroy(softnic_qp *qp)
 	pthread_mutex_lock(&nic->lock);
 	table_remove(nic, qp->s);
 	pthread_mutex_unlock(&nic->lock);
+	if (qp->wire)
+		softnic_wire_qp_destroyed(qp); /* its mirror goes too, so peer is cleared */
 	if (qp->peer) {
 		softnic_qp *peer = qp->peer;
 		engine *pe = &nic->engines[peer->engine];

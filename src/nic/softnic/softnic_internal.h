@@ -59,6 +59,7 @@ struct softnic_qp {
 	softnic_srq *srq;
 	uint32_t *dbrec_base; /* [0] receive counter, [1] send counter */
 	softnic_qp *peer;
+	struct wire_conn *wire; /* connected through the wire (wire.c); NULL: not */
 	int engine;        /* index of the engine that executes this QP */
 	char error[SOFTNIC_ERR_LEN];
 };
@@ -90,6 +91,10 @@ typedef struct softnic_backend {
 /* A multi-process softnic's shared-memory arena and peers (shm.c). */
 typedef struct softnic_shm softnic_shm;
 
+/* The wire to other processes' softnics and one connection of it (wire.c). */
+typedef struct softnic_wire softnic_wire;
+typedef struct wire_conn wire_conn;
+
 struct softnic {
 	softnic_attr attr;
 	softnic_backend backend; /* state_alloc NULL: host memory, CPU engine */
@@ -100,6 +105,8 @@ struct softnic {
 	pthread_mutex_t lock;   /* object creation/destruction, last_error */
 	obj_link pds, mrs_list, cqs, srqs; /* list heads, under lock */
 	uint32_t next_qpn;
+	uint32_t qpn_base, qpn_span; /* span > 0: QPNs base + [0, span) (the wire's block) */
+	softnic_wire *wire;      /* NULL: no wire (wire.c) */
 	uint32_t next_cqn;
 	uint32_t next_srqn;
 	uint32_t next_pd;
