@@ -49,6 +49,9 @@ static int failures;
 		}                                                            \
 	} while (0)
 
+#define ALL_RIGHTS (SOFTNIC_ACCESS_REMOTE_WRITE | SOFTNIC_ACCESS_REMOTE_READ | \
+		    SOFTNIC_ACCESS_REMOTE_ATOMIC)
+
 /* One side: softnic, QP, its buffer, what the other side needs. */
 typedef struct side {
 	softnic *nic;
@@ -125,6 +128,12 @@ static void post_recv(side *s, uint8_t *p, uint32_t len)
 	gic_sge g = { (uintptr_t)p, softnic_mr_lkey(s->mr), len };
 
 	gic_rq_post(&s->rq, &g, 1);
+}
+
+static void side_close(side *s)
+{
+	softnic_close(s->nic);
+	free(s->buf);
 }
 
 /* Waits for one CQE of cq. 0, or ETIMEDOUT after saying what it waited for. */
@@ -326,17 +335,16 @@ static int child_main(int fd, int rights)
 	}
 	while (cmd == 'w')
 		pause();
-	softnic_close(s.nic);
+	side_close(&s);
 	return 0;
 }
 
-/* Forks a responder granting rights; connects this side to it. */
-static pid_t start_peer(side *s, hello *h, int *fd, int rights)
+/* Forks a responder granting rights (before this process has threads:
+ * a fork of a threaded process is what ThreadSanitizer refuses). */
+static pid_t spawn_peer(int *fd, int rights)
 {
 	int sv[2];
 	pid_t pid;
-	hello me;
-	uint8_t cmd;
 
 	if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv))
 		return -1;
@@ -347,16 +355,35 @@ static pid_t start_peer(side *s, hello *h, int *fd, int rights)
 	}
 	close(sv[1]);
 	*fd = sv[0];
-	xfer(*fd, h, sizeof(*h), 0);
+	return pid;
+}
+
+/* Exchanges QP numbers and keys with the peer and connects to it. */
+static int connect_peer(side *s, hello *h, int fd)
+{
+	hello me;
+	uint8_t cmd;
+
+	xfer(fd, h, sizeof(*h), 0);
 	me.qpn = softnic_qp_num(s->qp);
 	me.rkey = softnic_mr_rkey(s->mr);
 	me.addr = (uintptr_t)s->buf;
-	xfer(*fd, &me, sizeof(me), 1);
+	xfer(fd, &me, sizeof(me), 1);
 	if (softnic_qp_connect_wire(s->qp, h->qpn)) {
 		fprintf(stderr, "test_wire: connect: %s\n", softnic_last_error(s->nic));
 		return -1;
 	}
-	xfer(*fd, &cmd, 1, 0); /* the child connected */
+	xfer(fd, &cmd, 1, 0); /* the child connected */
+	return 0;
+}
+
+/* A responder, this side opened, the two connected. */
+static pid_t start_peer(side *s, hello *h, int *fd, int rights)
+{
+	pid_t pid = spawn_peer(fd, rights);
+
+	if (pid < 0 || side_open(s, ALL_RIGHTS) || connect_peer(s, h, *fd))
+		return -1;
 	return pid;
 }
 
@@ -370,9 +397,6 @@ static int finish_peer(pid_t pid, int fd, char cmd)
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
 }
 
-static const int ALL_RIGHTS = SOFTNIC_ACCESS_REMOTE_WRITE | SOFTNIC_ACCESS_REMOTE_READ |
-			      SOFTNIC_ACCESS_REMOTE_ATOMIC;
-
 /* Good traffic, then a message too long for the ring, then a bad rkey. */
 static void case_traffic(void)
 {
@@ -383,7 +407,7 @@ static void case_traffic(void)
 	pid_t pid;
 	uint32_t lkey;
 
-	if (side_open(&s, ALL_RIGHTS) || (pid = start_peer(&s, &h, &fd, ALL_RIGHTS)) < 0) {
+	if ((pid = start_peer(&s, &h, &fd, ALL_RIGHTS)) < 0) {
 		CHECK(0, "setup failed");
 		return;
 	}
@@ -412,10 +436,10 @@ static void case_traffic(void)
 	expect(&s, GIC_CQE_REQ_ERR, GIC_SYND_LOCAL_LENGTH_ERR, "a write larger than the ring");
 	expect(&s, GIC_CQE_REQ_ERR, GIC_SYND_WR_FLUSH_ERR, "the NOP after the error");
 	CHECK(finish_peer(pid, fd, 'q') == 0, "the child failed");
-	softnic_close(s.nic);
+	side_close(&s);
 
 	/* A bad rkey on a fresh pair: remote access error, then flush. */
-	if (side_open(&s, ALL_RIGHTS) || (pid = start_peer(&s, &h, &fd, ALL_RIGHTS)) < 0) {
+	if ((pid = start_peer(&s, &h, &fd, ALL_RIGHTS)) < 0) {
 		CHECK(0, "setup failed");
 		return;
 	}
@@ -428,7 +452,7 @@ static void case_traffic(void)
 	expect(&s, GIC_CQE_REQ_ERR, GIC_SYND_REMOTE_ACCESS_ERR, "a write with a bad rkey");
 	expect(&s, GIC_CQE_REQ_ERR, GIC_SYND_WR_FLUSH_ERR, "the write after it");
 	CHECK(finish_peer(pid, fd, 'q') == 0, "the child failed");
-	softnic_close(s.nic);
+	side_close(&s);
 }
 
 /* The responder QP grants REMOTE_WRITE only: a read fails remotely. */
@@ -439,8 +463,7 @@ static void case_rights(void)
 	int fd;
 	pid_t pid;
 
-	if (side_open(&s, ALL_RIGHTS) ||
-	    (pid = start_peer(&s, &h, &fd, SOFTNIC_ACCESS_REMOTE_WRITE)) < 0) {
+	if ((pid = start_peer(&s, &h, &fd, SOFTNIC_ACCESS_REMOTE_WRITE)) < 0) {
 		CHECK(0, "setup failed");
 		return;
 	}
@@ -452,7 +475,7 @@ static void case_rights(void)
 	expect(&s, GIC_CQE_REQ, 0, "a write the QP's rights allow");
 	expect(&s, GIC_CQE_REQ_ERR, GIC_SYND_REMOTE_ACCESS_ERR, "a read without REMOTE_READ");
 	CHECK(finish_peer(pid, fd, 'q') == 0, "the child failed");
-	softnic_close(s.nic);
+	side_close(&s);
 }
 
 /* SIGKILL of the peer: a send in flight (waiting out RNR) fails with a
@@ -468,8 +491,10 @@ static void case_peer_death(void)
 	gic_cqe_info i;
 	uint32_t lkey;
 
-	if (side_open(&s, ALL_RIGHTS) || (pid = start_peer(&s, &h, &fd, ALL_RIGHTS)) < 0 ||
-	    side_open(&idle, ALL_RIGHTS) || (pid2 = start_peer(&idle, &h2, &fd2, ALL_RIGHTS)) < 0) {
+	pid = spawn_peer(&fd, ALL_RIGHTS);
+	pid2 = spawn_peer(&fd2, ALL_RIGHTS);
+	if (pid < 0 || pid2 < 0 || side_open(&s, ALL_RIGHTS) || side_open(&idle, ALL_RIGHTS) ||
+	    connect_peer(&s, &h, fd) || connect_peer(&idle, &h2, fd2)) {
 		CHECK(0, "setup failed");
 		return;
 	}
@@ -515,8 +540,8 @@ static void case_peer_death(void)
 	expect(&idle, GIC_CQE_REQ_ERR, GIC_SYND_WR_FLUSH_ERR, "the write after it");
 	close(fd);
 	close(fd2);
-	softnic_close(s.nic);
-	softnic_close(idle.nic);
+	side_close(&s);
+	side_close(&idle);
 }
 
 /* Argument checks. */
@@ -533,7 +558,7 @@ static void case_args(void)
 	CHECK(softnic_qp_connect_wire(NULL, 0x1000) == EINVAL, "connect(NULL)");
 	CHECK(softnic_qp_connect_wire(s.qp, softnic_qp_num(s.qp)) == EINVAL, "connect to itself");
 	CHECK(softnic_qp_connect_wire(s.qp, 0x5) == ENOENT, "connect to QP 5 (no block 0)");
-	softnic_close(s.nic);
+	side_close(&s);
 }
 
 int main(int argc, char **argv)

@@ -328,7 +328,7 @@ int softnic_wire_enable(softnic *nic, size_t ring_bytes)
 	pthread_mutex_lock(&nic->lock);
 	nic->qpn_base = (uint32_t)wn->block << WIRE_QPN_SHIFT;
 	nic->qpn_span = 1u << WIRE_QPN_SHIFT;
-	nic->wire = wn;
+	__atomic_store_n(&nic->wire, wn, __ATOMIC_RELEASE); /* engine 0 looks at every pass */
 	pthread_mutex_unlock(&nic->lock);
 	return 0;
 }
