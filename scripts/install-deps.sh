@@ -4,7 +4,7 @@
 set -euo pipefail
 
 need=(cmake make gcc clang libclang-rt-14-dev libibverbs-dev python3 mpich libmpich-dev
-      ibverbs-utils python3-pyverbs) # the last two: programs the emulated device runs
+      ibverbs-utils python3-pyverbs perftest) # the last three: programs the emulated device runs
 missing=()
 for pkg in "${need[@]}"; do
 	dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" ||

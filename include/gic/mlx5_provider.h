@@ -200,14 +200,17 @@ int gic_mlx5_dereg_mr(gic_mlx5_mr *mr);
 /* ------------------------------------------------------------------ */
 /* Queues. */
 
+typedef struct gic_mlx5_qp gic_mlx5_qp;
+
 typedef struct gic_mlx5_cq {
 	gic_nic_cq base;           /* provider header */
 	gic_mlx5 *m;
 	struct ibv_cq_ex *cq;
 	struct mlx5dv_cq dv;
+	gic_mlx5_qp *qp;           /* the QP whose send CQ it is (one per CQ), or NULL */
 } gic_mlx5_cq;
 
-typedef struct gic_mlx5_qp {
+struct gic_mlx5_qp {
 	gic_nic_qp base;           /* provider header: qpn, max_inline */
 	gic_mlx5 *m;
 	struct ibv_qp *qp;
@@ -217,7 +220,15 @@ typedef struct gic_mlx5_qp {
 	int is_dci;
 	uint32_t psn;
 	uint64_t *shadow_db;       /* forwarded doorbell word (in m->shadows) */
-} gic_mlx5_qp;
+	/* Host post path: a chain that does not fit is refused whole (ENOBUFS)
+	 * before ibv_post_send, which would post the part that fits. posted
+	 * and done count requests; a completion (any status) retires every
+	 * request up to its signaled one, whose ends sig_end keeps in order. */
+	uint32_t max_send_wr;      /* what libmlx5 granted */
+	uint64_t posted, done;
+	uint64_t *sig_end;         /* max_send_wr entries */
+	uint64_t sig_head, sig_tail;
+};
 
 /* A CQ of 2^log_cqe_cnt 64-byte CQEs in host memory. */
 gic_mlx5_cq *gic_mlx5_cq_create(gic_mlx5 *m, int log_cqe_cnt);
@@ -269,13 +280,15 @@ int gic_mlx5_qp_view(gic_mlx5_qp *qp, int where, gic_sq *sq, gic_cq *cq);
 int gic_mlx5_build_chain(const gic_wr *wr, int n, uint32_t max_inline, struct ibv_send_wr *out,
 			 struct ibv_sge *sge);
 
-/* Posts the chain with ibv_post_send (one doorbell). ENOBUFS: the ring is
- * full (poll, then post again); EINVAL: the ring is in GPU memory (post
+/* Posts the chain with ibv_post_send (one doorbell). ENOBUFS: the chain
+ * does not fit beside the requests not yet known complete (nothing is
+ * posted: poll, then post again); EINVAL: the ring is in GPU memory (post
  * from the GPU) or a bad request. */
 int gic_mlx5_post(gic_mlx5_qp *qp, const gic_wr *wr, int n);
 
-/* Takes up to max completions with ibv_poll_cq into wc[0..*got); 0, or
- * EINVAL (bad argument) or EIO (ibv_poll_cq failed, e.g. CQ overrun). */
+/* Takes up to max completions with ibv_poll_cq into wc[0..*got) (each
+ * retires the host-posted requests up to it); 0, or EINVAL (bad argument)
+ * or EIO (ibv_poll_cq failed, e.g. CQ overrun). */
 int gic_mlx5_poll(gic_mlx5_cq *cq, gic_wc *wc, int max, int *got);
 
 /* The mlx5 CQE syndrome (GIC_SYND_*) behind a work-completion status; 0

@@ -48,7 +48,10 @@ typedef struct emu_pd {
 } emu_pd;
 
 typedef struct emu_cq {
-	struct ibv_cq cq;        /* first */
+	union {                  /* first: the handles applications hold */
+		struct ibv_cq cq;
+		struct ibv_cq_ex cqx; /* its first fields are cq's (mlx5dv_create_cq, verbs_cq_ex.c) */
+	};
 	softnic_cq *s;
 	gic_cq view;
 	pthread_mutex_t lock;    /* pollers of this CQ */
@@ -165,5 +168,49 @@ int emu_query_port(struct ibv_context *c, uint8_t port, struct ibv_port_attr *a,
 int emu_query_device_ex(struct ibv_context *c, const struct ibv_query_device_ex_input *in,
 			struct ibv_device_attr_ex *a, size_t len);
 int emu_get_srq_num(struct ibv_srq *srq, uint32_t *num); /* verbs_objects.c */
+
+
+/* ------------------------------------------------------------------ */
+/* Extended CQs and parent domains (verbs_objects.c, verbs_cq_ex.c). */
+
+/* Every CQ is allocated as one of these: the emu_cq first (the handle),
+ * then what the extended polling interface and parent domains need. */
+typedef struct emu_cq_ext {
+	emu_cq c;                /* first */
+	struct ibv_wc cur;       /* the completion start_poll/next_poll took */
+	pthread_mutex_t ex_lock; /* held from a start_poll that found one to end_poll */
+	struct ibv_pd *parent;   /* IBV_CQ_INIT_ATTR_MASK_PD: held until destroy */
+} emu_cq_ext;
+
+/* Gives c->c.cqx the extended polling functions (start/next/end_poll and
+ * the read_* of every IBV_WC_STANDARD_FLAGS field) (verbs_cq_ex.c). */
+void emu_cq_ex_setup(emu_cq_ext *c);
+
+/* ibv_create_cq_ex and ibv_alloc_parent_domain as context ops
+ * (verbs_objects.c); NULL with errno. */
+struct ibv_cq_ex *emu_create_cq_ex(struct ibv_context *ctx, struct ibv_cq_init_attr_ex *a);
+struct ibv_pd *emu_alloc_parent_domain(struct ibv_context *ctx,
+				       struct ibv_parent_domain_init_attr *a);
+
+/* Installs the context ops of verbs_objects.c (create_cq_ex,
+ * alloc_parent_domain) into v; ctx_set_ops should call it. */
+void emu_objects_set_ops(struct verbs_context *v);
+
+/* 1 when pd is a parent domain of the emulation. */
+int emu_pd_is_parent(struct ibv_pd *pd);
+
+/* Whether softnic may place a queue buffer (res_type: MLX5DV_RES_TYPE_*,
+ * size bytes, align) of an object made on pd (what: "QP", "CQ" for the
+ * message): 0 for a PD, a parent domain without allocators, or one whose
+ * allocator answers IBV_ALLOCATOR_USE_DEFAULT; EOPNOTSUPP (one stderr
+ * line) when the allocator hands memory (given back through its free:
+ * softnic cannot put a queue in caller memory); ENOMEM when it gives NULL. */
+int emu_pd_queue_placement(struct ibv_pd *pd, uint64_t res_type, size_t size, size_t align,
+			   const char *what);
+
+/* A QP or CQ made on pd holds it: a parent domain refuses dealloc with
+ * EBUSY while held. No-ops for a plain PD (softnic counts its users). */
+void emu_pd_hold(struct ibv_pd *pd);
+void emu_pd_release(struct ibv_pd *pd);
 
 #endif /* GIC_EMU_H */

@@ -18,4 +18,9 @@ int gic_emu_pdn(struct ibv_pd *pd, uint32_t *pdn);
 /* 1 when dev is an emulated device. */
 int gic_emu_is_device(struct ibv_device *dev);
 
+/* An extended CQ (ibv_create_cq_ex's checks and semantics), for
+ * mlx5dv_create_cq once it has checked its own attributes; NULL with
+ * errno (EINVAL for a context that is not one of the emulation's). */
+struct ibv_cq_ex *gic_emu_create_cq_ex(struct ibv_context *ctx, struct ibv_cq_init_attr_ex *attr);
+
 #endif /* GIC_EMU_PRIVATE_H */

@@ -210,6 +210,7 @@ static void ctx_set_ops(emu_ctx *c)
 	v->query_device_ex = emu_query_device_ex;
 	v->get_srq_num = emu_get_srq_num;
 	v->create_qp_ex = emu_create_qp_ex;
+	emu_objects_set_ops(v); /* create_cq_ex, alloc_parent_domain */
 	/* Every op from query_port (the first field) to the end is here. */
 	v->sz = sizeof(*v);
 }

@@ -6,7 +6,9 @@
  * there it disarms the CQ, queues it on its channel and makes the
  * channel's fd readable. ibv_get_cq_event takes the event (blocking on the
  * fd unless it is non-blocking); ibv_ack_cq_events acknowledges, and
- * ibv_destroy_cq waits for the acknowledgements of what it delivered.
+ * ibv_destroy_cq waits for the acknowledgements of the events taken. As
+ * with rdma-core, an event queued but never taken needs no acknowledgement:
+ * a destroyed CQ's entries leave its channel's queue.
  * Solicited-only arming is treated as arming for every CQE (a superset: an
  * application polls its CQ after each event anyway).
  */
@@ -96,7 +98,6 @@ static void raise_event(emu_cq *c)
 	pthread_mutex_lock(&ch->lock);
 	if (ch->tail - ch->head < EMU_CHANNEL_QUEUE) {
 		ch->queue[ch->tail++ % EMU_CHANNEL_QUEUE] = &c->cq;
-		c->events_raised++;
 		if (write(ch->ch.fd, &one, sizeof(one)) != sizeof(one))
 			ch->tail--; /* cannot happen with an eventfd below its maximum */
 	}
@@ -172,6 +173,21 @@ int emu_events_add(emu_cq *c)
 	return rc;
 }
 
+/* Clears c's events not yet taken from its channel's queue (each keeps its
+ * count on the fd; ibv_get_cq_event passes over it). */
+static void channel_forget(emu_cq *c)
+{
+	emu_channel *ch = (emu_channel *)c->cq.channel;
+
+	pthread_mutex_lock(&ch->lock);
+	for (uint32_t i = ch->head; i != ch->tail; i++)
+		if (ch->queue[i % EMU_CHANNEL_QUEUE] == &c->cq)
+			ch->queue[i % EMU_CHANNEL_QUEUE] = NULL;
+	pthread_mutex_unlock(&ch->lock);
+}
+
+/* Takes c off the watcher's list (no event is raised for it from here on)
+ * and out of its channel's queue. */
 void emu_events_remove(emu_cq *c)
 {
 	pthread_mutex_lock(&w.lock);
@@ -179,6 +195,8 @@ void emu_events_remove(emu_cq *c)
 		if (w.cqs[i] == c)
 			w.cqs[i] = w.cqs[--w.n];
 	pthread_mutex_unlock(&w.lock);
+	if (c->cq.channel)
+		channel_forget(c);
 }
 
 int emu_req_notify_cq(struct ibv_cq *cq, int solicited_only)
@@ -195,28 +213,43 @@ int emu_req_notify_cq(struct ibv_cq *cq, int solicited_only)
 	return 0;
 }
 
+/* One event off c's fd and queue: its CQ, counted as taken (under the
+ * queue's lock, so that a destroy that cleared the queue has seen the
+ * count), or NULL for one of a CQ destroyed since. 0 or -1 with errno. */
+static int take_event(emu_channel *c, struct ibv_cq **cq)
+{
+	uint64_t n;
+
+	/* Blocks until an event is there (or fails with EAGAIN when the
+	 * application made the fd non-blocking). */
+	if (read(c->ch.fd, &n, sizeof(n)) != sizeof(n))
+		return -1;
+	pthread_mutex_lock(&c->lock);
+	*cq = c->queue[c->head++ % EMU_CHANNEL_QUEUE];
+	if (*cq)
+		((emu_cq *)*cq)->events_raised++; /* ibv_destroy_cq waits for its ack */
+	/* The counter read took them all: give back the others. */
+	if (n > 1) {
+		n--;
+		if (write(c->ch.fd, &n, sizeof(n)) != sizeof(n))
+			n = 0;
+	}
+	pthread_mutex_unlock(&c->lock);
+	return 0;
+}
+
 int ibv_get_cq_event(struct ibv_comp_channel *ch, struct ibv_cq **cq, void **cq_context)
 {
 	emu_channel *c = (emu_channel *)ch;
-	uint64_t n;
 
 	if (!ch || !cq || !cq_context) {
 		errno = EINVAL;
 		return -1;
 	}
-	/* Blocks until an event is there (or fails with EAGAIN when the
-	 * application made the fd non-blocking). */
-	if (read(ch->fd, &n, sizeof(n)) != sizeof(n))
-		return -1;
-	pthread_mutex_lock(&c->lock);
-	*cq = c->queue[c->head++ % EMU_CHANNEL_QUEUE];
-	/* The counter read took them all: give back the others. */
-	if (n > 1) {
-		n--;
-		if (write(ch->fd, &n, sizeof(n)) != sizeof(n))
-			n = 0;
-	}
-	pthread_mutex_unlock(&c->lock);
+	do {
+		if (take_event(c, cq))
+			return -1;
+	} while (!*cq);
 	*cq_context = (*cq)->cq_context;
 	return 0;
 }

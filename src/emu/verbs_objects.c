@@ -1,6 +1,7 @@
 /*
- * The emulated device's verbs objects: protection domains, memory regions,
- * CQs, SRQs and RC QPs with their state machine, each a softnic object.
+ * The emulated device's verbs objects: protection domains and parent
+ * domains, memory regions, CQs (plain and extended), SRQs, each a softnic
+ * object (RC QPs are in verbs_qp.c).
  * Arguments are checked as rdma-core documents (EINVAL, or NULL with errno
  * set); nothing here crashes on bad input that a pointer check can see.
  */
@@ -10,7 +11,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <infiniband/mlx5dv.h>
+
 #include "emu.h"
+#include "emu_private.h"
 
 #undef ibv_reg_mr
 #undef ibv_reg_mr_iova
@@ -45,14 +49,172 @@ struct ibv_pd *ibv_alloc_pd(struct ibv_context *ctx)
 	return &p->pd;
 }
 
+/* ------------------------------------------------------------------ */
+/* Parent domains: a PD's softnic PD with the caller's allocators (as
+ * rdma-core, interchangeable with the PD for every object). */
+
+typedef struct emu_parent {
+	emu_pd base;                 /* first: base.s is the protection domain's */
+	struct ibv_pd *protection;
+	void *(*alloc)(struct ibv_pd *pd, void *pd_context, size_t size, size_t align,
+		       uint64_t resource_type);
+	void (*free)(struct ibv_pd *pd, void *pd_context, void *ptr, uint64_t resource_type);
+	void *pd_context;
+	int users;                   /* QPs and CQs made on it */
+	struct emu_parent *next;
+} emu_parent;
+
+static pthread_mutex_t parents_lock = PTHREAD_MUTEX_INITIALIZER;
+static emu_parent *parents;
+
+/* The parent domain behind pd, or NULL; the caller holds parents_lock. */
+static emu_parent *parent_of(const struct ibv_pd *pd)
+{
+	for (emu_parent *p = parents; p; p = p->next)
+		if (&p->base.pd == pd)
+			return p;
+	return NULL;
+}
+
+/* 1 when a parent domain is built on pd; the caller holds parents_lock. */
+static int protects_a_parent(const struct ibv_pd *pd)
+{
+	for (emu_parent *p = parents; p; p = p->next)
+		if (p->protection == pd)
+			return 1;
+	return 0;
+}
+
+/* EINVAL unless a is a parent domain rdma-core would make on ctx: a PD of
+ * ctx (not itself a parent domain; the caller holds parents_lock), no
+ * thread domain (none can exist: ibv_alloc_td is not implemented), known
+ * comp_mask bits, and both allocator functions when they are given. */
+static int parent_attr_check(struct ibv_context *ctx, const struct ibv_parent_domain_init_attr *a)
+{
+	const uint32_t known = IBV_PARENT_DOMAIN_INIT_ATTR_ALLOCATORS |
+			       IBV_PARENT_DOMAIN_INIT_ATTR_PD_CONTEXT;
+
+	if (!ctx || !a || !a->pd || a->pd->context != ctx || a->td || (a->comp_mask & ~known))
+		return EINVAL;
+	if ((a->comp_mask & IBV_PARENT_DOMAIN_INIT_ATTR_ALLOCATORS) && (!a->alloc || !a->free))
+		return EINVAL;
+	return parent_of(a->pd) ? EINVAL : 0;
+}
+
+struct ibv_pd *emu_alloc_parent_domain(struct ibv_context *ctx,
+				       struct ibv_parent_domain_init_attr *a)
+{
+	emu_parent *p;
+	int rc;
+
+	pthread_mutex_lock(&parents_lock);
+	rc = parent_attr_check(ctx, a);
+	p = rc ? NULL : calloc(1, sizeof(*p));
+	if (p) {
+		p->base.s = pd_s(a->pd);
+		p->base.pd.context = ctx;
+		p->base.pd.handle = a->pd->handle; /* mlx5dv's pdn is the PD's */
+		p->protection = a->pd;
+		if (a->comp_mask & IBV_PARENT_DOMAIN_INIT_ATTR_ALLOCATORS) {
+			p->alloc = a->alloc;
+			p->free = a->free;
+		}
+		if (a->comp_mask & IBV_PARENT_DOMAIN_INIT_ATTR_PD_CONTEXT)
+			p->pd_context = a->pd_context;
+		p->next = parents;
+		parents = p;
+	}
+	pthread_mutex_unlock(&parents_lock);
+	if (!p)
+		return fail_null(rc ? rc : ENOMEM);
+	return &p->base.pd;
+}
+
+/* Unlinks and frees p; EBUSY while a QP or CQ uses it. The caller holds
+ * parents_lock. */
+static int parent_free(emu_parent *p)
+{
+	if (p->users)
+		return EBUSY;
+	for (emu_parent **pp = &parents; *pp; pp = &(*pp)->next)
+		if (*pp == p) {
+			*pp = p->next;
+			break;
+		}
+	free(p);
+	return 0;
+}
+
+int emu_pd_is_parent(struct ibv_pd *pd)
+{
+	int yes;
+
+	pthread_mutex_lock(&parents_lock);
+	yes = parent_of(pd) != NULL;
+	pthread_mutex_unlock(&parents_lock);
+	return yes;
+}
+
+void emu_pd_hold(struct ibv_pd *pd)
+{
+	emu_parent *p;
+
+	pthread_mutex_lock(&parents_lock);
+	p = parent_of(pd);
+	if (p)
+		p->users++;
+	pthread_mutex_unlock(&parents_lock);
+}
+
+void emu_pd_release(struct ibv_pd *pd)
+{
+	emu_parent *p;
+
+	pthread_mutex_lock(&parents_lock);
+	p = parent_of(pd);
+	if (p && p->users > 0)
+		p->users--;
+	pthread_mutex_unlock(&parents_lock);
+}
+
+int emu_pd_queue_placement(struct ibv_pd *pd, uint64_t res_type, size_t size, size_t align,
+			   const char *what)
+{
+	emu_parent *p, copy = { 0 };
+	void *buf;
+
+	pthread_mutex_lock(&parents_lock);
+	p = parent_of(pd);
+	if (p)
+		copy = *p;
+	pthread_mutex_unlock(&parents_lock);
+	if (!copy.alloc)
+		return 0;
+	/* Outside the lock: the allocator may call verbs itself. */
+	buf = copy.alloc(pd, copy.pd_context, size, align, res_type);
+	if (buf == IBV_ALLOCATOR_USE_DEFAULT)
+		return 0;
+	if (!buf)
+		return ENOMEM;
+	copy.free(pd, copy.pd_context, buf, res_type);
+	fprintf(stderr, "gic-emu: a parent domain's allocator placed a %s buffer (%zu bytes) in "
+		"its own memory; softnic cannot put queues in caller memory yet (EOPNOTSUPP)\n",
+		what, size);
+	return EOPNOTSUPP;
+}
+
 int ibv_dealloc_pd(struct ibv_pd *pd)
 {
+	emu_parent *p;
 	int rc;
 
 	if (!pd)
 		return EINVAL;
-	rc = softnic_pd_free(pd_s(pd));
-	if (!rc)
+	pthread_mutex_lock(&parents_lock);
+	p = parent_of(pd);
+	rc = p ? parent_free(p) : protects_a_parent(pd) ? EBUSY : softnic_pd_free(pd_s(pd));
+	pthread_mutex_unlock(&parents_lock);
+	if (!rc && !p)
 		free(pd);
 	return rc;
 }
@@ -130,26 +292,29 @@ int ibv_dereg_mr(struct ibv_mr *mr)
 /* ------------------------------------------------------------------ */
 /* CQs and completion channels. */
 
-struct ibv_cq *ibv_create_cq(struct ibv_context *ctx, int cqe, void *cq_context,
-			     struct ibv_comp_channel *channel, int comp_vector)
+/* A CQ of at least cqe entries (1..65535; the next power of two) in the
+ * softnic mode (SOFTNIC_CQ_*), on channel when not NULL. Every CQ is an
+ * emu_cq_ext, so that plain and extended ones destroy alike. NULL with
+ * errno. */
+static emu_cq_ext *cq_make(struct ibv_context *ctx, uint32_t cqe, void *cq_context,
+			   struct ibv_comp_channel *channel, uint32_t mode)
 {
-	emu_cq *c;
-	int log;
+	softnic_cq_attr sa = { .log_cqe_cnt = log2_ceil(cqe + 1), .mode = mode };
+	emu_cq_ext *x = calloc(1, sizeof(*x));
+	emu_cq *c = &x->c;
 
-	if (!ctx || cqe < 1 || cqe > (1 << 16) - 1 || comp_vector < 0 ||
-	    comp_vector >= ctx->num_comp_vectors)
-		return fail_null(EINVAL);
-	log = log2_ceil((uint32_t)cqe + 1);
-	c = calloc(1, sizeof(*c));
-	if (!c)
+	if (!x)
 		return fail_null(ENOMEM);
-	c->s = softnic_cq_create(emu.nic, log < 1 ? 1 : log);
+	if (sa.log_cqe_cnt < 1)
+		sa.log_cqe_cnt = 1;
+	c->s = softnic_cq_create_ex(emu.nic, &sa);
 	if (!c->s) {
-		free(c);
+		free(x);
 		return fail_null(ENOMEM);
 	}
 	softnic_cq_view(c->s, &c->view);
 	pthread_mutex_init(&c->lock, NULL);
+	pthread_mutex_init(&x->ex_lock, NULL);
 	c->cq.context = ctx;
 	c->cq.cq_context = cq_context;
 	c->cq.cqe = (int)c->view.cqe_cnt - 1;
@@ -160,13 +325,99 @@ struct ibv_cq *ibv_create_cq(struct ibv_context *ctx, int cqe, void *cq_context,
 
 		if (rc) {
 			softnic_cq_destroy(c->s);
-			free(c);
+			free(x);
 			return fail_null(rc);
 		}
 		c->cq.channel = channel;
 		__atomic_fetch_add(&channel->refcnt, 1, __ATOMIC_RELAXED);
 	}
-	return &c->cq;
+	return x;
+}
+
+struct ibv_cq *ibv_create_cq(struct ibv_context *ctx, int cqe, void *cq_context,
+			     struct ibv_comp_channel *channel, int comp_vector)
+{
+	emu_cq_ext *x;
+
+	if (!ctx || cqe < 1 || cqe > (1 << 16) - 1 || comp_vector < 0 ||
+	    comp_vector >= ctx->num_comp_vectors)
+		return fail_null(EINVAL);
+	x = cq_make(ctx, (uint32_t)cqe, cq_context, channel, 0);
+	return x ? &x->c.cq : NULL;
+}
+
+/* Completion fields an extended CQ can report (all of ibv_wc's), and
+ * those it refuses by name. */
+#define EMU_CQ_WC_FLAGS IBV_WC_STANDARD_FLAGS
+
+/* EINVAL or EOPNOTSUPP (naming the attribute) for what an extended CQ
+ * cannot be; 0 when a fits (rdma-core's mlx5 checks, softnic's limits). */
+static int cq_ex_check(struct ibv_context *ctx, const struct ibv_cq_init_attr_ex *a)
+{
+	const uint32_t masks = IBV_CQ_INIT_ATTR_MASK_FLAGS | IBV_CQ_INIT_ATTR_MASK_PD;
+	const uint32_t flags = IBV_CREATE_CQ_ATTR_SINGLE_THREADED | IBV_CREATE_CQ_ATTR_IGNORE_OVERRUN;
+
+	if (!ctx || !a || a->cqe < 1 || a->cqe > (1u << 16) - 1 ||
+	    a->comp_vector >= (uint32_t)ctx->num_comp_vectors || (a->comp_mask & ~masks))
+		return EINVAL;
+	if ((a->comp_mask & IBV_CQ_INIT_ATTR_MASK_FLAGS) && (a->flags & ~flags))
+		return EINVAL;
+	if ((a->comp_mask & IBV_CQ_INIT_ATTR_MASK_PD) &&
+	    (!a->parent_domain || a->parent_domain->context != ctx ||
+	     !emu_pd_is_parent(a->parent_domain)))
+		return EINVAL;
+	if (a->wc_flags & ~(uint64_t)EMU_CQ_WC_FLAGS) {
+		fprintf(stderr, "gic-emu: ibv_create_cq_ex: refused (EOPNOTSUPP), softnic cannot "
+			"report wc_flags 0x%llx (completion time stamps, CVLAN, flow tag, tag "
+			"matching)\n",
+			(unsigned long long)(a->wc_flags & ~(uint64_t)EMU_CQ_WC_FLAGS));
+		return EOPNOTSUPP;
+	}
+	return 0;
+}
+
+struct ibv_cq_ex *emu_create_cq_ex(struct ibv_context *ctx, struct ibv_cq_init_attr_ex *a)
+{
+	struct ibv_pd *parent;
+	uint32_t mode = 0;
+	emu_cq_ext *x;
+	int rc = cq_ex_check(ctx, a);
+
+	if (rc)
+		return fail_null(rc);
+	parent = a->comp_mask & IBV_CQ_INIT_ATTR_MASK_PD ? a->parent_domain : NULL;
+	if (parent && (rc = emu_pd_queue_placement(parent, MLX5DV_RES_TYPE_CQ,
+						   (size_t)(1u << log2_ceil(a->cqe + 1)) * 64,
+						   4096, "CQ")))
+		return fail_null(rc);
+	if ((a->comp_mask & IBV_CQ_INIT_ATTR_MASK_FLAGS) &&
+	    (a->flags & IBV_CREATE_CQ_ATTR_IGNORE_OVERRUN))
+		mode = SOFTNIC_CQ_OVERRUN_IGNORE;
+	x = cq_make(ctx, a->cqe, a->cq_context, a->channel, mode);
+	if (!x)
+		return NULL;
+	emu_cq_ex_setup(x);
+	if (parent) {
+		emu_pd_hold(parent);
+		x->parent = parent;
+	}
+	return &x->c.cqx;
+}
+
+/* mlx5dv_create_cq's way in (node GIC_EMU_PRIVATE_1, emu_private.h). */
+struct ibv_cq_ex *gic_emu_create_cq_ex(struct ibv_context *ctx, struct ibv_cq_init_attr_ex *a)
+{
+	if (!ctx || !gic_emu_is_device(ctx->device))
+		return fail_null(EINVAL);
+	return emu_create_cq_ex(ctx, a);
+}
+
+void emu_objects_set_ops(struct verbs_context *v)
+{
+	if (!v)
+		return;
+	__atomic_store_n(&v->create_cq_ex, emu_create_cq_ex, __ATOMIC_RELAXED);
+	__atomic_store_n(&v->alloc_parent_domain, emu_alloc_parent_domain, __ATOMIC_RELAXED);
 }
 
 /* Waits (10 s at most) until every event raised on cq was acknowledged,
@@ -208,7 +459,10 @@ int ibv_destroy_cq(struct ibv_cq *cq)
 		return rc;
 	if (cq->channel)
 		__atomic_fetch_sub(&cq->channel->refcnt, 1, __ATOMIC_RELAXED);
+	if (((emu_cq_ext *)c)->parent)
+		emu_pd_release(((emu_cq_ext *)c)->parent);
 	pthread_mutex_destroy(&c->lock);
+	pthread_mutex_destroy(&((emu_cq_ext *)c)->ex_lock);
 	free(c);
 	return 0;
 }

@@ -13,6 +13,7 @@
 #include <infiniband/mlx5dv.h>
 
 #include "emu.h"
+#include "gic/softnic_wire.h"
 
 /* ------------------------------------------------------------------ */
 /* The QP table: QP number -> emu_qp (the CQ poller finds a CQE's QP). */
@@ -135,6 +136,23 @@ static int qp_make(emu_qp *q, struct ibv_pd *pd, struct ibv_qp_init_attr *a)
 	return qp_alloc_arrays(q);
 }
 
+/* On a parent domain with allocators: whether softnic may keep the QP's
+ * buffer (receive and send rings, as libmlx5 allocates them in one) and
+ * its doorbell record in its own memory (emu_pd_queue_placement). */
+static int qp_placement(const emu_qp *q, struct ibv_pd *pd)
+{
+	softnic_qp_desc d;
+	size_t bytes;
+	int rc;
+
+	if (!emu_pd_is_parent(pd))
+		return 0;
+	softnic_qp_desc_get(q->s, &d);
+	bytes = (size_t)d.sq.wqe_cnt * d.sq.stride + (size_t)d.rq.wqe_cnt * d.rq.stride;
+	rc = emu_pd_queue_placement(pd, MLX5DV_RES_TYPE_QP, bytes, 4096, "QP");
+	return rc ? rc : emu_pd_queue_placement(pd, MLX5DV_RES_TYPE_DBR, 8, 8, "doorbell record");
+}
+
 /* Creates the QP; with send_ops (IBV_QP_EX_WITH_*), its ibv_wr_* too. */
 static struct ibv_qp *create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *a, uint64_t send_ops)
 {
@@ -151,6 +169,8 @@ static struct ibv_qp *create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *a, u
 		rc = ENOMEM;
 	if (!rc)
 		rc = qp_make(q, pd, a);
+	if (!rc)
+		rc = qp_placement(q, pd);
 	if (!rc && send_ops)
 		rc = emu_qpex_setup(q, send_ops);
 	if (rc) {
@@ -173,6 +193,7 @@ static struct ibv_qp *create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *a, u
 	q->qp.qp_type = IBV_QPT_RC;
 	pthread_mutex_init(&q->qp.mutex, NULL);
 	pthread_cond_init(&q->qp.cond, NULL);
+	emu_pd_hold(pd); /* a parent domain stays while its QPs do */
 	pthread_mutex_lock(&emu.lock);
 	emu_qp_table_add(q);
 	pthread_mutex_unlock(&emu.lock);
@@ -225,6 +246,7 @@ int ibv_destroy_qp(struct ibv_qp *qp)
 	pthread_mutex_lock(&emu.lock);
 	emu_qp_table_del(q);
 	pthread_mutex_unlock(&emu.lock);
+	emu_pd_release(qp->pd);
 	qp_free(q);
 	return 0;
 }

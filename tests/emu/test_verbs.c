@@ -5,11 +5,13 @@
  * the RESET -> INIT -> RTR -> RTS transitions, then RDMA write (pointer,
  * inline, with immediate), read, send and receive (with immediate, over
  * two scatter entries), compare-swap and fetch-add, a bad rkey with the
- * flush that follows, and argument checks. Every payload is checked.
+ * flush that follows, argument checks, and completion events (one taken,
+ * one never taken, which ibv_destroy_cq does not wait for). Every payload is checked.
  * Prints "test_verbs: N checks, M failed"; exit status 1 on a failure.
  */
 #include <errno.h>
 #include <infiniband/verbs.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -262,6 +264,70 @@ static void argument_cases(struct ibv_context *ctx, side *a)
 	CHECK(ibv_dealloc_pd(a->pd) != 0, "PD in use");
 }
 
+/* One signaled write on a fresh QP pair whose requester completes on cq;
+ * the pair is destroyed after its completion. 0 or -1. */
+static int one_completion(side *a, side *b, struct ibv_cq *cq, uint16_t lid)
+{
+	struct ibv_qp_init_attr qa;
+	struct ibv_qp *q1, *q2;
+	struct ibv_sge sge = { (uintptr_t)a->buf, 64, a->mr->lkey };
+	struct ibv_send_wr wr, *bad;
+	struct pollfd pf = { cq->channel->fd, POLLIN, 0 };
+	int rc;
+
+	memset(&qa, 0, sizeof(qa));
+	qa.send_cq = qa.recv_cq = cq;
+	qa.qp_type = IBV_QPT_RC;
+	qa.cap.max_send_wr = qa.cap.max_recv_wr = 4;
+	qa.cap.max_send_sge = qa.cap.max_recv_sge = 1;
+	q1 = ibv_create_qp(a->pd, &qa);
+	qa.send_cq = qa.recv_cq = b->cq;
+	q2 = ibv_create_qp(b->pd, &qa);
+	rc = q1 && q2 && !kit_connect(q1, q2->qp_num, lid, REMOTE_ALL) &&
+		     !kit_connect(q2, q1->qp_num, lid, REMOTE_ALL) ? 0 : -1;
+	memset(&wr, 0, sizeof(wr));
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	wr.opcode = IBV_WR_RDMA_WRITE;
+	wr.send_flags = IBV_SEND_SIGNALED;
+	wr.wr.rdma.remote_addr = (uintptr_t)b->buf;
+	wr.wr.rdma.rkey = b->mr->rkey;
+	if (!rc)
+		rc = ibv_post_send(q1, &wr, &bad) || poll(&pf, 1, 5000) != 1 ? -1 : 0;
+	if (q1)
+		ibv_destroy_qp(q1);
+	if (q2)
+		ibv_destroy_qp(q2);
+	return rc;
+}
+
+/* Completion events: one taken and acknowledged; then one raised but never
+ * taken, which ibv_destroy_cq must not wait for (rdma-core drops it). */
+static void event_cases(struct ibv_context *ctx, side *a, side *b, uint16_t lid)
+{
+	struct ibv_comp_channel *ch = ibv_create_comp_channel(ctx);
+	struct ibv_cq *cq = ch ? ibv_create_cq(ctx, 16, (void *)0x5eed, ch, 0) : NULL, *got = NULL;
+	struct ibv_wc wc;
+	void *cq_ctx = NULL;
+	double t0;
+
+	CHECK(cq != NULL, "CQ with a channel: %s", strerror(errno));
+	if (!cq)
+		return;
+	CHECK(ibv_req_notify_cq(cq, 0) == 0, "arm");
+	CHECK(one_completion(a, b, cq, lid) == 0, "no event for a completion");
+	CHECK(ibv_get_cq_event(ch, &got, &cq_ctx) == 0 && got == cq && cq_ctx == (void *)0x5eed,
+	      "ibv_get_cq_event");
+	ibv_ack_cq_events(cq, 1);
+	CHECK(ibv_poll_cq(cq, 1, &wc) == 1 && wc.status == IBV_WC_SUCCESS, "the event's CQE");
+	CHECK(ibv_req_notify_cq(cq, 0) == 0, "arm again");
+	CHECK(one_completion(a, b, cq, lid) == 0, "no second event");
+	t0 = now_s();
+	CHECK(ibv_destroy_cq(cq) == 0 && now_s() - t0 < 1,
+	      "ibv_destroy_cq with an event never taken: %.1f s", now_s() - t0);
+	CHECK(ibv_destroy_comp_channel(ch) == 0, "ibv_destroy_comp_channel");
+}
+
 int main(void)
 {
 	struct ibv_device **list;
@@ -295,6 +361,7 @@ int main(void)
 	send_cases(&a, &b);
 	argument_cases(ctx, &a);
 	error_cases(&a, &b);
+	event_cases(ctx, &a, &b, pa.lid);
 	ibv_destroy_qp(a.qp);
 	ibv_destroy_qp(b.qp);
 	ibv_dereg_mr(a.mr);

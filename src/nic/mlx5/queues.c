@@ -81,11 +81,48 @@ int gic_mlx5_cq_destroy(gic_mlx5_cq *c)
 	return 0;
 }
 
+/* Says why mlx5dv_create_qp failed, with the likely cause. */
+static void say_create_failed(gic_mlx5 *m, int dci, uint32_t wrs, int queues, int rc)
+{
+	gic_mlx5_say(m->base.err, sizeof(m->base.err),
+		     "mlx5dv_create_qp(%s, %s, %u WRs, send ring in %s memory): %s (%s)", m->name,
+		     dci ? "DCI" : "RC", wrs, queues == GIC_QUEUES_GPU ? "GPU" : "host",
+		     strerror(rc),
+		     queues == GIC_QUEUES_GPU && (rc == EFAULT || rc == EINVAL)
+			     ? "the kernel could not pin the GPU ring: nvidia-peermem not loaded "
+			       "(GIC_QUEUES_HOST works without it)"
+		     : queues == GIC_QUEUES_GPU && rc == EOPNOTSUPP
+			     ? "the device cannot place a send ring in caller memory (an emulated "
+			       "device: softnic keeps queues in its own memory)"
+		     : rc == ENOMEM ? "locked-memory limit (ulimit -l) or queue too large"
+		     : dci && rc == EOPNOTSUPP ? "the device or driver has no DC support"
+					       : "sizes beyond the device's limits");
+}
+
+/* After creation: the queues' description and the host post path's
+ * completion ring. 0 or an errno (said in m's error). */
+static int qp_describe(gic_mlx5 *m, gic_mlx5_qp *q, uint32_t max_send_wr)
+{
+	struct mlx5dv_obj obj = { 0 };
+	int rc;
+
+	obj.qp.in = q->qp;
+	obj.qp.out = &q->dv;
+	rc = mlx5dv_init_obj(&obj, MLX5DV_OBJ_QP);
+	if (rc) {
+		gic_mlx5_say(m->base.err, sizeof(m->base.err), "mlx5dv_init_obj(QP 0x%x): %s",
+			     q->qp->qp_num, strerror(rc));
+		return rc;
+	}
+	q->max_send_wr = max_send_wr ? max_send_wr : 1;
+	q->sig_end = calloc(q->max_send_wr, sizeof(*q->sig_end));
+	return q->sig_end ? 0 : ENOMEM;
+}
+
 gic_mlx5_qp *gic_mlx5_qp_make(gic_mlx5 *m, gic_mlx5_cq *cq, int log_sq_bb, int queues, int dci)
 {
 	struct ibv_qp_init_attr_ex a = { 0 };
 	struct mlx5dv_qp_init_attr dva = { 0 };
-	struct mlx5dv_obj obj = { 0 };
 	gic_mlx5_qp *q;
 	int rc;
 
@@ -119,36 +156,27 @@ gic_mlx5_qp *gic_mlx5_qp_make(gic_mlx5 *m, gic_mlx5_cq *cq, int log_sq_bb, int q
 		dva.comp_mask = MLX5DV_QP_INIT_ATTR_MASK_DC;
 		dva.dc_init_attr.dc_type = MLX5DV_DCTYPE_DCI;
 	}
+	errno = 0;
 	q->qp = mlx5dv_create_qp(m->ctx, &a, &dva);
 	if (!q->qp) {
 		rc = errno ? errno : EIO;
-		gic_mlx5_say(m->base.err, sizeof(m->base.err),
-			     "mlx5dv_create_qp(%s, %s, %u WRs, send ring in %s memory): %s (%s)",
-			     m->name, dci ? "DCI" : "RC", a.cap.max_send_wr,
-			     queues == GIC_QUEUES_GPU ? "GPU" : "host", strerror(rc),
-			     queues == GIC_QUEUES_GPU && (rc == EFAULT || rc == EINVAL)
-				     ? "the kernel could not pin the GPU ring: nvidia-peermem "
-				       "not loaded (GIC_QUEUES_HOST works without it)"
-			     : rc == ENOMEM ? "locked-memory limit (ulimit -l) or queue too large"
-			     : dci && rc == EOPNOTSUPP ? "the device or driver has no DC support"
-						       : "sizes beyond the device's limits");
+		say_create_failed(m, dci, a.cap.max_send_wr, queues, rc);
 		free(q);
 		errno = rc;
 		return NULL;
 	}
-	obj.qp.in = q->qp;
-	obj.qp.out = &q->dv;
-	rc = mlx5dv_init_obj(&obj, MLX5DV_OBJ_QP);
+	rc = qp_describe(m, q, a.cap.max_send_wr);
 	if (rc) {
-		gic_mlx5_say(m->base.err, sizeof(m->base.err), "mlx5dv_init_obj(QP 0x%x): %s",
-			     q->qp->qp_num, strerror(rc));
 		ibv_destroy_qp(q->qp);
+		free(q->sig_end);
 		free(q);
 		errno = rc;
 		return NULL;
 	}
 	q->m = m;
 	q->cq = cq;
+	if (!cq->qp)
+		cq->qp = q;
 	q->queues = queues;
 	q->is_dci = dci;
 	q->psn = (q->qp->qp_num * 0x9e3779b1u) & 0xffffffu;
@@ -175,6 +203,9 @@ int gic_mlx5_qp_destroy(gic_mlx5_qp *q)
 		return rc;
 	}
 	/* A forwarded shadow word stays in m->shadows until the nic closes. */
+	if (q->cq->qp == q)
+		q->cq->qp = NULL;
+	free(q->sig_end);
 	free(q);
 	return 0;
 }
@@ -415,6 +446,23 @@ int gic_mlx5_build_chain(const gic_wr *wr, int n, uint32_t max_inline, struct ib
 	return 0;
 }
 
+/* Records wr[0..n) as posted: where each signaled one ends. */
+static void chain_posted(gic_mlx5_qp *q, const gic_wr *wr, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (wr[i].signaled)
+			q->sig_end[q->sig_tail++ % q->max_send_wr] = q->posted + (uint64_t)i + 1;
+	q->posted += (uint64_t)n;
+}
+
+/* One completion of q's send CQ: every request up to the oldest signaled
+ * one outstanding is done (completions come in posting order). */
+static void retire_one(gic_mlx5_qp *q)
+{
+	if (q->sig_head != q->sig_tail)
+		q->done = q->sig_end[q->sig_head++ % q->max_send_wr];
+}
+
 int gic_mlx5_post(gic_mlx5_qp *q, const gic_wr *wr, int n)
 {
 	struct ibv_send_wr wrs[GIC_POST_MAX_CHAIN], *bad = NULL;
@@ -436,7 +484,16 @@ int gic_mlx5_post(gic_mlx5_qp *q, const gic_wr *wr, int n)
 			     "(max %u)", n, GIC_POST_MAX_CHAIN, q->base.max_inline);
 		return rc;
 	}
+	if (q->posted - q->done + (uint64_t)n > q->max_send_wr) {
+		gic_mlx5_say(q->m->base.err, sizeof(q->m->base.err),
+			     "post: send queue full (%llu of %u requests not known complete, %d "
+			     "more): poll the CQ, then post again", (unsigned long long)(q->posted -
+			     q->done), q->max_send_wr, n);
+		return ENOBUFS;
+	}
 	rc = ibv_post_send(q->qp, wrs, &bad);
+	/* The requests before a failed one were posted (rdma-core's rule). */
+	chain_posted(q, wr, rc ? (bad ? (int)(bad - wrs) : 0) : n);
 	if (rc) {
 		gic_mlx5_say(q->m->base.err, sizeof(q->m->base.err),
 			     "ibv_post_send(QP 0x%x, %d WRs, failed at %d): %s (%s)", q->base.qpn, n,
@@ -490,6 +547,8 @@ int gic_mlx5_poll(gic_mlx5_cq *c, gic_wc *wc, int max, int *got_out)
 			return EIO;
 		}
 		for (int i = 0; i < k; i++, got++) {
+			if (c->qp && w[i].qp_num == c->qp->base.qpn)
+				retire_one(c->qp);
 			wc[got] = (gic_wc){ .wr_id = w[i].wr_id, .qpn = w[i].qp_num,
 					    .byte_len = w[i].byte_len,
 					    .status = gic_mlx5_wc_syndrome(w[i].status),
