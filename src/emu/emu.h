@@ -56,7 +56,7 @@ typedef struct emu_cq {
 	gic_cq view;
 	pthread_mutex_t lock;    /* pollers of this CQ */
 	int armed;               /* req_notify_cq: the next CQE raises an event */
-	uint32_t events_raised;  /* completion events queued on its channel */
+	uint32_t events_raised;  /* completion events taken by ibv_get_cq_event, not yet acked */
 	uint32_t empty_polls;    /* ibv_poll_cq calls that found nothing, in a row */
 } emu_cq;
 

@@ -167,8 +167,14 @@ static struct ibv_qp *create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *a, u
 	q = rc ? NULL : calloc(1, sizeof(*q));
 	if (!rc && !q)
 		rc = ENOMEM;
+	pthread_mutex_lock(&emu.lock); /* softnic's creation is not thread-safe */
 	if (!rc)
 		rc = qp_make(q, pd, a);
+	if (rc && q)
+		qp_free(q);
+	pthread_mutex_unlock(&emu.lock);
+	if (rc)
+		q = NULL;
 	if (!rc)
 		rc = qp_placement(q, pd);
 	if (!rc && send_ops)
@@ -243,11 +249,14 @@ int ibv_destroy_qp(struct ibv_qp *qp)
 
 	if (!qp)
 		return EINVAL;
+	/* softnic's object calls are not thread-safe on one softnic; verbs
+	 * are: two threads destroying the two QPs of a pair would otherwise
+	 * race on their peer pointers. */
 	pthread_mutex_lock(&emu.lock);
 	emu_qp_table_del(q);
-	pthread_mutex_unlock(&emu.lock);
 	emu_pd_release(qp->pd);
 	qp_free(q);
+	pthread_mutex_unlock(&emu.lock);
 	return 0;
 }
 

@@ -351,7 +351,7 @@ static int open_objects(xside *s)
 		return -1;
 	s->me.qpn = s->qp->qp_num;
 	s->me.srq_qpn = s->sqp->qp_num;
-	s->me.psn = (uint32_t)(xp_now() * 1e6 + s->id * 77) & 0xffffff;
+	s->me.psn = (uint32_t)((uint64_t)(xp_now() * 1e6) + (uint64_t)s->id * 77) & 0xffffff;
 	s->me.rkey = s->mr->rkey;
 	s->me.addr = (uintptr_t)s->buf;
 	return 0;
