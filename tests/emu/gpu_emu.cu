@@ -85,11 +85,11 @@ int main(void)
 	struct ibv_device **l = ibv_get_device_list(NULL);
 	struct ibv_context *ctx = l && l[0] ? ibv_open_device(l[0]) : NULL;
 	struct ibv_pd *pd[2];
-	gic_sq sq[NQP], *d_sq;
-	gic_cq cq[NQP], *d_cq;
+	gic_sq sq[NQP];
+	gic_cq cq[NQP];
 	uint64_t *dst, *d_dst;
 	struct ibv_mr *mr;
-	int *d_rc, rc[NQP], bad = 0;
+	int bad;
 
 	setenv("CUDA_MODULE_LOADING", "EAGER", 1);
 	if (!ctx || !mlx5dv_is_supported(l[0])) {
@@ -107,30 +107,7 @@ int main(void)
 			fprintf(stderr, "gic-gpu-emu: verbs setup of QP %d failed\n", q);
 			return 1;
 		}
-	CUDA_OK(cudaMalloc(&d_sq, sizeof(sq)));
-	CUDA_OK(cudaMalloc(&d_cq, sizeof(cq)));
-	CUDA_OK(cudaMemcpy(d_cq, cq, sizeof(cq), cudaMemcpyHostToDevice));
-	for (int q = 0; q < NQP; q++)
-		sq[q].cq = d_cq + q;
-	CUDA_OK(cudaMemcpy(d_sq, sq, sizeof(sq), cudaMemcpyHostToDevice));
-	CUDA_OK(cudaMalloc(&d_rc, sizeof(rc)));
-	CUDA_OK(cudaMemset(d_rc, 0, sizeof(rc)));
-	k_post<<<1, NQP>>>(d_sq, d_dst, mr->rkey, d_rc);
-	CUDA_OK(cudaDeviceSynchronize());
-	CUDA_OK(cudaMemcpy(rc, d_rc, sizeof(rc), cudaMemcpyDeviceToHost));
-	for (int q = 0; q < NQP; q++) {
-		if (rc[q]) {
-			fprintf(stderr, "gic-gpu-emu: QP %d: rc %d\n", q, rc[q]);
-			bad++;
-		}
-		for (int i = 0; i < PER && !rc[q]; i++)
-			if (dst[(size_t)q * PER + i] != val(i, q)) {
-				fprintf(stderr, "gic-gpu-emu: QP %d write %d: 0x%llx\n", q, i,
-					(unsigned long long)dst[(size_t)q * PER + i]);
-				bad++;
-				break;
-			}
-	}
+	bad = gpu_post_and_check("gic-gpu-emu", sq, cq, dst, d_dst, mr->rkey);
 	printf("gic-gpu-emu: %d QPs x %d GPU-posted writes, GPU-rung doorbells on the emulated "
 	       "device: %s\n", NQP, PER, bad ? "FAILED" : "PASSED");
 	return bad ? 1 : 0;

@@ -2,7 +2,7 @@
  * What the emulated-device GPU tests share (gic-gpu-emu, gic-gpu-mlx5-emu):
  * the CUDA check, the payload pattern, and the kernel in which thread q
  * posts PER GPU-built inline writes on QP q, rings its doorbell and waits
- * for its completions.
+ * for its completions, and the host side that launches it and checks.
  */
 #ifndef GIC_GPU_EMU_KIT_CUH
 #define GIC_GPU_EMU_KIT_CUH
@@ -56,6 +56,46 @@ __global__ void k_post(gic_sq *g, uint64_t *dst, uint32_t rkey, int *rc)
 	if (!rc[q])
 		rc[q] = gic_sq_quiet(&s, GIC_ORDER_RELEASE_SYS, DL);
 	gic_sq_local_end(&g[q], &s);
+}
+
+/* Copies the NQP queue views to the GPU, runs k_post on them into dst
+ * (d_dst: its GPU address, rkey its key), and checks every payload.
+ * Returns the failures, each said on stderr after prog. */
+static int gpu_post_and_check(const char *prog, gic_sq sq[NQP], const gic_cq cq[NQP], uint64_t *dst,
+			      uint64_t *d_dst, uint32_t rkey)
+{
+	gic_sq *d_sq;
+	gic_cq *d_cq;
+	int *d_rc, rc[NQP], bad = 0;
+
+	CUDA_OK(cudaMalloc(&d_sq, NQP * sizeof(gic_sq)));
+	CUDA_OK(cudaMalloc(&d_cq, NQP * sizeof(gic_cq)));
+	CUDA_OK(cudaMemcpy(d_cq, cq, NQP * sizeof(gic_cq), cudaMemcpyHostToDevice));
+	for (int q = 0; q < NQP; q++)
+		sq[q].cq = d_cq + q;
+	CUDA_OK(cudaMemcpy(d_sq, sq, NQP * sizeof(gic_sq), cudaMemcpyHostToDevice));
+	CUDA_OK(cudaMalloc(&d_rc, sizeof(rc)));
+	CUDA_OK(cudaMemset(d_rc, 0, sizeof(rc)));
+	k_post<<<1, NQP>>>(d_sq, d_dst, rkey, d_rc);
+	CUDA_OK(cudaDeviceSynchronize());
+	CUDA_OK(cudaMemcpy(rc, d_rc, sizeof(rc), cudaMemcpyDeviceToHost));
+	for (int q = 0; q < NQP; q++) {
+		if (rc[q]) {
+			fprintf(stderr, "%s: QP %d: rc %d\n", prog, q, rc[q]);
+			bad++;
+		}
+		for (int i = 0; i < PER && !rc[q]; i++)
+			if (dst[(size_t)q * PER + i] != val(i, q)) {
+				fprintf(stderr, "%s: QP %d write %d: 0x%llx\n", prog, q, i,
+					(unsigned long long)dst[(size_t)q * PER + i]);
+				bad++;
+				break;
+			}
+	}
+	CUDA_OK(cudaFree(d_sq));
+	CUDA_OK(cudaFree(d_cq));
+	CUDA_OK(cudaFree(d_rc));
+	return bad;
 }
 
 #endif /* GIC_GPU_EMU_KIT_CUH */

@@ -46,10 +46,10 @@ int main(void)
 	gic_mlx5 *m;
 	gic_mlx5_qp *qp[NQP], *rqp[NQP];
 	gic_mlx5_mr *mr;
-	gic_sq sq[NQP], *d_sq;
-	gic_cq cq[NQP], *d_cq;
+	gic_sq sq[NQP];
+	gic_cq cq[NQP];
 	uint64_t *dst, *d_dst;
-	int *d_rc, rc[NQP], bad = 0;
+	int bad;
 
 	setenv("CUDA_MODULE_LOADING", "EAGER", 1);
 	CUDA_OK(cudaFree(0)); /* a current context for the provider's CUDA calls */
@@ -70,30 +70,7 @@ int main(void)
 			return 1;
 		}
 	}
-	CUDA_OK(cudaMalloc(&d_sq, sizeof(sq)));
-	CUDA_OK(cudaMalloc(&d_cq, sizeof(cq)));
-	CUDA_OK(cudaMemcpy(d_cq, cq, sizeof(cq), cudaMemcpyHostToDevice));
-	for (int q = 0; q < NQP; q++)
-		sq[q].cq = d_cq + q;
-	CUDA_OK(cudaMemcpy(d_sq, sq, sizeof(sq), cudaMemcpyHostToDevice));
-	CUDA_OK(cudaMalloc(&d_rc, sizeof(rc)));
-	CUDA_OK(cudaMemset(d_rc, 0, sizeof(rc)));
-	k_post<<<1, NQP>>>(d_sq, d_dst, mr->base.rkey, d_rc);
-	CUDA_OK(cudaDeviceSynchronize());
-	CUDA_OK(cudaMemcpy(rc, d_rc, sizeof(rc), cudaMemcpyDeviceToHost));
-	for (int q = 0; q < NQP; q++) {
-		if (rc[q]) {
-			fprintf(stderr, "gic-gpu-mlx5-emu: QP %d: rc %d\n", q, rc[q]);
-			bad++;
-		}
-		for (int i = 0; i < PER && !rc[q]; i++)
-			if (dst[(size_t)q * PER + i] != val(i, q)) {
-				fprintf(stderr, "gic-gpu-mlx5-emu: QP %d write %d: 0x%llx\n", q, i,
-					(unsigned long long)dst[(size_t)q * PER + i]);
-				bad++;
-				break;
-			}
-	}
+	bad = gpu_post_and_check("gic-gpu-mlx5-emu", sq, cq, dst, d_dst, mr->base.rkey);
 	printf("gic-gpu-mlx5-emu: %d QPs x %d GPU-posted writes into mlx5-provider queues on the "
 	       "emulated device, %s%s%s: %s\n", NQP, PER, db_mode_name(m->db_mode),
 	       m->db_reason[0] ? "; why: " : "", m->db_reason, bad ? "FAILED" : "PASSED");

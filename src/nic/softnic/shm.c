@@ -691,20 +691,10 @@ static void mark_peer_gone(softnic_shm *s, int r)
 /* 1 when /proc says process pid is a zombie (exited, not yet reaped). */
 static int is_zombie(int pid)
 {
-	char path[64], buf[512];
-	const char *paren;
-	size_t n;
-	FILE *f;
+	char state;
 
-	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	f = fopen(path, "r");
-	if (!f)
-		return 0;
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = 0;
-	paren = strrchr(buf, ')');
-	return paren && paren[1] == ' ' && (paren[2] == 'Z' || paren[2] == 'X');
+	softnic_proc_start(pid, &state);
+	return state == 'Z' || state == 'X';
 }
 
 /* Why PE r counts as gone now, or NULL while it lives. */

@@ -124,6 +124,10 @@ uint64_t softnic_rnr_timer_ns(int t);
 /* Adds one engine's counters to sum (relaxed loads: they move). */
 void softnic_stats_add(softnic_stats *sum, const softnic_stats *st);
 
+/* Field 22 (start time) of /proc/<pid>/stat, and its state letter in
+ * *state; 0 with *state '?' when unreadable (wire.c). */
+uint64_t softnic_proc_start(int pid, char *state);
+
 /* Records a formatted error as the softnic's last error. */
 void softnic_set_error(softnic *nic, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));

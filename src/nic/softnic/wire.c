@@ -153,9 +153,7 @@ static int conn_gone(const wire_conn *c)
 /* ------------------------------------------------------------------ */
 /* Processes and names. */
 
-/* Field 22 (start time) of /proc/<pid>/stat and its state letter; 0 with
- * *state '?' when unreadable. */
-static uint64_t proc_start(int pid, char *state)
+uint64_t softnic_proc_start(int pid, char *state)
 {
 	char path[64], buf[1024];
 	const char *p;
@@ -196,7 +194,7 @@ static int pid_alive(int pid, uint64_t start)
 		return 0;
 	if (kill(pid, 0) && errno == ESRCH)
 		return 0;
-	now_start = proc_start(pid, &state);
+	now_start = softnic_proc_start(pid, &state);
 	if (state == 'Z' || state == 'X')
 		return 0;
 	return !(start && now_start && now_start != start);
@@ -260,7 +258,7 @@ static void sweep_block(int block)
 static int claim_block(softnic_wire *wn)
 {
 	char state, line[64];
-	uint64_t start = proc_start(getpid(), &state);
+	uint64_t start = softnic_proc_start(getpid(), &state);
 
 	for (int i = 0; i < 2 * WIRE_BLOCKS; i++) {
 		int b = 1 + (int)(((unsigned)getpid() + (unsigned)i / 2) % WIRE_BLOCKS), pid, fd;
@@ -464,7 +462,7 @@ static int conn_attach(wire_conn *c, uint32_t remote)
 	}
 	me->pid = (int32_t)getpid();
 	me->qpn = c->qp->s->qpn;
-	me->start_time = proc_start(getpid(), &state);
+	me->start_time = softnic_proc_start(getpid(), &state);
 	__atomic_store_n(&me->attached, 1, __ATOMIC_RELEASE);
 	c->peer_qpn = remote;
 	c->connect_ns = gic_now_ns();
