@@ -6,6 +6,8 @@
  * set); nothing here crashes on bad input that a pointer check can see.
  */
 #include <errno.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <time.h>
 #include <stdlib.h>
@@ -230,6 +232,27 @@ typedef struct emu_mr {
 #define EMU_ACCESS_IGNORED (IBV_ACCESS_RELAXED_ORDERING | IBV_ACCESS_OPTIONAL_RANGE | \
 			    IBV_ACCESS_MW_BIND) /* no memory window can exist */
 
+/* 1 when the first and last bytes of [addr, addr + len) are readable
+ * host memory (the CPU engine reads and writes what an MR covers: an
+ * unmapped or GPU-only range would crash it at the first WQE). The
+ * kernel's copy from the range into a pipe fails with EFAULT otherwise. */
+static int host_readable(const void *addr, size_t len)
+{
+	const uint8_t *ends[2] = { (const uint8_t *)addr, (const uint8_t *)addr + len - 1 };
+	int fds[2], ok = 1;
+	uint8_t sink[2];
+
+	if (pipe(fds))
+		return 1; /* cannot tell: let it through */
+	for (int i = 0; i < 2 && ok; i++)
+		ok = write(fds[1], ends[i], 1) == 1;
+	if (ok && read(fds[0], sink, 2) != 2)
+		ok = 0;
+	close(fds[0]);
+	close(fds[1]);
+	return ok;
+}
+
 struct ibv_mr *ibv_reg_mr_iova2(struct ibv_pd *pd, void *addr, size_t len, uint64_t iova,
 				unsigned int access)
 {
@@ -245,6 +268,12 @@ struct ibv_mr *ibv_reg_mr_iova2(struct ibv_pd *pd, void *addr, size_t len, uint6
 		emu_missing("ibv_reg_mr_iova2", "an iova other than the address (softnic keys "
 			    "resolve addresses)");
 		return fail_null(EOPNOTSUPP);
+	}
+	if (!host_readable(addr, len)) {
+		fprintf(stderr, "gic-emu: ibv_reg_mr(%p, %zu): not host memory this process can read "
+			"(GPU memory needs softnic's GPU engine, which the emulation does not run)\n",
+			addr, len);
+		return fail_null(EFAULT);
 	}
 	m = calloc(1, sizeof(*m));
 	if (!m)
@@ -275,6 +304,20 @@ struct ibv_mr *ibv_reg_mr_iova(struct ibv_pd *pd, void *addr, size_t len, uint64
 			       int access)
 {
 	return ibv_reg_mr_iova2(pd, addr, len, iova, (unsigned int)access);
+}
+
+/* A DMA-BUF region: softnic keys resolve addresses, so the iova must be
+ * where this process sees the buffer (a mapping of fd at offset, or GPU
+ * memory's unified address); only host memory is taken (the CPU engine). */
+struct ibv_mr *ibv_reg_dmabuf_mr(struct ibv_pd *pd, uint64_t offset, size_t len, uint64_t iova,
+				 int fd, int access)
+{
+	struct stat st;
+
+	(void)offset;
+	if (!pd || fd < 0 || fstat(fd, &st))
+		return fail_null(EINVAL);
+	return ibv_reg_mr_iova2(pd, (void *)(uintptr_t)iova, len, iova, (unsigned int)access);
 }
 
 int ibv_dereg_mr(struct ibv_mr *mr)

@@ -15,7 +15,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "verbs_kit.h"
 
@@ -226,6 +228,47 @@ static void error_cases(side *a, side *b)
 	      "flush: %s", ibv_wc_status_str(wc.status));
 }
 
+/* Memory the CPU engine could not touch is refused at registration
+ * (EFAULT), not at the first WQE; a DMA-BUF region of host memory (a
+ * memfd mapped here, its address as the iova) takes an RDMA write. */
+static void region_cases(side *a, side *b)
+{
+	void *none = mmap(NULL, 8192, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	int fd = memfd_create("gic-emu-dmabuf", 0);
+	uint8_t *buf = NULL;
+	struct ibv_mr *mr = NULL;
+	struct ibv_sge sge = { (uintptr_t)a->buf, 4096, a->mr->lkey };
+	struct ibv_send_wr wr = { .wr_id = 61, .sg_list = &sge, .num_sge = 1,
+				  .opcode = IBV_WR_RDMA_WRITE, .send_flags = IBV_SEND_SIGNALED };
+
+	errno = 0;
+	CHECK(none != MAP_FAILED && !ibv_reg_mr(b->pd, none, 8192, IBV_ACCESS_LOCAL_WRITE) &&
+	      errno == EFAULT, "an MR over PROT_NONE pages: errno %d, want EFAULT", errno);
+	errno = 0;
+	CHECK(!ibv_reg_dmabuf_mr(b->pd, 0, 4096, 0x1000, -1, IBV_ACCESS_LOCAL_WRITE) &&
+	      errno == EINVAL, "a DMA-BUF MR with fd -1");
+	if (fd >= 0 && !ftruncate(fd, 4096))
+		buf = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (buf && buf != MAP_FAILED)
+		mr = ibv_reg_dmabuf_mr(b->pd, 0, 4096, (uintptr_t)buf, fd,
+				       IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+	CHECK(mr != NULL, "a DMA-BUF MR of host memory: %s", strerror(errno));
+	if (mr) {
+		fill(a->buf, 4096, 61);
+		wr.wr.rdma.remote_addr = (uintptr_t)buf;
+		wr.wr.rdma.rkey = mr->rkey;
+		post_and_check(a, &wr, IBV_WC_RDMA_WRITE, "write into a DMA-BUF MR");
+		CHECK(memcmp(buf, a->buf, 4096) == 0, "DMA-BUF MR payload");
+		ibv_dereg_mr(mr);
+	}
+	if (buf && buf != MAP_FAILED)
+		munmap(buf, 4096);
+	if (fd >= 0)
+		close(fd);
+	if (none != MAP_FAILED)
+		munmap(none, 8192);
+}
+
 static void argument_cases(struct ibv_context *ctx, side *a)
 {
 	struct ibv_qp_init_attr qa;
@@ -359,6 +402,7 @@ int main(void)
 	CHECK(kit_connect(b.qp, a.qp->qp_num, pa.lid, REMOTE_ALL) == 0, "connect b");
 	rdma_cases(&a, &b);
 	send_cases(&a, &b);
+	region_cases(&a, &b);
 	argument_cases(ctx, &a);
 	error_cases(&a, &b);
 	event_cases(ctx, &a, &b, pa.lid);
