@@ -46,6 +46,17 @@ static void list_del(obj_link *o)
 	o->next->prev = o->prev;
 }
 
+/* An object's user count, read under the lock its writers take. */
+static int users_of(softnic *nic, const int *users)
+{
+	int n;
+
+	pthread_mutex_lock(&nic->lock);
+	n = *users;
+	pthread_mutex_unlock(&nic->lock);
+	return n;
+}
+
 static void unlink_obj(softnic *nic, obj_link *o)
 {
 	pthread_mutex_lock(&nic->lock);
@@ -422,7 +433,7 @@ int softnic_cq_destroy(softnic_cq *cq)
 {
 	if (!cq)
 		return EINVAL;
-	if (cq->users) {
+	if (users_of(cq->nic, &cq->users)) {
 		softnic_set_error(cq->nic, "cq_destroy: CQ 0x%x still used by %d QPs", cq->s->cqn,
 				  cq->users);
 		return EBUSY;
@@ -644,6 +655,20 @@ static int qp_attr_check(softnic_pd *pd, const softnic_qp_attr *a)
 	return EINVAL;
 }
 
+/* Counts qp as a user (d = 1) or no longer one (d = -1) of its PD, CQs
+ * and SRQ, under the lock that the destroy calls' checks take. */
+static void qp_count_users(softnic_qp *qp, int d)
+{
+	pthread_mutex_lock(&qp->nic->lock);
+	qp->pd->users += d;
+	qp->send_cq->users += d;
+	if (qp->recv_cq)
+		qp->recv_cq->users += d;
+	if (qp->srq)
+		qp->srq->users += d;
+	pthread_mutex_unlock(&qp->nic->lock);
+}
+
 /* 1 when a live QP of nic is numbered qpn (nic->lock held). */
 static int qpn_in_use(const softnic *nic, uint32_t qpn)
 {
@@ -707,12 +732,7 @@ softnic_qp *softnic_qp_create(softnic_pd *pd, const softnic_qp_attr *attr)
 		errno = rc;
 		return NULL;
 	}
-	pd->users++;
-	qp->send_cq->users++;
-	if (qp->recv_cq)
-		qp->recv_cq->users++;
-	if (qp->srq)
-		qp->srq->users++;
+	qp_count_users(qp, 1);
 	return qp;
 }
 
@@ -762,12 +782,7 @@ int softnic_qp_destroy(softnic_qp *qp)
 	} else if (qp->s->peer_sh) {
 		softnic_shm_qp_destroyed(nic, qp); /* a QP of another process */
 	}
-	qp->pd->users--;
-	qp->send_cq->users--;
-	if (qp->recv_cq)
-		qp->recv_cq->users--;
-	if (qp->srq)
-		qp->srq->users--;
+	qp_count_users(qp, -1);
 	qp_free(qp);
 	return 0;
 }
@@ -999,8 +1014,8 @@ softnic_srq *softnic_srq_create(softnic_pd *pd, const softnic_srq_attr *attr)
 	pthread_mutex_lock(&nic->lock);
 	srq->s->srqn = nic->next_srqn++;
 	list_add(&nic->srqs, &srq->link);
-	pthread_mutex_unlock(&nic->lock);
 	pd->users++;
+	pthread_mutex_unlock(&nic->lock);
 	return srq;
 }
 
@@ -1011,13 +1026,15 @@ int softnic_srq_destroy(softnic_srq *srq)
 	if (!srq)
 		return EINVAL;
 	nic = srq->pd->nic;
-	if (srq->users) {
+	if (users_of(nic, &srq->users)) {
 		softnic_set_error(nic, "srq_destroy: SRQ 0x%x still used by %d QPs", srq->s->srqn,
 				  srq->users);
 		return EBUSY;
 	}
 	unlink_obj(nic, &srq->link);
+	pthread_mutex_lock(&nic->lock);
 	srq->pd->users--;
+	pthread_mutex_unlock(&nic->lock);
 	queue_free(nic, srq->s->dbrec);
 	rq_free(nic, srq->s);
 	free(srq);
