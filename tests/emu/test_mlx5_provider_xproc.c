@@ -22,6 +22,7 @@
 
 #include "gic/provider.h"
 #include "mlx5_provider_kit.h"
+#include "peer_mem.h"
 
 enum { MSG_RECORD = 1, MSG_READY, MSG_DONE, MSG_RESULT };
 
@@ -205,14 +206,18 @@ static int read_round(pk_pe *p, int fd, int writer_id, int round)
 	msg m = { .kind = MSG_READY, .value = start };
 	int rc;
 
+	peer_mem_begin(); /* the peer's engine thread writes this region */
 	memset(p->buf, SENTINEL, PK_REGION);
 	memcpy(p->buf + COUNTER_OFF, &start, 8);
+	peer_mem_end();
 	rc = send_msg(fd, &m);
 	if (!rc)
 		rc = recv_msg(fd, MSG_DONE, &m);
 	if (rc)
 		return rc;
+	peer_mem_begin();
 	m = (msg){ .kind = MSG_RESULT, .failed = check_region(p, writer_id, round, start) };
+	peer_mem_end();
 	return send_msg(fd, &m);
 }
 

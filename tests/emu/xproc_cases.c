@@ -37,29 +37,7 @@ static const uint32_t srq_sizes[NSRQ] = { 1, 7, 64, 257, 4096, 65537, 300000 };
  * serves the peer by the steps over TCP and the peer's process, which it
  * cannot see (as a NIC's DMA). Between peer_mem_begin and peer_mem_end it
  * records none of them; every byte is checked all the same. */
-#if defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define XP_TSAN 1
-#endif
-#endif
-#if defined(__SANITIZE_THREAD__)
-#define XP_TSAN 1
-#endif
-#ifdef XP_TSAN
-void AnnotateIgnoreReadsBegin(const char *file, int line);
-void AnnotateIgnoreReadsEnd(const char *file, int line);
-void AnnotateIgnoreWritesBegin(const char *file, int line);
-void AnnotateIgnoreWritesEnd(const char *file, int line);
-#define peer_mem_begin()                                          \
-	(AnnotateIgnoreReadsBegin(__FILE__, __LINE__),            \
-	 AnnotateIgnoreWritesBegin(__FILE__, __LINE__))
-#define peer_mem_end()                                            \
-	(AnnotateIgnoreWritesEnd(__FILE__, __LINE__),             \
-	 AnnotateIgnoreReadsEnd(__FILE__, __LINE__))
-#else
-#define peer_mem_begin() ((void)0)
-#define peer_mem_end() ((void)0)
-#endif
+#include "peer_mem.h"
 
 /* One message of a phase: where it lies in an area, how it is cut. */
 typedef struct msg {

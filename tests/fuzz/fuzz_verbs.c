@@ -2,7 +2,9 @@
  * libFuzzer target: arbitrary bytes as a sequence of verbs calls on the
  * emulated device (src/emu): CQ and QP creation with any capacities, any
  * state transitions and attribute masks, post_send and post_recv with any
- * opcode, flags, scatter lists and keys, polls, queries, destruction. The
+ * opcode, flags, scatter lists and keys, polls, queries, destruction; MRs
+ * (plain and DMA-BUF, good and unreadable addresses), extended CQs and
+ * parent domains with any attributes. The
  * calls must fail cleanly or succeed, never crash or hang, and nothing may
  * be written outside the registered region: guard zones around it are
  * checked after every input. Scatter addresses always point into the
@@ -13,6 +15,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 enum { REGION = 1 << 16, GUARD = 4096, NQP = 4, NCQ = 3 };
 
@@ -170,6 +173,68 @@ static void do_recv(in *s)
 	ibv_post_recv(qp, &wr, &bad);
 }
 
+/* An address for a region: inside the area (any length, maybe past it),
+ * NULL, or a page that cannot be read. */
+static uint8_t *some_addr(in *s, size_t *len)
+{
+	static uint8_t *none;
+	uint32_t k = take(s, 1);
+
+	*len = take(s, 3);
+	if (!none)
+		none = mmap(NULL, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (k < 200)
+		return region() + take(s, 2) % REGION;
+	return k < 230 ? NULL : none == MAP_FAILED ? NULL : none;
+}
+
+/* Object calls with any attributes, each object destroyed again at once:
+ * MRs (plain and DMA-BUF), extended CQs, parent domains. */
+static void do_objects(in *s)
+{
+	size_t len;
+	uint8_t *addr = some_addr(s, &len);
+	int access = (int)take(s, 2);
+	struct ibv_mr *mr;
+
+	switch (take(s, 1) % 4) {
+	case 0:
+		mr = ibv_reg_mr(f.pd, addr, len, access);
+		break;
+	case 1:
+		mr = ibv_reg_dmabuf_mr(f.pd, take(s, 2), len, (uint64_t)(uintptr_t)addr,
+				       (int)(take(s, 1) % 8) - 1, access);
+		break;
+	case 2: {
+		struct ibv_cq_init_attr_ex a = { 0 };
+		struct ibv_cq_ex *cq;
+
+		a.cqe = take(s, 3);
+		a.wc_flags = take(s, 4) | (uint64_t)take(s, 1) << 32;
+		a.comp_mask = take(s, 1);
+		a.flags = take(s, 1);
+		a.parent_domain = take(s, 1) & 1 ? f.pd : NULL;
+		cq = ibv_create_cq_ex(f.ctx, &a);
+		if (cq)
+			ibv_destroy_cq(ibv_cq_ex_to_cq(cq));
+		return;
+	}
+	default: {
+		struct ibv_parent_domain_init_attr a = { 0 };
+		struct ibv_pd *pd;
+
+		a.pd = take(s, 1) < 240 ? f.pd : NULL;
+		a.comp_mask = take(s, 1);
+		pd = ibv_alloc_parent_domain(f.ctx, &a);
+		if (pd)
+			ibv_dealloc_pd(pd);
+		return;
+	}
+	}
+	if (mr)
+		ibv_dereg_mr(mr);
+}
+
 static void drain(void)
 {
 	struct ibv_wc wc[16];
@@ -188,7 +253,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!f.ctx)
 		setup();
 	while (s.n) {
-		switch (take(&s, 1) % 8) {
+		switch (take(&s, 1) % 9) {
 		case 0: do_create(&s); break;
 		case 1: do_modify(&s); break;
 		case 2: do_send(&s); break;
@@ -202,6 +267,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				f.qp[slot] = NULL;
 			break;
 		}
+		case 7: do_objects(&s); break;
 		default: ibv_req_notify_cq(f.cq[take(&s, 1) % NCQ], 0); break;
 		}
 	}

@@ -742,7 +742,14 @@ CASE(queue_descriptors)
 #endif
 		memcpy(qd.sq.buf, wqe, sizeof(wqe));
 		gic_st_release_sys_u32(&qd.dbrec[1], gic_htobe32(4)); /* MLX5_SND_DBR */
-		memcpy(qd.bf.reg, wqe, qd.bf.size); /* BlueFlame: the whole WQE */
+		/* BlueFlame: the whole WQE, in 8-byte stores as a CPU copies it to
+		 * a UAR (the engine reads the first word atomically). */
+		for (uint32_t i = 0; i < qd.bf.size / 8; i++) {
+			uint64_t word;
+
+			memcpy(&word, wqe + 8 * i, 8);
+			__atomic_store_n((uint64_t *)qd.bf.reg + i, word, __ATOMIC_RELEASE);
+		}
 		p->pe[0].sq.resv = p->pe[0].sq.ready = 4;
 		gic_sq_note_signaled(&p->pe[0].sq, 4, 0);
 	}
