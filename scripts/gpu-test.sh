@@ -16,7 +16,7 @@ if [ ! -x "$bin/gic-gpu-suite" ]; then
 	cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >"$out/cmake.log" 2>&1 &&
 		cmake --build build -j "$(nproc)" --target gic-gpu-suite gic-gpu-ceiling gic-gpu-engine-check \
 			gic-gpu-proxy-suite gic gic-gpu-conformance gic-gpu-fidelity gic-gpu-recv \
-			gic-gpu-emu gic_emu_verbs gic_emu_mlx5 gic_emu_efa \
+			gic-gpu-emu gic-gpu-mlx5-emu gic_emu_verbs gic_emu_mlx5 gic_emu_efa \
 			>>"$out/cmake.log" 2>&1 ||
 		{ echo "build failed (see $out/cmake.log)"; tail -20 "$out/cmake.log"; echo "0 passed, 1 failed"; exit 1; }
 	bin=build
@@ -54,8 +54,15 @@ if [ "$ngpus" -ge 2 ] && [ -x "$mpibin/gic-gpu-mpi" ] && command -v mpiexec >/de
 	fi
 fi
 run engine_check 60 "$bin/gic-gpu-engine-check"
-# GPU threads posting into verbs-made queues of the emulated rdma-core device.
-[ -x "$bin/gic-gpu-emu" ] && run gpu_emu 120 env LD_LIBRARY_PATH="$bin/emu" "$bin/gic-gpu-emu"
+# GPU threads posting into verbs-made and mlx5-provider-made queues of the
+# emulated rdma-core device, on softnic's CPU engine and on its GPU engine.
+for e in cpu gpu; do
+	[ -x "$bin/gic-gpu-emu" ] &&
+		run "gpu_emu_$e" 120 env LD_LIBRARY_PATH="$bin/emu" GIC_EMU_ENGINE=$e "$bin/gic-gpu-emu"
+	[ -x "$bin/gic-gpu-mlx5-emu" ] &&
+		run "gpu_mlx5_emu_$e" 120 env LD_LIBRARY_PATH="$bin/emu" GIC_EMU_ENGINE=$e \
+			"$bin/gic-gpu-mlx5-emu"
+done
 # CI's host conformance cases (CPU engine there) on the GPU engine: host
 # threads post, the GPU engine executes (tests/gpu/tk_gpu_engine.c).
 for t in conformance fidelity recv; do

@@ -52,6 +52,9 @@ typedef struct softnic_gpu_attr {
 	size_t arena_bytes;  /* engine state and queues come from two arenas of
 			      * this size, allocated before the engine starts
 			      * (0: 256 MiB each); see below */
+	int host_submitters; /* 1: host threads post and poll too (the emulated
+			      * rdma-core device): system-scope ordering even
+			      * with the queues in GPU memory */
 } softnic_gpu_attr;
 
 /* Opens a softnic whose engine is a persistent kernel on gattr->device,

@@ -105,6 +105,7 @@ typedef struct emu_global {
 	emu_qp *qps[EMU_QP_TABLE];
 	char link_layer;         /* IBV_LINK_LAYER_INFINIBAND or _ETHERNET */
 	int poll_yield;          /* an empty ibv_poll_cq yields the CPU every n-th time (0: never) */
+	int gpu_engine;          /* 1: softnic's GPU engine runs the queues (verbs_gpu.c) */
 } emu_global;
 
 extern emu_global emu;
@@ -212,5 +213,17 @@ int emu_pd_queue_placement(struct ibv_pd *pd, uint64_t res_type, size_t size, si
  * EBUSY while held. No-ops for a plain PD (softnic counts its users). */
 void emu_pd_hold(struct ibv_pd *pd);
 void emu_pd_release(struct ibv_pd *pd);
+
+/* ------------------------------------------------------------------ */
+/* softnic's GPU engine behind the emulation (verbs_gpu.c). */
+
+/* Opens the softnic of GIC_EMU_ENGINE=gpu on CUDA device device with
+ * warps engine warps; NULL with errno and a stderr line (also when the
+ * build has no CUDA). */
+softnic *emu_gpu_open(int device, int warps);
+
+/* 0 when the GPU engine reaches [addr, addr + len) at its address (ends
+ * checked); EFAULT with a stderr line saying what to do. */
+int emu_gpu_region_check(const void *addr, size_t len);
 
 #endif /* GIC_EMU_H */

@@ -23,4 +23,8 @@ int gic_emu_is_device(struct ibv_device *dev);
  * errno (EINVAL for a context that is not one of the emulation's). */
 struct ibv_cq_ex *gic_emu_create_cq_ex(struct ibv_context *ctx, struct ibv_cq_init_attr_ex *attr);
 
+/* The mlx5 address vector of an address handle (mlx5dv_init_obj's AH). */
+struct mlx5_wqe_av;
+int gic_emu_ah_av(struct ibv_ah *ah, struct mlx5_wqe_av **av);
+
 #endif /* GIC_EMU_PRIVATE_H */

@@ -86,8 +86,9 @@ int mlx5dv_init_obj(struct mlx5dv_obj *obj, uint64_t type)
 {
 	int rc = 0;
 
-	if (!obj || (type & ~(uint64_t)(MLX5DV_OBJ_QP | MLX5DV_OBJ_CQ | MLX5DV_OBJ_SRQ | MLX5DV_OBJ_PD)))
-		return EINVAL; /* RWQ, DM and AH objects cannot exist here */
+	if (!obj || (type & ~(uint64_t)(MLX5DV_OBJ_QP | MLX5DV_OBJ_CQ | MLX5DV_OBJ_SRQ | MLX5DV_OBJ_PD |
+					MLX5DV_OBJ_AH)))
+		return EINVAL; /* RWQ and DM objects cannot exist here */
 	if (type & MLX5DV_OBJ_QP)
 		rc = init_qp(obj->qp.in, obj->qp.out);
 	if (!rc && (type & MLX5DV_OBJ_CQ))
@@ -97,6 +98,10 @@ int mlx5dv_init_obj(struct mlx5dv_obj *obj, uint64_t type)
 	if (!rc && (type & MLX5DV_OBJ_PD)) {
 		rc = gic_emu_pdn(obj->pd.in, &obj->pd.out->pdn);
 		obj->pd.out->comp_mask = 0;
+	}
+	if (!rc && (type & MLX5DV_OBJ_AH)) {
+		rc = gic_emu_ah_av(obj->ah.in, &obj->ah.out->av);
+		obj->ah.out->comp_mask = 0;
 	}
 	return rc;
 }

@@ -159,6 +159,29 @@ static void nic_wire_enable(void)
 			softnic_last_error(emu.nic));
 }
 
+/* The process's softnic: GIC_EMU_ENGINE=cpu (default: softnic's CPU
+ * engine, GIC_EMU_ENGINE_THREADS threads, queues in host memory) or gpu
+ * (its GPU engine on CUDA device GIC_EMU_GPU, queues in GPU memory,
+ * verbs_gpu.c). NULL with errno. */
+static softnic *nic_open(void)
+{
+	const char *engine = getenv("GIC_EMU_ENGINE");
+	softnic_attr a = { .engine_threads = env_int("GIC_EMU_ENGINE_THREADS", 1, 1, 64),
+			   .queue_mem = &page_queues };
+
+	if (engine && !strcmp(engine, "gpu")) {
+		emu.gpu_engine = 1;
+		return emu_gpu_open(env_int("GIC_EMU_GPU", 0, 0, 63),
+				    env_int("GIC_EMU_GPU_WARPS", 4, 1, 32));
+	}
+	if (engine && *engine && strcmp(engine, "cpu")) {
+		fprintf(stderr, "gic-emu: GIC_EMU_ENGINE=%s: expected cpu or gpu\n", engine);
+		errno = EINVAL;
+		return NULL;
+	}
+	return softnic_open(&a);
+}
+
 /* The process's softnic, opened with the first context. */
 static int nic_get(void)
 {
@@ -166,14 +189,11 @@ static int nic_get(void)
 
 	pthread_mutex_lock(&emu.lock);
 	if (!emu.nic) {
-		softnic_attr a = { .engine_threads = env_int("GIC_EMU_ENGINE_THREADS", 1, 1, 64),
-				   .queue_mem = &page_queues };
-
-		emu.nic = softnic_open(&a);
+		emu.nic = nic_open();
 		if (!emu.nic)
 			rc = errno ? errno : ENOMEM;
-		else
-			nic_wire_enable();
+		else if (!emu.gpu_engine)
+			nic_wire_enable(); /* the wire is the CPU engine's */
 		/* On a host with few CPUs, applications that spin in
 		 * ibv_poll_cq would starve the engines of the processes they
 		 * talk to (a NIC needs no CPU): there an empty poll yields

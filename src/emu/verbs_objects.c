@@ -269,9 +269,12 @@ struct ibv_mr *ibv_reg_mr_iova2(struct ibv_pd *pd, void *addr, size_t len, uint6
 			    "resolve addresses)");
 		return fail_null(EOPNOTSUPP);
 	}
-	if (!host_readable(addr, len)) {
+	if (emu.gpu_engine) {
+		if (emu_gpu_region_check(addr, len))
+			return fail_null(EFAULT);
+	} else if (!host_readable(addr, len)) {
 		fprintf(stderr, "gic-emu: ibv_reg_mr(%p, %zu): not host memory this process can read "
-			"(GPU memory needs softnic's GPU engine, which the emulation does not run)\n",
+			"(the CPU engine reaches host memory only; GIC_EMU_ENGINE=gpu takes GPU memory)\n",
 			addr, len);
 		return fail_null(EFAULT);
 	}

@@ -8,7 +8,9 @@
  * doorbell path: the UAR mapped into the GPU when CUDA takes it as I/O
  * memory, else the forwarder (a CPU thread copies a shadow doorbell word).
  * The line it prints names the path that ran and why. Every payload is
- * checked. Run with LD_LIBRARY_PATH=<build>/emu.
+ * checked. Run with LD_LIBRARY_PATH=<build>/emu; with GIC_EMU_ENGINE=gpu
+ * the device's queues and doorbell register are GPU (managed) memory on
+ * softnic's GPU engine, which the provider's view takes as it is.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,7 +36,8 @@ static gic_mlx5_qp *make_pair(gic_mlx5 *m, gic_mlx5_qp **recv_qp)
 
 static const char *db_mode_name(int mode)
 {
-	return mode == GIC_MLX5_DB_GPU ? "GPU-rung doorbell (UAR mapped into the GPU)"
+	return mode == GIC_MLX5_DB_GPU ? "GPU-rung doorbell (the doorbell register mapped into, or "
+					 "already reachable from, the GPU)"
 	       : mode == GIC_MLX5_DB_FORWARD ? "forwarded doorbell (a CPU thread copies the "
 					       "GPU's shadow word)"
 					     : "unknown";
@@ -72,7 +75,9 @@ int main(void)
 	}
 	bad = gpu_post_and_check("gic-gpu-mlx5-emu", sq, cq, dst, d_dst, mr->base.rkey);
 	printf("gic-gpu-mlx5-emu: %d QPs x %d GPU-posted writes into mlx5-provider queues on the "
-	       "emulated device, %s%s%s: %s\n", NQP, PER, db_mode_name(m->db_mode),
+	       "emulated device (%s engine), %s%s%s: %s\n", NQP, PER,
+	       getenv("GIC_EMU_ENGINE") && !strcmp(getenv("GIC_EMU_ENGINE"), "gpu") ? "GPU" : "CPU",
+	       db_mode_name(m->db_mode),
 	       m->db_reason[0] ? "; why: " : "", m->db_reason, bad ? "FAILED" : "PASSED");
 	for (int q = 0; q < NQP; q++) {
 		gic_mlx5_qp_destroy(qp[q]);

@@ -96,6 +96,52 @@ static int poll_cqe(side *a, uint16_t pi)
 	}
 }
 
+/* An address handle's mlx5 address vector, as mlx5dv_init_obj gives it,
+ * field by field against rdma-core's struct mlx5_wqe_av; bad attributes. */
+static void ah_cases(struct ibv_pd *pd)
+{
+	struct ibv_ah_attr at;
+	struct mlx5dv_ah dah = { 0 };
+	struct mlx5dv_obj o;
+	struct ibv_ah *ah;
+
+	memset(&at, 0, sizeof(at));
+	at.dlid = 0x1234;
+	at.sl = 5;
+	at.static_rate = 3;
+	at.src_path_bits = 0x81;
+	at.port_num = 1;
+	at.is_global = 1;
+	at.grh.flow_label = 0xabcde;
+	at.grh.hop_limit = 64;
+	at.grh.traffic_class = 0x2c;
+	for (int i = 0; i < 16; i++)
+		at.grh.dgid.raw[i] = (uint8_t)(0xf0 + i);
+	ah = ibv_create_ah(pd, &at);
+	CHECK(ah != NULL, "ibv_create_ah: %s", strerror(errno));
+	memset(&o, 0, sizeof(o));
+	o.ah.in = ah;
+	o.ah.out = &dah;
+	CHECK(ah && mlx5dv_init_obj(&o, MLX5DV_OBJ_AH) == 0 && dah.av, "mlx5dv_init_obj(AH)");
+	if (dah.av) {
+		const struct mlx5_wqe_av *av = dah.av;
+
+		CHECK(be16toh(av->rlid) == 0x1234 && av->stat_rate_sl == (3 << 4 | 5) &&
+		      av->fl_mlid == 0x01, "AV lid, rate, sl, path bits");
+		CHECK(be32toh(av->grh_gid_fl) == (0xabcde | 1u << 30) && av->hop_limit == 64 &&
+		      av->tclass == 0x2c && memcmp(av->rgid, at.grh.dgid.raw, 16) == 0 &&
+		      (be32toh(av->dqp_dct) & MLX5_EXTENDED_UD_AV), "AV global route");
+	}
+	CHECK(!ah || ibv_destroy_ah(ah) == 0, "ibv_destroy_ah");
+	at.port_num = 2;
+	errno = 0;
+	CHECK(!ibv_create_ah(pd, &at) && errno == EINVAL, "an AH on port 2");
+	at.port_num = 1;
+	at.grh.sgid_index = 9;
+	errno = 0;
+	CHECK(!ibv_create_ah(pd, &at) && errno == EINVAL, "an AH with GID index 9");
+}
+
 int main(void)
 {
 	struct ibv_device **l = ibv_get_device_list(NULL);
@@ -134,6 +180,7 @@ int main(void)
 		CHECK(poll_cqe(&a, pi) == 0, "CQE of WQE %u", pi);
 		CHECK(memcmp(b.buf + off, a.buf + off, len) == 0, "payload of WQE %u", pi);
 	}
+	ah_cases(a.pd);
 	for (side *x = &a; x; x = x == &a ? &b : NULL) {
 		ibv_destroy_qp(x->qp);
 		ibv_dereg_mr(x->mr);

@@ -134,6 +134,21 @@ int gic_mlx5_cuda_probe(const char *libpath, char *err, size_t errlen)
 
 /* ------------------------------------------------------------------ */
 
+/* 1 when the GPU reaches p at its own address already: managed or device
+ * memory (the queues of a NIC whose rings live there, as the emulated
+ * device's on softnic's GPU engine); nothing to register then. */
+static int gpu_reaches(const gic_cu *cu, const void *p)
+{
+	unsigned int managed = 0, type = 0;
+	gic_cudeviceptr a = (gic_cudeviceptr)(uintptr_t)p;
+
+	if (cu->PointerGetAttribute(&managed, GIC_CU_POINTER_ATTRIBUTE_IS_MANAGED, a) ==
+		    GIC_CU_SUCCESS && managed)
+		return 1;
+	return cu->PointerGetAttribute(&type, GIC_CU_POINTER_ATTRIBUTE_MEMORY_TYPE, a) ==
+		       GIC_CU_SUCCESS && type == GIC_CU_MEMORYTYPE_DEVICE;
+}
+
 int gic_mlx5_map_host(gic_mlx5 *m, void *p, size_t len, unsigned flags, uint64_t *dev)
 {
 	const gic_cu *cu = gic_cu_get(m->base.err, sizeof(m->base.err));
@@ -145,6 +160,10 @@ int gic_mlx5_map_host(gic_mlx5 *m, void *p, size_t len, unsigned flags, uint64_t
 
 	if (!cu)
 		return ENOENT;
+	if (gpu_reaches(cu, p)) {
+		*dev = (uint64_t)(uintptr_t)p;
+		return 0;
+	}
 	for (r = m->regs; r; r = r->next)
 		if (base >= (uintptr_t)r->base && base + span <= (uintptr_t)r->base + r->len)
 			break;

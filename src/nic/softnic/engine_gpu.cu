@@ -571,8 +571,10 @@ softnic *softnic_open_gpu(const softnic_attr *attr, const softnic_gpu_attr *gatt
 		return NULL;
 	}
 	/* GPU-resident queues: submitters and CQ consumers are this GPU's
-	 * threads, so the engine synchronizes with them at GPU scope. */
-	nic->shared->gpu_scope = !gattr->queues_on_host && !gattr->on_demand;
+	 * threads, so the engine synchronizes with them at GPU scope (unless
+	 * host threads post too). */
+	nic->shared->gpu_scope = !gattr->queues_on_host && !gattr->on_demand &&
+				 !gattr->host_submitters;
 	rc = gattr->on_demand ? 0 : engine_launch(nic, g, 0);
 	if (rc) {
 		softnic_close(nic);

@@ -1,0 +1,86 @@
+/*
+ * The emulated device on softnic's GPU engine (GIC_EMU_ENGINE=gpu): the
+ * engine is a persistent kernel on GPU GIC_EMU_GPU (default 0), the queues
+ * (send and receive rings, doorbell records and registers, CQ rings) are
+ * memory of that GPU (CUDA managed memory that prefers it, which the host
+ * verbs code still reaches), and a region must be memory the GPU reaches
+ * at its address: device or managed memory, or host memory registered with
+ * CUDA (cudaHostRegister, cudaHostAlloc). Built only with CUDA; without
+ * it, asking for the GPU engine fails with a message.
+ *
+ * What programs must do (gic/softnic_gpu.h): load their kernels before
+ * the engine starts (CUDA_MODULE_LOADING=EAGER), and never wait for the
+ * whole device (cudaDeviceSynchronize, cudaFree) while it runs.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "emu.h"
+
+#if GIC_EMU_GPU
+#include <cuda_runtime_api.h>
+
+#include "gic/softnic_gpu.h"
+
+softnic *emu_gpu_open(int device, int warps)
+{
+	softnic_attr a = { 0 };
+	softnic_gpu_attr g = { 0 };
+	softnic *nic;
+
+	g.device = device;
+	g.blocks = 1;
+	g.warps_per_block = warps;
+	g.host_submitters = 1; /* verbs calls post and poll from host threads */
+	nic = softnic_open_gpu(&a, &g);
+	if (!nic)
+		fprintf(stderr, "gic-emu: GIC_EMU_ENGINE=gpu: softnic's GPU engine on CUDA device %d "
+			"did not start (%s)\n", device, strerror(errno));
+	return nic;
+}
+
+/* 1 when the GPU reaches p at its own address. */
+static int gpu_reaches(const void *p)
+{
+	struct cudaPointerAttributes at;
+
+	if (cudaPointerGetAttributes(&at, p) != cudaSuccess) {
+		(void)cudaGetLastError(); /* clears the sticky-free error */
+		return 0;
+	}
+	if (at.type == cudaMemoryTypeDevice || at.type == cudaMemoryTypeManaged)
+		return 1;
+	return at.type == cudaMemoryTypeHost && at.devicePointer == p;
+}
+
+int emu_gpu_region_check(const void *addr, size_t len)
+{
+	const uint8_t *end = (const uint8_t *)addr + len - 1;
+
+	if (gpu_reaches(addr) && gpu_reaches(end))
+		return 0;
+	fprintf(stderr, "gic-emu: ibv_reg_mr(%p, %zu): softnic's GPU engine cannot reach this "
+		"memory at its address: use GPU or managed memory, or register host memory with "
+		"cudaHostRegister first (GIC_EMU_ENGINE=gpu)\n", addr, len);
+	return EFAULT;
+}
+
+#else /* built without CUDA */
+
+softnic *emu_gpu_open(int device, int warps)
+{
+	(void)device;
+	(void)warps;
+	fprintf(stderr, "gic-emu: GIC_EMU_ENGINE=gpu: this build has no CUDA, so no GPU engine\n");
+	errno = ENOTSUP;
+	return NULL;
+}
+
+int emu_gpu_region_check(const void *addr, size_t len)
+{
+	(void)addr;
+	(void)len;
+	return EOPNOTSUPP;
+}
+#endif
