@@ -129,7 +129,7 @@ struct wire_conn {
 	int mirror_rnr;
 	uint64_t peer_start;
 	uint64_t connect_ns, next_check_ns;
-	int idle_failed;          /* the QP was put in error after the peer went */
+	int attached;             /* this side's record is ours (conn_attach) */
 };
 
 struct softnic_wire {
@@ -345,6 +345,8 @@ static int conn_map(wire_conn *c, size_t ring)
 	if (fd >= 0) {
 		/* Reserved now: a full /dev/shm fails here, not with SIGBUS later. */
 		rc = posix_fallocate(fd, 0, (off_t)want);
+		if (rc)
+			unlink(c->name); /* the peer must not find a short file */
 	} else if (errno == EEXIST) {
 		fd = open(c->name, O_RDWR);
 		/* The creator sizes it at once; a short wait covers the gap. */
@@ -424,11 +426,12 @@ static void conn_free(wire_conn *c)
 		softnic_dereg_mr(c->mr);
 	if (c->mcq)
 		softnic_cq_destroy(c->mcq);
-	if (c->f) {
+	if (c->f && c->attached) {
 		__atomic_store_n(&c->f->side[c->side].detached, 1, __ATOMIC_RELEASE);
-		munmap(c->f, c->map_bytes);
 		unlink(c->name); /* the peer keeps its mapping */
 	}
+	if (c->f)
+		munmap(c->f, c->map_bytes); /* a file in use by others is left alone */
 	free(c);
 }
 
@@ -464,6 +467,7 @@ static int conn_attach(wire_conn *c, uint32_t remote)
 	me->qpn = c->qp->s->qpn;
 	me->start_time = softnic_proc_start(getpid(), &state);
 	__atomic_store_n(&me->attached, 1, __ATOMIC_RELEASE);
+	c->attached = 1;
 	c->peer_qpn = remote;
 	c->connect_ns = gic_now_ns();
 	c->issue_bb = c->qp->s->cons;
@@ -506,31 +510,35 @@ int softnic_qp_connect_wire(softnic_qp *qp, uint32_t remote_qpn)
 	if (!c)
 		return ENOMEM;
 	c->qp = qp;
-	c->peer_start = 0;
 	conn_name(c->name, qp->s->qpn, remote_qpn);
 	rc = conn_map(c, wn->ring);
 	if (!rc)
 		rc = conn_attach(c, remote_qpn);
+	/* qp->wire before the mirror connects to qp: the engine never runs
+	 * qp's WQEs against the mirror, not even for one pass. */
+	e = &qp->nic->engines[qp->engine];
+	engine_lock_mgmt(e); /* the engine reads qp->wire under this lock */
+	qp->wire = rc ? NULL : c;
+	engine_unlock_mgmt(e);
 	if (!rc)
 		rc = mirror_make(c);
 	pthread_mutex_lock(&wn->lock);
 	if (!rc)
 		rc = wire_thread_start(wn);
+	if (!rc) {
+		c->next = wn->conns;
+		wn->conns = c;
+	}
+	pthread_mutex_unlock(&wn->lock);
 	if (rc) {
-		pthread_mutex_unlock(&wn->lock);
 		if (!softnic_last_error(qp->nic)[0])
 			softnic_set_error(qp->nic, "qp_connect_wire: %s: %s", c->name, strerror(rc));
+		engine_lock_mgmt(e);
+		qp->wire = NULL;
+		engine_unlock_mgmt(e);
 		conn_free(c);
-		return rc;
 	}
-	c->next = wn->conns;
-	wn->conns = c;
-	pthread_mutex_unlock(&wn->lock);
-	e = &qp->nic->engines[qp->engine];
-	engine_lock_mgmt(e); /* the engine reads qp->wire under this lock */
-	qp->wire = c;
-	engine_unlock_mgmt(e);
-	return 0;
+	return rc;
 }
 
 void softnic_wire_qp_destroyed(softnic_qp *qp)
