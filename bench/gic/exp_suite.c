@@ -39,7 +39,7 @@ typedef struct suite_step {
  * at the same single --bg-ctas level (so no row gains " bg=N"); payload
  * names the gda path too, its default without a --path. The mini-gda and
  * proxy rows keep their names. */
-#ifdef GIC_HAVE_NVSHMEM
+#ifdef GIC_NVSHMEM_PATH
 #define NVSHMEM_LAT " --path nvshmem"
 #define NVSHMEM_RATE " --row nvshmem"
 #define NVSHMEM_LOADED " --path nvshmem"

@@ -4,7 +4,10 @@
  * relays NVSHMEM's unique id, collects PE 0's results and PE 1's verdicts
  * within a time limit, and reports a PE that fails by its exit status,
  * all through pe_launch.h; what is NVSHMEM's stays here. Compiled into
- * every `gic`; without NVSHMEM it only says so.
+ * every `gic`; without NVSHMEM it only says so. The PEs are the program
+ * gic-nvshmem-pe (this file with GIC_HAVE_NVSHMEM, linked with NVSHMEM),
+ * so that gic itself loads on a machine without NVSHMEM or with another
+ * version of it.
  */
 #include <errno.h>
 #include <signal.h>
@@ -23,8 +26,8 @@
 
 int gic_nvshmem_built(void)
 {
-#ifdef GIC_HAVE_NVSHMEM
-	return 1;
+#if defined(GIC_HAVE_NVSHMEM) || defined(GIC_NVSHMEM_PATH)
+	return 1; /* the PEs: gic-nvshmem-pe, beside this program */
 #else
 	return 0;
 #endif
@@ -112,6 +115,7 @@ int gic_nvshmem_run(const char *sub, const gic_nv_job *in, gic_sink *sink)
 	gic_nv_job job = *in;
 	gic_pl_spec s = {
 		.sub = sub, .lib = "NVSHMEM", .subcommand = GIC_NV_PE_SUBCOMMAND,
+		.program = GIC_NV_PE_PROGRAM,
 		.magic = GIC_NV_MAGIC, .job = &job, .job_len = sizeof(job), .npes = GIC_NV_PES,
 		.limit_env = "GIC_NVSHMEM_LIMIT_S", .max_results = GIC_NV_MAX_RESULTS,
 		.nphases = GIC_NV_MAX_RESULTS + GIC_NV_MAX_ROWS, .skip_len = sizeof(int32_t),

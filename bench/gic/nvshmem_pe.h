@@ -58,6 +58,8 @@ extern "C" {
 #endif
 
 #define GIC_NV_PE_SUBCOMMAND "__nvshmem-pe"
+/* The program the PEs run: built beside gic, linked with NVSHMEM. */
+#define GIC_NV_PE_PROGRAM "gic-nvshmem-pe"
 #define GIC_NV_MAGIC 0x6e767368u /* "nvsh" */
 
 enum {

@@ -239,14 +239,50 @@ typedef struct pl_run {
 	int *verdict;        /* [nphases]: -1 none, 0 bad, 1 good */
 } pl_run;
 
-/* Starts PE rank: a fresh process of this program, its stdout on our
- * stderr; 0 or errno. */
+/* The path of program, a file beside the running executable, into out
+ * (/proc/self/exe when program is NULL). 0 or errno. */
+static int pl_program_path(const char *program, char *out, size_t len)
+{
+	char self[4096];
+	ssize_t n;
+	char *slash;
+
+	if (!program) {
+		snprintf(out, len, "/proc/self/exe");
+		return 0;
+	}
+	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (n <= 0)
+		return errno ? errno : ENOENT;
+	self[n] = 0;
+	slash = strrchr(self, '/');
+	if (slash)
+		slash[1] = 0;
+	if ((size_t)snprintf(out, len, "%s%s", slash ? self : "", program) >= len)
+		return ENAMETOOLONG;
+	return 0;
+}
+
+/* Starts PE rank: a fresh process of this program (or of the spec's
+ * program beside it), its stdout on our stderr; 0 or errno. */
 static int pl_spawn(pl_run *R, int rank)
 {
 	pl_proc *p = &R->pe[rank];
 	int to[2], from[2];
 	char a[4][16];
 	char *argv[7];
+	char path[4096 + 64];
+	int prc = pl_program_path(R->s->program, path, sizeof(path));
+
+	char nope[sizeof(path) + 64];
+	size_t nope_len;
+
+	if (prc)
+		return prc;
+	nope_len = (size_t)snprintf(nope, sizeof(nope), "gic: cannot execute the PE program %s\n",
+				    path);
+	if (nope_len >= sizeof(nope))
+		nope_len = sizeof(nope) - 1;
 
 	if (pipe2(to, O_CLOEXEC))
 		return errno;
@@ -261,7 +297,7 @@ static int pl_spawn(pl_run *R, int rank)
 	snprintf(a[1], sizeof(a[1]), "%d", R->s->npes);
 	snprintf(a[2], sizeof(a[2]), "%d", to[0]);
 	snprintf(a[3], sizeof(a[3]), "%d", from[1]);
-	argv[0] = "gic";
+	argv[0] = (char *)(R->s->program ? R->s->program : "gic");
 	argv[1] = (char *)R->s->subcommand;
 	for (int i = 0; i < 4; i++)
 		argv[2 + i] = a[i];
@@ -272,7 +308,9 @@ static int pl_spawn(pl_run *R, int rank)
 		/* Only async-signal-safe calls between fork and exec. */
 		if (fcntl(to[0], F_SETFD, 0) || fcntl(from[1], F_SETFD, 0) || dup2(2, 1) < 0)
 			_exit(127);
-		execv("/proc/self/exe", argv);
+		execv(path, argv);
+		if (write(2, nope, nope_len) < 0) /* said before fork */
+			_exit(127);
 		_exit(127);
 	}
 	close(to[0]);
@@ -556,10 +594,18 @@ static int pl_report(pl_run *R, int rc)
 			fprintf(stderr, "gic %s: %s PE %d %s after another PE skipped the run\n",
 				s->sub, s->lib, i, how);
 		} else if (!clean || (!p->done && !p->skipped)) {
+			/* 127: the exec or the loader failed (a missing program, or
+			 * a library the PE program links, absent or of another
+			 * version); the loader's own message is above. */
+			int unstarted = p->reaped && WIFEXITED(p->status) &&
+					WEXITSTATUS(p->status) == 127 && !p->done;
+
 			fprintf(stderr, "gic %s: %s PE %d %s%s\n", s->sub, s->lib, i, how,
 				stopped ? ""
 				: p->done ? " after it finished"
-					  : " before it finished (its messages, if any, are above)");
+				: unstarted ? ": its program could not start (the path is unavailable "
+					      "here; the reason, the exec's or the loader's, is above)"
+					    : " before it finished (its messages, if any, are above)");
 			if (!rc)
 				rc = EIO;
 		}

@@ -92,6 +92,7 @@ typedef struct gic_pl_spec {
 	const char *sub;        /* the experiment, for "gic <sub>: ..." */
 	const char *lib;        /* "NVSHMEM", "NCCL": "<lib> PE 1 exited ..." */
 	const char *subcommand; /* the PEs' hidden subcommand */
+	const char *program;    /* the PEs' program, beside this one; NULL: this one */
 	uint32_t magic;         /* of the job and of every record */
 	const void *job;        /* sent to every PE first; starts with magic */
 	size_t job_len;         /* 4..GIC_PL_JOB_MAX */
