@@ -271,11 +271,9 @@ static int pl_spawn(pl_run *R, int rank)
 	int to[2], from[2];
 	char a[4][16];
 	char *argv[7];
-	char path[4096 + 64];
-	int prc = pl_program_path(R->s->program, path, sizeof(path));
-
-	char nope[sizeof(path) + 64];
+	char path[4096 + 64], nope[4096 + 128];
 	size_t nope_len;
+	int prc = pl_program_path(R->s->program, path, sizeof(path));
 
 	if (prc)
 		return prc;
@@ -309,8 +307,7 @@ static int pl_spawn(pl_run *R, int rank)
 		if (fcntl(to[0], F_SETFD, 0) || fcntl(from[1], F_SETFD, 0) || dup2(2, 1) < 0)
 			_exit(127);
 		execv(path, argv);
-		if (write(2, nope, nope_len) < 0) /* said before fork */
-			_exit(127);
+		nope_len = (size_t)write(2, nope, nope_len); /* formatted before fork */
 		_exit(127);
 	}
 	close(to[0]);
