@@ -42,29 +42,42 @@ static struct ibv_send_wr *open_wr(struct ibv_qp_ex *x, enum ibv_wr_opcode op)
 	return &q->wr;
 }
 
-static void wr_rdma_write(struct ibv_qp_ex *x, uint32_t rkey, uint64_t addr)
+/* Opens a WR of an RDMA opcode at (rkey, addr). */
+static struct ibv_send_wr *open_rdma(struct ibv_qp_ex *x, enum ibv_wr_opcode op, uint32_t rkey,
+				     uint64_t addr)
 {
-	struct ibv_send_wr *w = open_wr(x, IBV_WR_RDMA_WRITE);
+	struct ibv_send_wr *w = open_wr(x, op);
 
 	w->wr.rdma.rkey = rkey;
 	w->wr.rdma.remote_addr = addr;
+	return w;
+}
+
+/* Opens a WR of an atomic opcode at (rkey, addr) with its operands. */
+static void open_atomic(struct ibv_qp_ex *x, enum ibv_wr_opcode op, uint32_t rkey, uint64_t addr,
+			uint64_t compare_add, uint64_t swap)
+{
+	struct ibv_send_wr *w = open_wr(x, op);
+
+	w->wr.atomic.rkey = rkey;
+	w->wr.atomic.remote_addr = addr;
+	w->wr.atomic.compare_add = compare_add;
+	w->wr.atomic.swap = swap;
+}
+
+static void wr_rdma_write(struct ibv_qp_ex *x, uint32_t rkey, uint64_t addr)
+{
+	open_rdma(x, IBV_WR_RDMA_WRITE, rkey, addr);
 }
 
 static void wr_rdma_write_imm(struct ibv_qp_ex *x, uint32_t rkey, uint64_t addr, __be32 imm)
 {
-	struct ibv_send_wr *w = open_wr(x, IBV_WR_RDMA_WRITE_WITH_IMM);
-
-	w->wr.rdma.rkey = rkey;
-	w->wr.rdma.remote_addr = addr;
-	w->imm_data = imm;
+	open_rdma(x, IBV_WR_RDMA_WRITE_WITH_IMM, rkey, addr)->imm_data = imm;
 }
 
 static void wr_rdma_read(struct ibv_qp_ex *x, uint32_t rkey, uint64_t addr)
 {
-	struct ibv_send_wr *w = open_wr(x, IBV_WR_RDMA_READ);
-
-	w->wr.rdma.rkey = rkey;
-	w->wr.rdma.remote_addr = addr;
+	open_rdma(x, IBV_WR_RDMA_READ, rkey, addr);
 }
 
 static void wr_send(struct ibv_qp_ex *x)
@@ -80,21 +93,12 @@ static void wr_send_imm(struct ibv_qp_ex *x, __be32 imm)
 static void wr_atomic_cmp_swp(struct ibv_qp_ex *x, uint32_t rkey, uint64_t addr, uint64_t compare,
 			      uint64_t swap)
 {
-	struct ibv_send_wr *w = open_wr(x, IBV_WR_ATOMIC_CMP_AND_SWP);
-
-	w->wr.atomic.rkey = rkey;
-	w->wr.atomic.remote_addr = addr;
-	w->wr.atomic.compare_add = compare;
-	w->wr.atomic.swap = swap;
+	open_atomic(x, IBV_WR_ATOMIC_CMP_AND_SWP, rkey, addr, compare, swap);
 }
 
 static void wr_atomic_fetch_add(struct ibv_qp_ex *x, uint32_t rkey, uint64_t addr, uint64_t add)
 {
-	struct ibv_send_wr *w = open_wr(x, IBV_WR_ATOMIC_FETCH_AND_ADD);
-
-	w->wr.atomic.rkey = rkey;
-	w->wr.atomic.remote_addr = addr;
-	w->wr.atomic.compare_add = add;
+	open_atomic(x, IBV_WR_ATOMIC_FETCH_AND_ADD, rkey, addr, add, 0);
 }
 
 /* 1 when a WR is open and n data pieces fit it; otherwise the WR is

@@ -127,7 +127,6 @@ struct wire_conn {
 	gic_cq mcqv;
 	uint64_t rx_posted, rx_answered;
 	int mirror_rnr;
-	uint64_t peer_start;
 	uint64_t connect_ns, next_check_ns;
 	int attached;             /* this side's record is ours (conn_attach) */
 };
@@ -436,13 +435,15 @@ static void conn_free(wire_conn *c)
 }
 
 /* Checks that a live process owns remote's block; ENOENT with the reason. */
-static int remote_owner(softnic *nic, uint32_t remote, int *pid, uint64_t *start)
+static int remote_owner(softnic *nic, uint32_t remote)
 {
 	char name[WIRE_NAME_LEN];
+	uint64_t start;
+	int pid;
 
 	block_name(name, (int)(remote >> WIRE_QPN_SHIFT));
 	if (remote >> WIRE_QPN_SHIFT == 0 || remote >> WIRE_QPN_SHIFT > WIRE_BLOCKS ||
-	    block_owner(name, pid, start) || !*pid) {
+	    block_owner(name, &pid, &start) || !pid) {
 		softnic_set_error(nic, "qp_connect_wire: no live process on this host owns QP 0x%x "
 				  "(%s)", remote, name);
 		return ENOENT;
@@ -491,8 +492,7 @@ int softnic_qp_connect_wire(softnic_qp *qp, uint32_t remote_qpn)
 	softnic_wire *wn;
 	wire_conn *c;
 	engine *e;
-	uint64_t start;
-	int pid, rc;
+	int rc;
 
 	if (!qp || remote_qpn == qp->s->qpn || remote_qpn > 0xffffff)
 		return EINVAL;
@@ -503,7 +503,7 @@ int softnic_qp_connect_wire(softnic_qp *qp, uint32_t remote_qpn)
 	}
 	if (qp->peer || qp->wire || qp->s->link)
 		return EISCONN;
-	rc = remote_owner(qp->nic, remote_qpn, &pid, &start);
+	rc = remote_owner(qp->nic, remote_qpn);
 	if (rc)
 		return rc;
 	c = calloc(1, sizeof(*c));
@@ -1013,11 +1013,10 @@ static void conn_check(softnic_wire *wn, wire_conn *c, uint64_t now)
 			conn_set_gone(wn, c, "never connected back (10 s)");
 		return;
 	}
-	if (!c->peer_start)
-		c->peer_start = ps->start_time ? ps->start_time : 1;
+	/* pid and start_time were written before attached was released. */
 	if (__atomic_load_n(&ps->detached, __ATOMIC_ACQUIRE))
 		conn_set_gone(wn, c, "was destroyed");
-	else if (!pid_alive(ps->pid, c->peer_start == 1 ? 0 : c->peer_start))
+	else if (!pid_alive(ps->pid, ps->start_time))
 		conn_set_gone(wn, c, "is gone: its process ended");
 }
 
