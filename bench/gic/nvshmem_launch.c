@@ -143,8 +143,8 @@ int gic_nvshmem_run(const char *sub, const gic_nv_job *in, gic_sink *sink)
 	rc = gic_pl_run(&s, sink, &skip);
 	if (!rc && skip.skipped) {
 		memcpy(&found, skip.data, sizeof(found));
-		fprintf(stderr, "gic %s: the NVSHMEM path needs %d GPUs (found %d): skipped\n", sub,
-			GIC_NV_PES, found);
+		fprintf(stderr, "gic %s: the NVSHMEM path needs %d GPUs (found %d), or one GPU with "
+			"NVSHMEM_DISABLE_P2P=1 and a NIC transport: skipped\n", sub, GIC_NV_PES, found);
 	}
 	return rc;
 }

@@ -53,6 +53,7 @@
  * globaltimer limit), stream waits (cudaStreamQuery), and alarm() for the
  * whole process (collectives inside NVSHMEM have none of their own).
  */
+#include <infiniband/verbs.h>
 #include <nvshmem.h>
 #include <nvshmemx.h>
 
@@ -105,6 +106,7 @@ typedef struct nv_pe {
 	char version[16];      /* NVSHMEM library version, "3.8.0" */
 	char transport[32];    /* "nvshmem-p2p", "nvshmem-ibgda", ... */
 	char qps[16];          /* QPs the transport uses to the peer ("0" over P2P) */
+	char nic[96];          /* " nic=NAME nic_fw=FW" behind a NIC transport, "" over P2P */
 	int devices[2];        /* CUDA device of each PE */
 	void *qp_arrays[4];    /* from nvshmemx_qp_create: freed after finalize */
 	int nqp_arrays;
@@ -508,8 +510,8 @@ static void lat_emit(const nv_pe *P, int phase, const char *name, const char *me
 		gic_samples_add(&s, (double)(total_not_issue ? h[i].total : h[i].issue) / P->mhz);
 	gic_result_set_samples(&r, &s, (size_t)P->job->warmup);
 	gic_samples_free(&s);
-	gic_result_param(&r, "size=8 api=%s pes=2 devices=%d,%d qps=%s nvshmem=%s sm_mhz=%.0f",
-			 api, P->devices[0], P->devices[1], P->qps, P->version, P->mhz);
+	gic_result_param(&r, "size=8 api=%s pes=2 devices=%d,%d qps=%s nvshmem=%s%s sm_mhz=%.0f",
+			 api, P->devices[0], P->devices[1], P->qps, P->version, P->nic, P->mhz);
 	snprintf(r.note, sizeof(r.note), "%s", note);
 	r.validated = validated;
 	gic_pl_emit(&P->pl, phase, &r);
@@ -525,7 +527,31 @@ static int nv_transport(nv_pe *P, void *sym)
 		return 0;
 	snprintf(P->transport, sizeof(P->transport), "nvshmem-p2p");
 	snprintf(P->qps, sizeof(P->qps), "0");
+	P->nic[0] = 0;
 	return 1;
+}
+
+/* The first RDMA device as the rows record it: its name and firmware
+ * version, spaces made dashes (the emulated device's firmware version
+ * ends "(gic softnic)", so rows say when softnic stood in for a NIC). */
+static void nv_nic_label(nv_pe *P)
+{
+	struct ibv_device **l = ibv_get_device_list(NULL);
+	struct ibv_context *c = l && l[0] ? ibv_open_device(l[0]) : NULL;
+	struct ibv_device_attr a;
+	char fw[sizeof(a.fw_ver)] = "unknown";
+
+	if (c && !ibv_query_device(c, &a))
+		snprintf(fw, sizeof(fw), "%s", a.fw_ver);
+	for (char *q = fw; *q; q++)
+		if (*q == ' ')
+			*q = '-';
+	snprintf(P->nic, sizeof(P->nic), " nic=%s nic_fw=%s", l && l[0] ?
+		 ibv_get_device_name(l[0]) : "none", fw);
+	if (c)
+		ibv_close_device(c);
+	if (l)
+		ibv_free_device_list(l);
 }
 
 /* Sends the driver the line "<name>: skipped: <why>" (PE 0 only). */
@@ -845,8 +871,8 @@ static void run_rate(nv_pe *P)
 		gic_samples_free(&s);
 		gic_result_param(&res, "threads=%d ctas=%d size=8 msgs_per_thread=%d rounds=%d "
 				 "api=nvshmem_putmem_nbi+nvshmem_quiet pes=2 devices=%d,%d qps=%s "
-				 "nvshmem=%s", row->threads, row->ctas, J->iters, NV_ROUNDS,
-				 P->devices[0], P->devices[1], P->qps, P->version);
+				 "nvshmem=%s%s", row->threads, row->ctas, J->iters, NV_ROUNDS,
+				 P->devices[0], P->devices[1], P->qps, P->version, P->nic);
 		snprintf(res.note, sizeof(res.note), "NVSHMEM %s; 64 slots per thread, each "
 			 "checked on PE 1 after every round; not the paper's P-IB row", P->version);
 		res.validated = 1;
@@ -928,8 +954,8 @@ static void ld_emit(const nv_pe *P, int phase, const char *label, int level, con
 		snprintf(name + strlen(name), sizeof(name) - strlen(name), " bg=%d", level);
 	snprintf(params, sizeof(params), "bg_ctas=%d pace_ns=%ld queue=%s size=8 "
 		 "probe_api=nvshmem_uint64_p bg_api=nvshmem_putmem_nbi pes=2 devices=%d,%d qps=%s "
-		 "nvshmem=%s", level, J->pace_ns, strcmp(label, "p2p") ? label : "none",
-		 P->devices[0], P->devices[1], P->qps, P->version);
+		 "nvshmem=%s%s", level, J->pace_ns, strcmp(label, "p2p") ? label : "none",
+		 P->devices[0], P->devices[1], P->qps, P->version, P->nic);
 	nv_result(P, &r, name, "loaded rtt", "us");
 	gic_samples_init(&s, (size_t)n);
 	for (int i = 0; i < n; i++)
@@ -1117,10 +1143,10 @@ static void pl_emit(const nv_pe *P, int phase, const char *path, int threads, ui
 	nv_result(P, &r, name, "goodput", "GB/s");
 	gic_result_set_value(&r, gbps);
 	gic_result_param(&r, "size=%u writes=%d outstanding=all threads=%d api=%s pes=2 "
-			 "devices=%d,%d qps=%s nvshmem=%s", size, P->job->iters, threads,
+			 "devices=%d,%d qps=%s nvshmem=%s%s", size, P->job->iters, threads,
 			 threads > 1 ? "nvshmemx_putmem_nbi_block+nvshmem_quiet"
 				     : "nvshmem_putmem_nbi+nvshmem_quiet",
-			 P->devices[0], P->devices[1], P->qps, P->version);
+			 P->devices[0], P->devices[1], P->qps, P->version, P->nic);
 	snprintf(r.note, sizeof(r.note), "NVSHMEM %s%s; one quiet at the end; every byte "
 		 "checked on PE 1", P->version,
 		 strcmp(P->transport, "nvshmem-p2p") ? ""
@@ -1263,13 +1289,23 @@ static void read_input(nv_pe *P, int in_fd, gic_nv_job *job, nvshmemx_uniqueid_t
 		gic_pl_read_uid(&P->pl, in_fd, uid, sizeof(*uid));
 }
 
+/* 1 when NVSHMEM_DISABLE_P2P asks NVSHMEM to reach every PE through its
+ * remote transport (NVSHMEM reads it as a boolean). */
+static int nv_p2p_disabled(void)
+{
+	const char *v = getenv("NVSHMEM_DISABLE_P2P");
+
+	return v && (!strcmp(v, "1") || !strcasecmp(v, "true") || !strcasecmp(v, "yes") ||
+		     !strcasecmp(v, "y"));
+}
+
 int gic_nvshmem_pe(int rank, int nranks, int in_fd, int out_fd)
 {
 	nv_pe pe, *P = &pe;
 	gic_nv_job job;
 	nvshmemx_uniqueid_t uid = NVSHMEMX_UNIQUEID_INITIALIZER;
 	nvshmemx_init_attr_t attr = NVSHMEMX_INIT_ATTR_INITIALIZER;
-	int ngpu = 0, maj = 0, min = 0, patch = 0;
+	int ngpu = 0, maj = 0, min = 0, patch = 0, one_gpu;
 	double *d_mhz;
 
 	memset(P, 0, sizeof(*P));
@@ -1283,7 +1319,11 @@ int gic_nvshmem_pe(int rank, int nranks, int in_fd, int out_fd)
 		cudaGetLastError();
 		ngpu = 0;
 	}
-	if (ngpu < nranks) {
+	/* One GPU: both PEs on it (NVSHMEM's "multiple PEs per GPU"), which
+	 * only a NIC transport can connect (P2P between two processes of one
+	 * GPU is not NVSHMEM's). */
+	one_gpu = ngpu == 1 && nv_p2p_disabled();
+	if (ngpu < nranks && !one_gpu) {
 		int32_t found = ngpu;
 
 		if (rank == 0)
@@ -1291,8 +1331,8 @@ int gic_nvshmem_pe(int rank, int nranks, int in_fd, int out_fd)
 		return 0;
 	}
 	P->devices[0] = 0;
-	P->devices[1] = 1;
-	cuda_ok(P, cudaSetDevice(rank), "cudaSetDevice");
+	P->devices[1] = one_gpu ? 0 : 1;
+	cuda_ok(P, cudaSetDevice(P->devices[rank]), "cudaSetDevice");
 	if (rank == 0) {
 		if (nvshmemx_get_uniqueid(&uid))
 			nv_die(P, "nvshmemx_get_uniqueid", "failed");
@@ -1320,6 +1360,7 @@ int gic_nvshmem_pe(int rank, int nranks, int in_fd, int out_fd)
 			snprintf(P->transport, sizeof(P->transport), "nvshmem-%s",
 				 remote ? remote : "ibrc");
 		snprintf(P->qps, sizeof(P->qps), "%s", nrc ? nrc : "default");
+		nv_nic_label(P);
 	}
 	cuda_ok(P, cudaMalloc(&d_mhz, sizeof(double)), "cudaMalloc");
 	clock_kernel<<<1, 1, 0, P->stream>>>(d_mhz);

@@ -102,7 +102,7 @@ enum softnic_vsynd {
 	SOFTNIC_VSYND_RECV_TOO_SMALL = 0x13,   /* the message exceeds the receive WQE */
 	SOFTNIC_VSYND_RECV_BAD_KEY = 0x14,     /* a receive WQE's lkey, bounds or rights */
 	SOFTNIC_VSYND_BAD_RQ_DBREC = 0x15,     /* receive record past the queue */
-	SOFTNIC_VSYND_DEVICE_OP = 0x16,        /* this operation on GPU memory of another process */
+	SOFTNIC_VSYND_DEVICE_OP = 0x16,        /* SEND data or a receive in GPU memory (CPU engine) */
 	SOFTNIC_VSYND_ATOMIC_CONTENDED = 0x17, /* masked atomic lost its CAS too often */
 	SOFTNIC_VSYND_INLINE_READ = 0x18,      /* an RDMA READ with an inline segment */
 	SOFTNIC_VSYND_QP_RIGHTS = 0x19,        /* the responder QP grants no such right */
@@ -229,7 +229,10 @@ softnic_qp *softnic_qp_create(softnic_pd *pd, const softnic_qp_attr *attr);
  * retry error (the peer vanished). */
 int softnic_qp_destroy(softnic_qp *qp);
 
-/* Connects two QPs to each other (RC, both directions). */
+/* Connects two QPs to each other (RC, both directions); a and b may be
+ * the same QP (loopback: its WQEs act on its own PD's memory, and its
+ * messages take its own receives). EINVAL (NULL, QPs of two softnics),
+ * EISCONN (either connected already). */
 int softnic_qp_connect(softnic_qp *a, softnic_qp *b);
 
 uint32_t softnic_qp_num(const softnic_qp *qp);

@@ -15,9 +15,14 @@
  * whose QP is destroyed) fails the WQEs in flight with a transport retry
  * error, and the QP then flushes.
  *
- * What it does not do: queues or buffers in GPU memory (the CPU engine
- * only; such a WQE fails with SOFTNIC_VSYND_DEVICE_OP), messages larger
- * than the ring (SOFTNIC_VSYND_WIRE_TOO_LONG), and more than one host.
+ * Buffers in GPU memory (gic/softnic_devmem.h: regions of
+ * softnic_reg_device_mr) are carried by CUDA copies between them and the
+ * rings, in the process that owns them: writes, reads and atomics; SEND
+ * data and receives there fail with SOFTNIC_VSYND_DEVICE_OP.
+ *
+ * What it does not do: queues in GPU memory (the wire is the CPU
+ * engine's), messages larger than the ring (SOFTNIC_VSYND_WIRE_TOO_LONG),
+ * and more than one host.
  */
 #ifndef GIC_SOFTNIC_WIRE_H
 #define GIC_SOFTNIC_WIRE_H

@@ -20,7 +20,10 @@
 
 #if GIC_EMU_GPU
 #include <cuda_runtime_api.h>
+#include <pthread.h>
+#include <stdint.h>
 
+#include "gic/softnic_devmem.h"
 #include "gic/softnic_gpu.h"
 
 softnic *emu_gpu_open(int device, int warps)
@@ -66,6 +69,37 @@ int emu_gpu_region_check(const void *addr, size_t len)
 	return EFAULT;
 }
 
+/* The ordinal of the GPU whose device memory holds p, or -1. */
+static int device_memory_of(const void *p)
+{
+	struct cudaPointerAttributes at;
+
+	if (cudaPointerGetAttributes(&at, p) != cudaSuccess) {
+		(void)cudaGetLastError();
+		return -1;
+	}
+	return at.type == cudaMemoryTypeDevice ? at.device : -1;
+}
+
+int emu_gpu_devmem_prepare(const void *addr, size_t len)
+{
+	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+	int d = device_memory_of(addr), rc = 0;
+
+	if (d < 0 || device_memory_of((const uint8_t *)addr + len - 1) != d)
+		return EFAULT;
+	pthread_mutex_lock(&lock); /* one part, attached by the first such MR */
+	if (!softnic_devmem_enabled(emu.nic)) {
+		rc = softnic_cuda_devmem_enable(emu.nic, d);
+		if (rc)
+			fprintf(stderr, "gic-emu: ibv_reg_mr(%p, %zu): GPU memory of CUDA device %d, "
+				"and softnic's CUDA part for it did not start: %s\n", addr, len, d,
+				softnic_last_error(emu.nic));
+	}
+	pthread_mutex_unlock(&lock);
+	return rc;
+}
+
 #else /* built without CUDA */
 
 softnic *emu_gpu_open(int device, int warps)
@@ -82,5 +116,12 @@ int emu_gpu_region_check(const void *addr, size_t len)
 	(void)addr;
 	(void)len;
 	return EOPNOTSUPP;
+}
+
+int emu_gpu_devmem_prepare(const void *addr, size_t len)
+{
+	(void)addr;
+	(void)len;
+	return EFAULT;
 }
 #endif

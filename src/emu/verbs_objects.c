@@ -15,6 +15,8 @@
 
 #include <infiniband/mlx5dv.h>
 
+#include "gic/softnic_devmem.h"
+
 #include "emu.h"
 #include "emu_private.h"
 
@@ -257,6 +259,7 @@ struct ibv_mr *ibv_reg_mr_iova2(struct ibv_pd *pd, void *addr, size_t len, uint6
 				unsigned int access)
 {
 	emu_mr *m;
+	int device = 0;
 
 	if (!pd || !addr || !len || (access & ~(EMU_ACCESS_CHECKED | EMU_ACCESS_IGNORED)))
 		return fail_null(EINVAL);
@@ -273,15 +276,20 @@ struct ibv_mr *ibv_reg_mr_iova2(struct ibv_pd *pd, void *addr, size_t len, uint6
 		if (emu_gpu_region_check(addr, len))
 			return fail_null(EFAULT);
 	} else if (!host_readable(addr, len)) {
-		fprintf(stderr, "gic-emu: ibv_reg_mr(%p, %zu): not host memory this process can read "
-			"(the CPU engine reaches host memory only; GIC_EMU_ENGINE=gpu takes GPU memory)\n",
-			addr, len);
-		return fail_null(EFAULT);
+		int rc = emu_gpu_devmem_prepare(addr, len);
+
+		if (rc == EFAULT)
+			fprintf(stderr, "gic-emu: ibv_reg_mr(%p, %zu): neither host memory this "
+				"process can read nor device memory of one CUDA GPU\n", addr, len);
+		if (rc)
+			return fail_null(rc);
+		device = 1; /* the CPU engine moves its bytes through CUDA */
 	}
 	m = calloc(1, sizeof(*m));
 	if (!m)
 		return fail_null(ENOMEM);
-	m->s = softnic_reg_mr(pd_s(pd), addr, len, (int)(access & EMU_ACCESS_CHECKED));
+	m->s = (device ? softnic_reg_device_mr : softnic_reg_mr)(pd_s(pd), addr, len,
+							       (int)(access & EMU_ACCESS_CHECKED));
 	if (!m->s) {
 		int e = errno;
 
@@ -311,7 +319,7 @@ struct ibv_mr *ibv_reg_mr_iova(struct ibv_pd *pd, void *addr, size_t len, uint64
 
 /* A DMA-BUF region: softnic keys resolve addresses, so the iova must be
  * where this process sees the buffer (a mapping of fd at offset, or GPU
- * memory's unified address); only host memory is taken (the CPU engine). */
+ * memory's unified address, as NVSHMEM and NCCL pass it). */
 struct ibv_mr *ibv_reg_dmabuf_mr(struct ibv_pd *pd, uint64_t offset, size_t len, uint64_t iova,
 				 int fd, int access)
 {

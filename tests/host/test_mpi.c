@@ -51,7 +51,8 @@
 #include "gic/softnic_shm.h"
 #include "mpi_kit.h"          /* FAIL, mk: shared with gic-gpu-mpi */
 #include "softnic_internal.h" /* white box: a CQ's lock word (cq_lock_dead) */
-#include "shm_gpu.h"          /* white box: a fake CUDA part (gpu_path) */
+#include "devmem.h"           /* white box: a fake CUDA part (gpu_path) */
+#include "shm_gpu.h"
 
 #define SEC 1000000000ull
 #define WAIT_NS (30 * SEC)      /* any one wait, even under sanitizers */
@@ -461,7 +462,7 @@ enum { GP_BYTES = 4096, GP_ATOMIC = 8 };
 
 static int fake_opens, fake_moves;
 
-static int fake_move(void *ctx, const shm_gpu_seg *seg, int n, char *why, size_t len)
+static int fake_move(void *ctx, const devmem_seg *seg, int n, char *why, size_t len)
 {
 	(void)ctx, (void)why, (void)len;
 	for (int i = 0; i < n; i++)
@@ -470,11 +471,15 @@ static int fake_move(void *ctx, const shm_gpu_seg *seg, int n, char *why, size_t
 	return 0;
 }
 
-static int fake_fetch_add(void *ctx, uint64_t *p, uint64_t add, uint64_t *old, char *why,
-			  size_t len)
+static int fake_atomic(void *ctx, const devmem_atomic *a, void *t, uint64_t *old, char *why,
+		       size_t len)
 {
-	(void)ctx, (void)why, (void)len;
-	*old = __atomic_fetch_add(p, add, __ATOMIC_SEQ_CST);
+	(void)ctx;
+	if (a->opcode != GIC_OPCODE_ATOMIC_FA || a->size != 8) {
+		snprintf(why, len, "the fake part runs 8-byte fetch-adds only");
+		return ENOTSUP;
+	}
+	*old = __atomic_fetch_add((uint64_t *)t, a->add, __ATOMIC_SEQ_CST);
 	return 0;
 }
 
@@ -490,9 +495,16 @@ static int fake_open(void *ctx, const shm_gpu_buf *b, void **ptr, char *why, siz
 static void fake_close(void *ctx, void *ptr) { (void)ctx, (void)ptr; }
 static void fake_release(void *ctx) { (void)ctx; }
 
-static const shm_gpu_ops fake_ops = {
-	fake_move, fake_fetch_add, fake_open, fake_close, fake_release,
-};
+static const devmem_ops fake_dev_ops = { fake_move, fake_atomic, fake_release };
+static const shm_gpu_ops fake_ipc_ops = { fake_open, fake_close, fake_release };
+
+/* Both halves of the fake CUDA part. 0 or an errno. */
+static int fake_attach(softnic *nic)
+{
+	int rc = softnic_devmem_attach(nic, &fake_dev_ops, NULL);
+
+	return rc ? rc : softnic_shm_gpu_attach(nic, &fake_ipc_ops, NULL);
+}
 
 /* PE 1's "GPU" buffer (exported as kind, registered and marked GPU memory
  * with rights access); its address and rkey go into rec[0..1]. */
@@ -511,7 +523,7 @@ static uint8_t *gp_export(pe *s, uint32_t kind, uint64_t rec[2])
 		FAIL("gpu_path: exporting a buffer: %s", softnic_last_error(s->nic));
 		return NULL;
 	}
-	softnic_shm_mr_to_device(mr, SOFTNIC_ACCESS_REMOTE_WRITE | SOFTNIC_ACCESS_REMOTE_ATOMIC);
+	softnic_mr_to_device(mr, SOFTNIC_ACCESS_REMOTE_WRITE | SOFTNIC_ACCESS_REMOTE_ATOMIC);
 	rec[0] = b.base;
 	rec[1] = softnic_mr_rkey(mr);
 	return buf;
@@ -562,7 +574,7 @@ static void gp_pe0(pe *s, const uint64_t rec[4])
 	int rc = 0;
 
 	gp_refused(s, 1, rec, "a write while this PE has no CUDA part");
-	if (softnic_shm_gpu_attach(s->nic, &fake_ops, NULL)) {
+	if (fake_attach(s->nic)) {
 		FAIL("gpu_path: attaching the fake CUDA part");
 		return;
 	}
@@ -573,8 +585,8 @@ static void gp_pe0(pe *s, const uint64_t rec[4])
 		FAIL("gpu_path: reg_mr: %s", softnic_last_error(s->nic));
 		return;
 	}
-	softnic_shm_mr_to_device(lsrc, 0);
-	softnic_shm_mr_to_device(lres, SOFTNIC_ACCESS_LOCAL_WRITE);
+	softnic_mr_to_device(lsrc, 0);
+	softnic_mr_to_device(lres, SOFTNIC_ACCESS_LOCAL_WRITE);
 	for (int i = 0; i < 4 && !rc; i++) {
 		int inl = i < 2;
 
@@ -640,7 +652,7 @@ static int case_gpu_path(pe *s)
 		return 1;
 	}
 	if (mk.me == 1) {
-		if (softnic_shm_gpu_attach(s->nic, &fake_ops, NULL))
+		if (fake_attach(s->nic))
 			FAIL("gpu_path: attaching the fake CUDA part");
 		buf = gp_export(s, SHM_GPU_KIND_CUDA_IPC, mine);
 		gp_export(s, 0x0bad, mine + 2);

@@ -14,7 +14,11 @@
  *   - a message larger than the wire's ring: a local length error;
  *   - a peer process killed (SIGKILL) with WQEs in flight: a transport
  *     retry error, then flushes, within the time limit; an idle QP of the
- *     same process goes to error and flushes its receives.
+ *     same process goes to error and flushes its receives;
+ *   - buffers in "GPU memory" (gic/softnic_devmem.h) on both sides: a fake
+ *     CUDA part (host memcpy and host atomics, counted) stands in for
+ *     CUDA, and every byte and atomic must pass through it in the process
+ *     that owns the buffer; an atomic the part refuses fails the WQE.
  * Every wait has a deadline (10 s) and says what it waited for.
  */
 #include <errno.h>
@@ -29,7 +33,9 @@
 #include "gic/post.h"
 #include "gic/recv.h"
 #include "gic/softnic.h"
+#include "gic/softnic_devmem.h"
 #include "gic/softnic_wire.h"
+#include "devmem.h" /* white box: a fake CUDA part (case devmem) */
 
 #define RING_BYTES ((size_t)1 << 20) /* small, so that the ring wraps often */
 #define BUF_BYTES ((size_t)4 << 20)
@@ -51,6 +57,46 @@ static int failures;
 
 #define ALL_RIGHTS (SOFTNIC_ACCESS_REMOTE_WRITE | SOFTNIC_ACCESS_REMOTE_READ | \
 		    SOFTNIC_ACCESS_REMOTE_ATOMIC)
+
+/* case devmem: both sides' buffers are "GPU memory" behind a fake part
+ * (set before the fork, so the child has it too). */
+static int devmem_mode;
+static int fake_moves, fake_atomics;
+
+static int fake_move(void *ctx, const devmem_seg *seg, int n, char *why, size_t len)
+{
+	(void)ctx, (void)why, (void)len;
+	for (int i = 0; i < n; i++)
+		memcpy(seg[i].dst, seg[i].src, seg[i].len);
+	__atomic_fetch_add(&fake_moves, 1, __ATOMIC_RELAXED);
+	return 0;
+}
+
+/* Fetch-add and compare-swap of 8 bytes; anything else is refused. */
+static int fake_atomic(void *ctx, const devmem_atomic *a, void *t, uint64_t *old, char *why,
+		       size_t len)
+{
+	uint64_t expect = a->cmp;
+
+	(void)ctx;
+	if (a->size != 8 || (a->opcode != GIC_OPCODE_ATOMIC_FA && a->opcode != GIC_OPCODE_ATOMIC_CS)) {
+		snprintf(why, len, "the fake part runs 8-byte fetch-add and compare-swap only");
+		return ENOTSUP;
+	}
+	if (a->opcode == GIC_OPCODE_ATOMIC_FA) {
+		*old = __atomic_fetch_add((uint64_t *)t, a->add, __ATOMIC_SEQ_CST);
+	} else {
+		__atomic_compare_exchange_n((uint64_t *)t, &expect, a->add, 0, __ATOMIC_SEQ_CST,
+					    __ATOMIC_SEQ_CST);
+		*old = expect;
+	}
+	__atomic_fetch_add(&fake_atomics, 1, __ATOMIC_RELAXED);
+	return 0;
+}
+
+static void fake_release(void *ctx) { (void)ctx; }
+
+static const devmem_ops fake_ops = { fake_move, fake_atomic, fake_release };
 
 /* One side: softnic, QP, its buffer, what the other side needs. */
 typedef struct side {
@@ -112,9 +158,11 @@ static int side_open(side *s, int rights)
 	if (!s->qp || !s->buf)
 		return 1;
 	memset(s->buf, 0, BUF_BYTES);
-	s->mr = softnic_reg_mr(s->pd, s->buf, BUF_BYTES,
-			       SOFTNIC_ACCESS_LOCAL_WRITE | SOFTNIC_ACCESS_REMOTE_WRITE |
-				       SOFTNIC_ACCESS_REMOTE_READ | SOFTNIC_ACCESS_REMOTE_ATOMIC);
+	if (devmem_mode && softnic_devmem_attach(s->nic, &fake_ops, NULL))
+		return 1;
+	s->mr = (devmem_mode ? softnic_reg_device_mr : softnic_reg_mr)(
+		s->pd, s->buf, BUF_BYTES, SOFTNIC_ACCESS_LOCAL_WRITE | SOFTNIC_ACCESS_REMOTE_WRITE |
+		SOFTNIC_ACCESS_REMOTE_READ | SOFTNIC_ACCESS_REMOTE_ATOMIC);
 	softnic_qp_set_rights(s->qp, rights);
 	softnic_qp_view(s->qp, &s->sq, &s->cq);
 	softnic_cq_view(s->rcq, &s->rcqv);
@@ -319,7 +367,16 @@ static int child_main(int fd, int rights)
 		return 2;
 	}
 	xfer(fd, &cmd, 1, 1);
-	xfer(fd, &cmd, 1, 0); /* 'm': check messages; 'q': quit; 'w': wait forever */
+	/* 'm': check messages; 'c': report the fake part's counts; 'q': quit;
+	 * 'w': wait forever. */
+	xfer(fd, &cmd, 1, 0);
+	if (cmd == 'c') {
+		int counts[2] = { __atomic_load_n(&fake_moves, __ATOMIC_RELAXED),
+				  __atomic_load_n(&fake_atomics, __ATOMIC_RELAXED) };
+
+		xfer(fd, counts, sizeof(counts), 1);
+		xfer(fd, &cmd, 1, 0);
+	}
 	if (cmd == 'm') {
 		fill(want, sizeof(want), 7);
 		ok += !wait_cqe(&s.rcqv, &i, "child: send") && i.cqe_opcode == GIC_CQE_RESP_SEND &&
@@ -544,6 +601,66 @@ static void case_peer_death(void)
 	side_close(&idle);
 }
 
+/* Both buffers "GPU memory": writes of 1 B to 1 MiB (one and three SGEs,
+ * inline), read back, and atomics, each byte through the fake part of the
+ * process that owns it; a masked atomic the responder's part refuses
+ * fails with a remote access error. */
+static void case_devmem(void)
+{
+	static const size_t sizes[] = { 1, 64, 4096, 65537, 1 << 20 };
+	const int n = (int)(sizeof(sizes) / sizeof(sizes[0]));
+	gic_masked_args m = { 1, 0xff, 0, 0 };
+	int counts[2] = { 0, 0 }, fd, mine, wqes = 0;
+	side s;
+	hello h;
+	pid_t pid;
+
+	devmem_mode = 1;
+	if ((pid = start_peer(&s, &h, &fd, ALL_RIGHTS)) < 0) {
+		CHECK(0, "setup failed");
+		devmem_mode = 0;
+		return;
+	}
+	for (int k = 0; k < n; k++) {
+		write_read_back(&s, &h, sizes[k], 1, (uint32_t)k);
+		write_read_back(&s, &h, sizes[k], 3, (uint32_t)k + 50);
+		/* Two reads, one write and the three pieces that are not empty. */
+		wqes += 3 + (sizes[k] / 3 > 0) * 2 + 1;
+	}
+	s.sq.resv += gic_wqe_write_inline(&s.sq, s.sq.resv, h.addr + 100, h.rkey, "inline!", 7,
+					  GIC_CTRL_CQ_UPDATE);
+	s.sq.resv += gic_wqe_read(&s.sq, s.sq.resv, h.addr + 100, h.rkey, (uintptr_t)s.buf + 4096,
+				  softnic_mr_lkey(s.mr), 7, GIC_CTRL_CQ_UPDATE);
+	ring(&s);
+	expect(&s, GIC_CQE_REQ, 0, "inline write (GPU memory)");
+	expect(&s, GIC_CQE_REQ, 0, "read of the inline write (GPU memory)");
+	CHECK(!memcmp(s.buf + 4096, "inline!", 7), "inline write into GPU memory read back differs");
+	atomics(&s, &h);
+	xfer(fd, &(uint8_t){ 'c' }, 1, 1);
+	xfer(fd, counts, sizeof(counts), 0);
+	/* One move per WQE and side that touches GPU memory. Requester: each
+	 * write's payload out, each read-back in, the 7-byte read, the two
+	 * atomic results and the target's read (an inline payload is the
+	 * WQE's own). Responder: each write in, each read out, the inline
+	 * write, the 7-byte read and the target's read. */
+	mine = __atomic_load_n(&fake_moves, __ATOMIC_RELAXED);
+	CHECK(mine == wqes + 4, "the requester's part moved %d times, expected %d", mine, wqes + 4);
+	CHECK(counts[0] == wqes + 3, "the responder's part moved %d times, expected %d", counts[0],
+	      wqes + 3);
+	CHECK(counts[1] == 2, "the responder's part ran %d atomics, expected 2", counts[1]);
+	CHECK(__atomic_load_n(&fake_atomics, __ATOMIC_RELAXED) == 0,
+	      "the requester's part ran atomics: they belong to the responder");
+	s.sq.resv += gic_wqe_masked_atomic(&s.sq, s.sq.resv, GIC_OPCODE_ATOMIC_MASKED_FA, 8,
+					   h.addr + 256, h.rkey, &m, (uintptr_t)s.buf + 64,
+					   softnic_mr_lkey(s.mr), GIC_CTRL_CQ_UPDATE);
+	ring(&s);
+	expect(&s, GIC_CQE_REQ_ERR, GIC_SYND_REMOTE_ACCESS_ERR,
+	       "a masked atomic the responder's CUDA part refuses");
+	CHECK(finish_peer(pid, fd, 'q') == 0, "the child failed");
+	side_close(&s);
+	devmem_mode = 0;
+}
+
 /* Argument checks. */
 static void case_args(void)
 {
@@ -558,6 +675,11 @@ static void case_args(void)
 	CHECK(softnic_qp_connect_wire(NULL, 0x1000) == EINVAL, "connect(NULL)");
 	CHECK(softnic_qp_connect_wire(s.qp, softnic_qp_num(s.qp)) == EINVAL, "connect to itself");
 	CHECK(softnic_qp_connect_wire(s.qp, 0x5) == ENOENT, "connect to QP 5 (no block 0)");
+	errno = 0;
+	CHECK(!softnic_reg_device_mr(s.pd, s.buf, 64, 0) && errno == EINVAL,
+	      "reg_device_mr without a CUDA part");
+	CHECK(softnic_devmem_attach(s.nic, &fake_ops, NULL) == 0, "attaching a part");
+	CHECK(softnic_devmem_attach(s.nic, &fake_ops, NULL) == EINVAL, "attaching a second part");
 	side_close(&s);
 }
 
@@ -574,6 +696,8 @@ int main(int argc, char **argv)
 		case_rights();
 	if (!only || !strcmp(only, "peer_death"))
 		case_peer_death();
+	if (!only || !strcmp(only, "devmem"))
+		case_devmem();
 	printf("test_wire: %s\n", failures ? "FAILED" : "passed");
 	return failures ? 1 : 0;
 }

@@ -239,11 +239,12 @@ GIC_HD int snx_decode_wqe(const uint8_t *b, size_t avail, softnic_wqe *w, uint8_
 }
 
 /* ------------------------------------------------------------------ */
-/* Regions in GPU memory of a multi-process softnic (gic/softnic_shm.h,
- * softnic_shared_reg_gpu_mr). The CPU engine cannot touch them, so their
- * MR slots carry SNX_MR_DEVICE in the access word and the CPU engine moves
- * their data through shm.c, which copies with CUDA (into a peer process's
- * memory opened through CUDA IPC). The GPU engine never sees the flag. */
+/* Regions in GPU memory behind the CPU engine (gic/softnic_devmem.h, and
+ * a multi-process softnic's softnic_shared_reg_gpu_mr). The CPU engine
+ * cannot touch them, so their MR slots carry SNX_MR_DEVICE in the access
+ * word and the CPU engine moves their data through devmem.c, which copies
+ * with CUDA (into a peer process's memory opened through CUDA IPC, for a
+ * multi-process softnic). The GPU engine never sees the flag. */
 #define SNX_MR_DEVICE 0x80000000u
 enum { SNX_DEV_REMOTE = 1, SNX_DEV_LOCAL = 2 }; /* snx_pass.dev: which ends are GPU memory */
 
@@ -251,18 +252,21 @@ enum { SNX_DEV_REMOTE = 1, SNX_DEV_LOCAL = 2 }; /* snx_pass.dev: which ends are 
 #ifdef __cplusplus
 extern "C" {
 #endif
-/* shm.c. A resolved write (as snx_move_write takes it) or ATOMIC_FA whose
- * ends dev (SNX_DEV_*) says are GPU memory; sh is the engine's softnic.
- * Return 0 or a syndrome, with *vs. */
-int softnic_shm_dev_write(const snx_shared *sh, const snx_qp *qp, const softnic_wqe *w,
-			  uint8_t *const src[SOFTNIC_MAX_SGE], uint8_t *dst, uint32_t dev,
-			  uint8_t *vs);
-int softnic_shm_dev_fetch_add(const snx_shared *sh, const snx_qp *qp, uint8_t *dst,
-			      uint64_t add, uint8_t *res, uint32_t dev, uint8_t *vs);
-/* An RDMA read from src (the peer's, resolved) into the local dst[]. */
-int softnic_shm_dev_read(const snx_shared *sh, const snx_qp *qp, const softnic_wqe *w,
-			 uint8_t *const dst[SOFTNIC_MAX_SGE], uint8_t *src, uint32_t dev,
-			 uint8_t *vs);
+/* devmem.c. A resolved write (as snx_move_write takes it), read (from the
+ * peer's src into the local dst[]) or atomic (on dst, its old value into
+ * res) whose ends dev (SNX_DEV_*) says are GPU memory; sh is the engine's
+ * softnic. Return 0 or a syndrome, with *vs. */
+int softnic_dev_write(const snx_shared *sh, const snx_qp *qp, const softnic_wqe *w,
+		      uint8_t *const src[SOFTNIC_MAX_SGE], uint8_t *dst, uint32_t dev, uint8_t *vs);
+int softnic_dev_read(const snx_shared *sh, const snx_qp *qp, const softnic_wqe *w,
+		     uint8_t *const dst[SOFTNIC_MAX_SGE], uint8_t *src, uint32_t dev, uint8_t *vs);
+int softnic_dev_atomic(const snx_shared *sh, const snx_qp *qp, const softnic_wqe *w,
+		       uint8_t *dst, uint8_t *res, uint32_t dev, uint8_t *vs);
+/* shm.c: the peer's GPU address dst (len bytes) of a multi-process
+ * softnic's QP, translated into a buffer opened in this process; *out =
+ * dst when qp's peer is in this process. 0 or a syndrome. */
+int softnic_shm_dev_translate(const snx_shared *sh, const snx_qp *qp, uint8_t *dst, uint64_t len,
+			      uint8_t **out, uint8_t *vs);
 #ifdef __cplusplus
 }
 #endif

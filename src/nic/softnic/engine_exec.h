@@ -268,7 +268,7 @@ SNX_HOT int snx_write_data(snx_pass *p, snx_qp *qp, const softnic_wqe *w,
 {
 #if !GIC_ON_DEVICE
 	if (p->dev)
-		return softnic_shm_dev_write(p->sh, qp, w, src, dst, p->dev, vs);
+		return softnic_dev_write(p->sh, qp, w, src, dst, p->dev, vs);
 #else
 	(void)p;
 	(void)qp;
@@ -337,7 +337,7 @@ SNX_COLD int snx_exec_read(snx_pass *p, snx_qp *qp, const softnic_wqe *w, uint8_
 		return r;
 #if !GIC_ON_DEVICE
 	if (p->dev)
-		return softnic_shm_dev_read(p->sh, qp, w, dst, src, p->dev, vs);
+		return softnic_dev_read(p->sh, qp, w, dst, src, p->dev, vs);
 #endif
 	for (uint32_t i = 0; i < w->num_sge; i++) {
 		snx_copy(dst[i], src, w->sge[i].len);
@@ -416,6 +416,15 @@ GIC_HD int snx_atomic_run(const softnic_wqe *w, void *t, uint64_t *old)
 	return 0;
 }
 
+/* Lands an atomic's old value at out as a ConnectX returns it: host order
+ * for 8 bytes, big-endian for 4. */
+GIC_HD void snx_atomic_result(uint64_t old, uint32_t size, uint8_t *out)
+{
+	uint32_t be = gic_htobe32((uint32_t)old);
+
+	memcpy(out, size == 8 ? (const void *)&old : (const void *)&be, size);
+}
+
 /* Every atomic. The target is read and written in host byte order; the
  * old value lands in host order for 8 bytes and big-endian for 4, as a
  * ConnectX returns them (NVSHMEM byte-swaps 4-byte results). */
@@ -438,20 +447,16 @@ SNX_COLD int snx_exec_atomic(snx_pass *p, snx_qp *qp, const softnic_wqe *w, uint
 	if (r)
 		return r;
 #if !GIC_ON_DEVICE
-	if (p->dev && w->opcode == GIC_OPCODE_ATOMIC_FA)
-		return softnic_shm_dev_fetch_add(p->sh, qp, dst, w->atomic_add, res[0], p->dev, vs);
 	if (p->dev)
-		return snx_fail(vs, SOFTNIC_VSYND_DEVICE_OP, GIC_SYND_REMOTE_OP_ERR);
+		return softnic_dev_atomic(p->sh, qp, w, dst, res[0], p->dev, vs);
 #endif
 	{
 		uint64_t old = 0;
-		uint32_t be;
 
 		r = snx_atomic_run(w, dst, &old);
 		if (r)
 			return snx_fail(vs, (uint8_t)r, GIC_SYND_REMOTE_OP_ERR);
-		be = gic_htobe32((uint32_t)old);
-		memcpy(res[0], size == 8 ? (const void *)&old : (const void *)&be, size);
+		snx_atomic_result(old, size, res[0]);
 	}
 	return 0;
 }

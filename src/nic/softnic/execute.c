@@ -45,8 +45,8 @@ const char *softnic_vsynd_text(uint8_t vs)
 	case SOFTNIC_VSYND_RECV_BAD_KEY: return "receive WQE's lkey, bounds or LOCAL_WRITE right";
 	case SOFTNIC_VSYND_BAD_RQ_DBREC: return "receive doorbell record past the queue";
 	case SOFTNIC_VSYND_DEVICE_OP:
-		return "this operation on GPU memory of another process (CPU engine: writes, reads "
-		       "and fetch-add only)";
+		return "a SEND's data or a receive buffer in GPU memory (the CPU engine serves "
+		       "writes, reads and atomics there)";
 	case SOFTNIC_VSYND_ATOMIC_CONTENDED: return "masked atomic lost its compare-swap 2^20 times";
 	case SOFTNIC_VSYND_INLINE_READ: return "RDMA READ with an inline segment";
 	case SOFTNIC_VSYND_WIRE_TOO_LONG:

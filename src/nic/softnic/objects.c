@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "softnic_internal.h"
+#include "devmem.h"
 #include "wire.h"
 
 void softnic_set_error(softnic *nic, const char *fmt, ...)
@@ -222,6 +223,7 @@ void softnic_close(softnic *nic)
 		softnic_cq_destroy((softnic_cq *)nic->cqs.next);
 	while (nic->pds.next != &nic->pds)
 		softnic_pd_free((softnic_pd *)nic->pds.next);
+	softnic_devmem_release(nic); /* the engines are stopped: nothing copies now */
 	state_free(nic, nic->shared);
 	pthread_mutex_destroy(&nic->lock);
 	free(nic->engines);
@@ -806,8 +808,8 @@ static void unlock_pair(softnic *nic, int a, int b)
 
 int softnic_qp_connect(softnic_qp *a, softnic_qp *b)
 {
-	if (!a || !b || a == b || a->nic != b->nic)
-		return EINVAL;
+	if (!a || !b || a->nic != b->nic)
+		return EINVAL; /* a == b: a QP connected to itself, as RC loopback allows */
 	if (a->peer || b->peer || a->s->link || b->s->link) {
 		softnic_set_error(a->nic, "qp_connect: QP 0x%x or 0x%x is already connected",
 				  a->s->qpn, b->s->qpn);

@@ -3,8 +3,8 @@
  * arenas at one address in every process, the arena allocator behind the
  * softnic's engine state and queues, remote connection by (rank, qpn), the
  * watchdog that finds vanished peers, and GPU regions (the table of
- * exported buffers, translation into buffers opened here, the CPU engine's
- * moves through the CUDA part, shm_gpu.h).
+ * exported buffers, and the translation of peers' GPU addresses into
+ * buffers opened here, shm_gpu.h; devmem.c moves the bytes).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -474,15 +474,6 @@ int softnic_shm_gpu_export(softnic *nic, const shm_gpu_buf *b)
 	return rc;
 }
 
-void softnic_shm_mr_to_device(softnic_mr *mr, int access)
-{
-	snx_mr *slot = &mr->nic->shared->mrs[mr->slot];
-
-	/* One store: a lookup sees no rights, or the rights with the flag
-	 * (never rights on GPU memory without it). */
-	__atomic_store_n(&slot->access, (uint32_t)access | SNX_MR_DEVICE, __ATOMIC_RELEASE);
-}
-
 /* Prints an engine-side GPU failure (the first SHM_GPU_MSGS of this
  * softnic) and returns the syndrome for it. */
 static int gpu_fail(softnic_shm *s, uint8_t *vs, int remote, const char *fmt, ...)
@@ -555,101 +546,23 @@ static int gpu_translate(softnic_shm *s, int r, uint64_t addr, uint64_t len, uin
 	return 0;
 }
 
-/* The engine's softnic (from its snx_shared) with its CUDA part, and the
- * destination translated into this process. 0 or a syndrome. */
-static int gpu_begin(const snx_shared *sh, const snx_qp *qp, uint8_t *dst, uint64_t len,
-		     uint32_t dev, softnic_shm **sp, uint8_t **out, uint8_t *vs)
+int softnic_shm_dev_translate(const snx_shared *sh, const snx_qp *qp, uint8_t *dst, uint64_t len,
+			      uint8_t **out, uint8_t *vs)
 {
 	softnic_shm *s = live_find(sh);
 	const uint8_t *peer = (const uint8_t *)qp->peer_sh;
-	int r;
 
-	*sp = s;
 	*out = dst;
-	if (!s || !__atomic_load_n(&s->gops, __ATOMIC_ACQUIRE))
-		return gpu_fail(s, vs, dev & SNX_DEV_REMOTE,
-				"QP 0x%x: a region in GPU memory, and this process has no CUDA part "
-				"(softnic_shared_cuda_enable was not called, or a build without "
-				"CUDA)", qp->qpn);
-	if (!(dev & SNX_DEV_REMOTE) || !peer)
+	if (!peer)
 		return 0; /* the destination is this process's own memory */
+	if (!s || !__atomic_load_n(&s->gops, __ATOMIC_ACQUIRE))
+		return gpu_fail(s, vs, 1, "QP 0x%x: a peer's region in GPU memory, and this process "
+				"cannot open peers' GPU buffers (softnic_shared_cuda_enable was not "
+				"called)", qp->qpn);
 	if (peer < s->base || peer >= s->base + (size_t)s->size * s->span)
 		return gpu_fail(s, vs, 1, "QP 0x%x: its peer is in no arena of this job", qp->qpn);
-	r = (int)((size_t)(peer - s->base) / s->span);
-	return gpu_translate(s, r, (uint64_t)(uintptr_t)dst, len, out, vs);
-}
-
-/* Moves a write's or a read's bytes between the local pieces (inline
- * data or resolved SGEs) and the peer's range starting at remote, in the
- * direction to_remote says. */
-static int gpu_move_list(const snx_shared *sh, const snx_qp *qp, const softnic_wqe *w,
-			 uint8_t *const local[SOFTNIC_MAX_SGE], uint8_t *remote, uint32_t dev,
-			 int to_remote, uint8_t *vs)
-{
-	shm_gpu_seg seg[SOFTNIC_MAX_SGE + 1];
-	softnic_shm *s;
-	uint8_t *r;
-	char why[160] = "";
-	int n = 0, rc = gpu_begin(sh, qp, remote, w->total_len, dev, &s, &r, vs);
-
-	if (rc)
-		return rc;
-	if (w->inline_len) /* writes only: the decoder refuses an inline read */
-		seg[n++] = (shm_gpu_seg){ r, w->inline_data, w->inline_len };
-	for (uint32_t i = 0; i < w->num_sge && i < SOFTNIC_MAX_SGE; i++) {
-		seg[n++] = to_remote ? (shm_gpu_seg){ r, local[i], w->sge[i].len }
-				     : (shm_gpu_seg){ local[i], r, w->sge[i].len };
-		r += w->sge[i].len;
-	}
-	rc = n ? s->gops->move(s->gctx, seg, n, why, sizeof(why)) : 0;
-	if (rc)
-		return gpu_fail(s, vs, dev & SNX_DEV_REMOTE, "QP 0x%x: a %llu-byte %s: %s", qp->qpn,
-				(unsigned long long)w->total_len, to_remote ? "write" : "read", why);
-	return 0;
-}
-
-int softnic_shm_dev_write(const snx_shared *sh, const snx_qp *qp, const softnic_wqe *w,
-			  uint8_t *const src[SOFTNIC_MAX_SGE], uint8_t *dst, uint32_t dev,
-			  uint8_t *vs)
-{
-	return gpu_move_list(sh, qp, w, src, dst, dev, 1, vs);
-}
-
-int softnic_shm_dev_read(const snx_shared *sh, const snx_qp *qp, const softnic_wqe *w,
-			 uint8_t *const dst[SOFTNIC_MAX_SGE], uint8_t *src, uint32_t dev,
-			 uint8_t *vs)
-{
-	return gpu_move_list(sh, qp, w, dst, src, dev, 0, vs);
-}
-
-int softnic_shm_dev_fetch_add(const snx_shared *sh, const snx_qp *qp, uint8_t *dst,
-			      uint64_t add, uint8_t *res, uint32_t dev, uint8_t *vs)
-{
-	softnic_shm *s;
-	uint8_t *d;
-	uint64_t old = 0;
-	char why[160] = "";
-	int rc = gpu_begin(sh, qp, dst, 8, dev, &s, &d, vs);
-
-	if (rc)
-		return rc;
-	if (dev & SNX_DEV_REMOTE)
-		rc = s->gops->fetch_add(s->gctx, (uint64_t *)(void *)d, add, &old, why, sizeof(why));
-	else
-		old = gic_atomic_add_sc_sys_u64((uint64_t *)(void *)d, add);
-	if (rc)
-		return gpu_fail(s, vs, 1, "QP 0x%x: ATOMIC_FA: %s", qp->qpn, why);
-	if (dev & SNX_DEV_LOCAL) {
-		shm_gpu_seg seg = { res, &old, 8 };
-
-		rc = s->gops->move(s->gctx, &seg, 1, why, sizeof(why));
-		if (rc)
-			return gpu_fail(s, vs, 0, "QP 0x%x: ATOMIC_FA's fetched value: %s", qp->qpn,
-					why);
-	} else {
-		memcpy(res, &old, 8);
-	}
-	return 0;
+	return gpu_translate(s, (int)((size_t)(peer - s->base) / s->span), (uint64_t)(uintptr_t)dst,
+			     len, out, vs);
 }
 
 /* At close, engines stopped: closes what was opened here, then lets the

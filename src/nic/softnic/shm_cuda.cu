@@ -1,97 +1,34 @@
 /*
- * The CUDA part of softnic across processes (gic/softnic_shm.h, GPU
- * regions; shm_gpu.h): exports cudaMalloc allocations as CUDA IPC handles,
- * opens peers' handles, and does the CPU engine's copies and atomics on GPU
- * memory, on a stream of its own, each waited for with a time limit.
+ * The CUDA IPC part of softnic across processes (gic/softnic_shm.h, GPU
+ * regions; shm_gpu.h): exports cudaMalloc allocations as CUDA IPC handles
+ * and opens peers' handles. The CPU engine's copies and atomics on GPU
+ * memory are the devmem part's (devmem_cuda.cu), which
+ * softnic_shared_cuda_enable attaches first.
  */
 #include <cuda.h>
 #include <cuda_runtime.h>
 #include <errno.h>
 #include <pthread.h>
-#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "gic/softnic_devmem.h"
 #include "gic/softnic_shm.h"
 #include "softnic_internal.h"
+#include "devmem.h"
 #include "shm_gpu.h"
 
-#define PART_WAIT_NS 10000000000ull /* one copy or atomic: 10 s */
-
-typedef struct cuda_part {
+typedef struct ipc_part {
 	int device;
-	cudaStream_t stream;         /* non-blocking: never waits for others' kernels */
-	unsigned long long *old;     /* pinned: the atomic kernel's fetched value */
-	void *arena;                 /* registered with CUDA (mapped) */
-	pthread_mutex_t lock;        /* stream and old: one engine thread at a time */
-} cuda_part;
-
-/* The engine's ATOMIC_FA on GPU memory: one device atomic at system scope
- * (the region's owner may watch it from its own GPU or the host). */
-static __global__ void part_fetch_add(unsigned long long *p, unsigned long long add,
-				      unsigned long long *old)
-{
-	*old = atomicAdd_system(p, add);
-}
+	void *arena;          /* registered with CUDA (mapped) */
+	pthread_mutex_t lock; /* one CUDA IPC call at a time */
+} ipc_part;
 
 static int cuda_why(cudaError_t e, const char *call, char *why, size_t len)
 {
 	snprintf(why, len, "%s: %s", call, cudaGetErrorString(e));
 	return e == cudaErrorNotSupported ? ENOTSUP : EIO;
-}
-
-/* Waits for the part's stream, at most PART_WAIT_NS. */
-static int part_wait(cuda_part *c, char *why, size_t len)
-{
-	uint64_t deadline = gic_now_ns() + PART_WAIT_NS;
-	cudaError_t e;
-
-	while ((e = cudaStreamQuery(c->stream)) == cudaErrorNotReady) {
-		if (gic_now_ns() > deadline) {
-			snprintf(why, len, "CUDA work on GPU %d did not finish within %llu s",
-				 c->device, (unsigned long long)(PART_WAIT_NS / 1000000000ull));
-			return ETIMEDOUT;
-		}
-		sched_yield();
-	}
-	return e == cudaSuccess ? 0 : cuda_why(e, "cudaStreamQuery", why, len);
-}
-
-static int part_move(void *ctx, const shm_gpu_seg *seg, int n, char *why, size_t len)
-{
-	cuda_part *c = (cuda_part *)ctx;
-	cudaError_t e;
-	int rc = 0;
-
-	pthread_mutex_lock(&c->lock);
-	e = cudaSetDevice(c->device); /* engine threads start on device 0 */
-	for (int i = 0; i < n && e == cudaSuccess; i++)
-		e = cudaMemcpyAsync(seg[i].dst, seg[i].src, seg[i].len, cudaMemcpyDefault,
-				    c->stream);
-	rc = e == cudaSuccess ? part_wait(c, why, len) : cuda_why(e, "cudaMemcpyAsync", why, len);
-	pthread_mutex_unlock(&c->lock);
-	return rc;
-}
-
-static int part_fetch_add_op(void *ctx, uint64_t *p, uint64_t add, uint64_t *old, char *why,
-			     size_t len)
-{
-	cuda_part *c = (cuda_part *)ctx;
-	cudaError_t e;
-	int rc;
-
-	pthread_mutex_lock(&c->lock);
-	e = cudaSetDevice(c->device);
-	if (e == cudaSuccess) {
-		part_fetch_add<<<1, 1, 0, c->stream>>>((unsigned long long *)p, add, c->old);
-		e = cudaGetLastError();
-	}
-	rc = e == cudaSuccess ? part_wait(c, why, len) : cuda_why(e, "atomic kernel launch", why, len);
-	if (!rc)
-		*old = *c->old; /* the kernel's write is complete: its stream is done */
-	pthread_mutex_unlock(&c->lock);
-	return rc;
 }
 
 /* The ordinal of the GPU with uuid in this process, or -1. */
@@ -113,7 +50,7 @@ static int device_of_uuid(const uint8_t uuid[16])
 
 static int part_open(void *ctx, const shm_gpu_buf *b, void **ptr, char *why, size_t len)
 {
-	cuda_part *c = (cuda_part *)ctx;
+	ipc_part *c = (ipc_part *)ctx;
 	cudaIpcMemHandle_t h;
 	int d = device_of_uuid(b->uuid), can = 0;
 	cudaError_t e;
@@ -144,22 +81,20 @@ static int part_open(void *ctx, const shm_gpu_buf *b, void **ptr, char *why, siz
 
 static void part_close(void *ctx, void *ptr)
 {
-	cuda_part *c = (cuda_part *)ctx;
+	ipc_part *c = (ipc_part *)ctx;
 
+	pthread_mutex_lock(&c->lock);
 	cudaSetDevice(c->device);
 	if (cudaIpcCloseMemHandle(ptr) != cudaSuccess)
 		cudaGetLastError();
+	pthread_mutex_unlock(&c->lock);
 }
 
-static void part_free(cuda_part *c)
+static void part_free(ipc_part *c)
 {
 	cudaSetDevice(c->device);
 	if (c->arena)
 		cudaHostUnregister(c->arena);
-	if (c->stream)
-		cudaStreamDestroy(c->stream);
-	if (c->old)
-		cudaFreeHost(c->old);
 	cudaGetLastError();
 	pthread_mutex_destroy(&c->lock);
 	free(c);
@@ -167,12 +102,10 @@ static void part_free(cuda_part *c)
 
 static void part_release(void *ctx)
 {
-	part_free((cuda_part *)ctx);
+	part_free((ipc_part *)ctx);
 }
 
-static const shm_gpu_ops part_ops = {
-	part_move, part_fetch_add_op, part_open, part_close, part_release,
-};
+static const shm_gpu_ops part_ops = { part_open, part_close, part_release };
 
 /* Records and prints an enable/registration failure; returns rc. */
 static int part_fail(softnic *nic, int rc, const char *what, cudaError_t e)
@@ -183,10 +116,10 @@ static int part_fail(softnic *nic, int rc, const char *what, cudaError_t e)
 	return rc;
 }
 
-/* The steps of softnic_shared_cuda_enable on the current device. */
-static int part_setup(softnic *nic, cuda_part *c)
+/* Registers this PE's arena with CUDA, mapped at its host address (GPU
+ * threads post into queues there). On the current device. */
+static int part_setup(softnic *nic, ipc_part *c)
 {
-	cudaFuncAttributes fa;
 	void *dp = NULL;
 	size_t bytes = 0;
 	int v = 0;
@@ -196,16 +129,6 @@ static int part_setup(softnic *nic, cuda_part *c)
 	if (e != cudaSuccess || !v)
 		return part_fail(nic, ENOTSUP, "cuda_enable: this GPU cannot use registered host "
 				 "memory at its host address (the arena's pointers would differ)", e);
-	e = cudaStreamCreateWithFlags(&c->stream, cudaStreamNonBlocking);
-	if (e == cudaSuccess)
-		e = cudaHostAlloc((void **)&c->old, sizeof(*c->old),
-				  cudaHostAllocPortable | cudaHostAllocMapped);
-	/* Loaded now: a lazy load while a kernel of the program spins waiting
-	 * for this engine could never happen. */
-	if (e == cudaSuccess)
-		e = cudaFuncGetAttributes(&fa, part_fetch_add);
-	if (e != cudaSuccess)
-		return part_fail(nic, EIO, "cuda_enable: stream, pinned word or kernel", e);
 	if (softnic_shm_arena(nic, &c->arena, &bytes))
 		return part_fail(nic, EINVAL, "cuda_enable: not a shared softnic", cudaSuccess);
 	e = cudaHostRegister(c->arena, bytes, cudaHostRegisterPortable | cudaHostRegisterMapped);
@@ -222,21 +145,18 @@ static int part_setup(softnic *nic, cuda_part *c)
 
 extern "C" int softnic_shared_cuda_enable(softnic *nic, int device)
 {
-	cuda_part *c;
-	int n = 0, prev = 0, rc;
+	ipc_part *c;
+	int prev = 0, rc;
 
 	if (!nic || !nic->shm)
 		return EINVAL;
 	if (softnic_shm_gpu_ctx(nic))
 		return part_fail(nic, EINVAL, "cuda_enable: enabled already", cudaSuccess);
-	if (cudaGetDeviceCount(&n) != cudaSuccess || device < 0 || device >= n) {
-		cudaGetLastError();
-		softnic_set_error(nic, "cuda_enable: device %d, and this process sees %d GPUs",
-				  device, n);
-		fprintf(stderr, "softnic (CUDA IPC): %s\n", softnic_last_error(nic));
-		return EINVAL;
-	}
-	c = (cuda_part *)calloc(1, sizeof(*c));
+	/* The copies and atomics first (it checks the device). */
+	rc = softnic_devmem_enabled(nic) ? 0 : softnic_cuda_devmem_enable(nic, device);
+	if (rc)
+		return rc;
+	c = (ipc_part *)calloc(1, sizeof(*c));
 	if (!c)
 		return ENOMEM;
 	c->device = device;
@@ -333,6 +253,6 @@ extern "C" softnic_mr *softnic_shared_reg_gpu_mr(softnic_pd *pd, void *dptr, siz
 	/* No rights until the slot is marked GPU memory (shm_gpu.h). */
 	mr = softnic_reg_mr(pd, dptr, len, 0);
 	if (mr)
-		softnic_shm_mr_to_device(mr, access);
+		softnic_mr_to_device(mr, access);
 	return mr;
 }

@@ -6,7 +6,8 @@
  *
  * shm.c stays free of CUDA: it keeps the table of exported GPU buffers in
  * each PE's arena header (peers read it), the cache of buffers opened here,
- * and the address translation; the CUDA part does every CUDA call.
+ * and the address translation; the CUDA part does every CUDA call, and
+ * its copies and atomics are devmem's (devmem.h).
  */
 #ifndef SOFTNIC_SHM_GPU_H
 #define SOFTNIC_SHM_GPU_H
@@ -36,23 +37,9 @@ typedef struct shm_gpu_buf {
 	uint8_t handle[SHM_GPU_HANDLE_BYTES];
 } shm_gpu_buf;
 
-/* One copy: either end host memory or GPU memory of this process,
- * including a peer's buffer opened here. */
-typedef struct shm_gpu_seg {
-	void *dst;
-	const void *src;
-	size_t len;
-} shm_gpu_seg;
-
-/* The CUDA part's operations. They run on engine threads (any number, so
- * each serializes itself) and at close; each returns 0 or an errno with
- * a text in why, and waits with a time limit. */
+/* The CUDA IPC part's operations (the copies and atomics are the devmem
+ * part's, devmem.h). Each returns 0 or an errno with a text in why. */
 typedef struct shm_gpu_ops {
-	/* Copies n segments and waits until they are done. */
-	int (*move)(void *ctx, const shm_gpu_seg *seg, int n, char *why, size_t len);
-	/* *old = *p; *p += add, one device atomic on GPU memory p. */
-	int (*fetch_add)(void *ctx, uint64_t *p, uint64_t add, uint64_t *old, char *why,
-			 size_t len);
 	/* Opens a peer's exported buffer here; *ptr: its base in this process. */
 	int (*open)(void *ctx, const shm_gpu_buf *b, void **ptr, char *why, size_t len);
 	void (*close)(void *ctx, void *ptr);
@@ -74,10 +61,6 @@ void *softnic_shm_gpu_ctx(softnic *nic);
  * the same base is reused). EINVAL (nothing attached), ENOSPC (table
  * full), EEXIST (the base is exported with another length). */
 int softnic_shm_gpu_export(softnic *nic, const shm_gpu_buf *b);
-
-/* Gives an MR registered without rights (its range exported) the rights
- * access, marked GPU memory (SNX_MR_DEVICE), in one store. */
-void softnic_shm_mr_to_device(softnic_mr *mr, int access);
 
 #ifdef __cplusplus
 }

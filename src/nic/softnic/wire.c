@@ -649,9 +649,7 @@ static int wire_local(snx_pass *p, snx_qp *qp, const softnic_wqe *w, uint8_t *sr
 		*out_len = w->total_len;
 		break;
 	}
-	if (!r && p->dev)
-		return snx_fail(vs, SOFTNIC_VSYND_DEVICE_OP, GIC_SYND_LOCAL_QP_OP_ERR);
-	return r;
+	return r; /* p->dev: GPU memory among the local segments (wire_put, wire_land) */
 }
 
 /* Puts one decoded WQE on the wire. 0, WIRE_FULL, or a syndrome. */
@@ -669,8 +667,17 @@ static int wire_put(snx_pass *p, softnic_qp *q, wire_conn *c, const softnic_wqe 
 		return snx_fail(vs, SOFTNIC_VSYND_WIRE_TOO_LONG, GIC_SYND_LOCAL_LENGTH_ERR);
 	if (!ring_alloc(c, len, &off, &span))
 		return WIRE_FULL;
-	if (w->opcode != GIC_OPCODE_RDMA_READ && !w->atomic_size && w->opcode != GIC_OPCODE_NOP)
-		snx_move_write(w, src, c->data[c->side] + off);
+	if (w->opcode != GIC_OPCODE_RDMA_READ && !w->atomic_size && w->opcode != GIC_OPCODE_NOP) {
+		if (p->dev)
+			r = softnic_dev_write(p->sh, q->s, w, src, c->data[c->side] + off,
+					      SNX_DEV_LOCAL, vs);
+		else
+			snx_move_write(w, src, c->data[c->side] + off);
+		if (r) {
+			c->dhead -= span; /* nothing left: the room goes back */
+			return r;
+		}
+	}
 	s = slot_of(c, c->side, c->tx_seq);
 	s->raddr = w->raddr;
 	s->data_off = off;
@@ -756,6 +763,11 @@ static int wire_land(snx_pass *p, snx_qp *qp, const wire_conn *c, const wire_slo
 	r = snx_resolve_local(p, qp, w, SOFTNIC_ACCESS_LOCAL_WRITE, dst, vs);
 	if (r)
 		return r;
+	if (p->dev) /* GPU memory: the result or the read data through CUDA */
+		return softnic_dev_read(p->sh, qp, w, dst,
+					w->atomic_size ? (uint8_t *)(uintptr_t)&s->result
+						       : c->data[c->side] + s->data_off,
+					SNX_DEV_LOCAL, vs);
 	if (w->atomic_size) {
 		memcpy(dst[0], &s->result, w->atomic_size);
 		return 0;
