@@ -166,6 +166,59 @@ int softnic_dereg_mr(softnic_mr *mr);
 uint32_t softnic_mr_lkey(const softnic_mr *mr);
 uint32_t softnic_mr_rkey(const softnic_mr *mr);
 
+/* ------------------------------------------------------------------ */
+/* Queues in caller memory.
+ *
+ * A QP's send ring, receive ring and doorbell record, a CQ's CQE ring and
+ * doorbell record, and an SRQ's ring and doorbell record may be memory the
+ * caller provides (a softnic_qmem in the object's attr; addr NULL: softnic
+ * allocates that one with attr.queue_mem, as before). The doorbell register
+ * (bf.reg) is always softnic's. The rules:
+ *  - len: at least what the attr implies (softnic_qp_sq_bytes,
+ *    softnic_qp_rq_bytes, softnic_cq_ring_bytes, softnic_srq_ring_bytes;
+ *    SOFTNIC_DBREC_BYTES for every doorbell record);
+ *  - alignment: SOFTNIC_RING_ALIGN for rings, SOFTNIC_DBREC_ALIGN for
+ *    records (what softnic's engine needs; rdma-core's mlx5 provider asks
+ *    its allocators for page-aligned rings and 8-byte records, which meet
+ *    it);
+ *  - the memory must stay valid until the object is destroyed; softnic
+ *    never frees it (destroy and softnic_close leave it to the caller);
+ *  - the CPU engine reads and writes it from its threads (host memory of
+ *    this process); the GPU engine from the GPU (memory the GPU reaches at
+ *    its address: device, managed, or mapped host memory). softnic cannot
+ *    check that: the caller's responsibility. attr.queue_mem's prepared()
+ *    is never called for it;
+ *  - a shared-memory softnic (gic/softnic_shm.h) takes it only inside this
+ *    PE's arena (softnic_shared_alloc), since peers' engines consume this
+ *    PE's receive queues and write its CQs; anything else: EINVAL.
+ * Initialisation: with SOFTNIC_MEM_INIT in the attr's flags, softnic's host
+ * code initialises caller memory at create as it does its own (every byte
+ * zeroed; CQEs' op_own 0xf1; an SRQ's WQE i linked to i + 1), so it must be
+ * host-writable then: the verbs path, where rdma-core's provider writes a
+ * new CQ's op_own bytes and SRQ links itself. Without it softnic writes
+ * nothing into caller memory at create (a DEVX-style create, where the
+ * hardware does not touch the buffers either): the caller has zeroed the
+ * records, made the CQEs read as not done (opcode 0xf, invalid, in op_own:
+ * rdma-core's 0xf0, or softnic's 0xf1, which owner-only pollers need too)
+ * and linked the SRQ's free list. Bad sizes, alignments or arena placement:
+ * EINVAL, with softnic_last_error() naming the buffer, its address, its
+ * length and what was needed. */
+typedef struct softnic_qmem {
+	void *addr;  /* NULL: softnic allocates (len is then ignored) */
+	size_t len;  /* bytes at addr */
+} softnic_qmem;
+
+enum {
+	SOFTNIC_RING_ALIGN = 64,  /* caller rings: send, receive, SRQ, CQE */
+	SOFTNIC_DBREC_ALIGN = 8,  /* caller doorbell records */
+	SOFTNIC_DBREC_BYTES = 8,  /* QP: [0] receive, [1] send; CQ: [0] consumer
+				   * index, [1] arm (not read); SRQ: [0] counter */
+};
+
+/* softnic_qp_attr.flags, softnic_cq_attr.flags, softnic_srq_attr.flags:
+ * initialise the caller memory of the attr at create (see above). */
+#define SOFTNIC_MEM_INIT (1u << 16)
+
 /* A CQ of 2^log_cqe_cnt CQE64s (1..16). Its entries start as 0xf1 in
  * op_own (opcode invalid, owner bit set): neither an opcode-and-owner
  * poller (rdma-core's) nor an owner-only one (DOCA's) sees them as done. */
@@ -183,10 +236,18 @@ enum softnic_cq_mode {
 typedef struct softnic_cq_attr {
 	int log_cqe_cnt; /* 0..16 (0 only with SOFTNIC_CQ_COLLAPSED) */
 	uint32_t mode;   /* SOFTNIC_CQ_* */
+	softnic_qmem ring_mem;  /* CQE ring: softnic_cq_ring_bytes(attr) */
+	softnic_qmem dbrec_mem; /* consumer-index record: SOFTNIC_DBREC_BYTES */
+	uint32_t flags;  /* SOFTNIC_MEM_INIT */
 } softnic_cq_attr;
 
-/* A CQ with modes; EINVAL for a size out of range or an unknown bit. */
+/* A CQ with modes, its queues in caller memory where the attr gives it;
+ * EINVAL for a size out of range, an unknown bit, or caller memory that
+ * breaks the rules above. */
 softnic_cq *softnic_cq_create_ex(softnic *nic, const softnic_cq_attr *attr);
+
+/* Bytes of the CQE ring attr implies (0 for a bad log_cqe_cnt). */
+size_t softnic_cq_ring_bytes(const softnic_cq_attr *attr);
 int softnic_cq_destroy(softnic_cq *cq); /* EBUSY while a QP uses it */
 
 /* A shared receive queue of 2^log_wqe_cnt WQEs (1..15), each a next
@@ -194,8 +255,16 @@ int softnic_cq_destroy(softnic_cq *cq); /* EBUSY while a QP uses it */
 typedef struct softnic_srq_attr {
 	int log_wqe_cnt;
 	int max_sge;
+	softnic_qmem ring_mem;  /* WQE ring: softnic_srq_ring_bytes(attr) */
+	softnic_qmem dbrec_mem; /* WQE counter record: SOFTNIC_DBREC_BYTES */
+	uint32_t flags;  /* SOFTNIC_MEM_INIT */
 } softnic_srq_attr;
+/* EINVAL for attributes out of range, unknown flags, or caller memory
+ * that breaks the rules above. */
 softnic_srq *softnic_srq_create(softnic_pd *pd, const softnic_srq_attr *attr);
+/* Bytes of the ring attr implies: 2^log_wqe_cnt WQEs of the stride
+ * softnic_srq_desc_get reports (0 for attributes out of range). */
+size_t softnic_srq_ring_bytes(const softnic_srq_attr *attr);
 int softnic_srq_destroy(softnic_srq *srq); /* EBUSY while a QP uses it */
 uint32_t softnic_srq_num(const softnic_srq *srq);
 
@@ -205,6 +274,7 @@ enum softnic_qp_flags {
 	 * receive WQE (softnic's own extension, which the project's transports
 	 * use); with this flag it answers RNR instead, as a ConnectX does. */
 	SOFTNIC_QP_NO_IMPLICIT_RECV = 1,
+	/* SOFTNIC_MEM_INIT (1 << 16) is taken here too. */
 };
 
 typedef struct softnic_qp_attr {
@@ -219,11 +289,28 @@ typedef struct softnic_qp_attr {
 	int rnr_retry;    /* 0..6 retries after receiver-not-ready, 7: forever */
 	int min_rnr_timer; /* IB code (0..31) of the wait this QP asks its
 			    * senders for when it has no receive; 0: 655 ms */
-	uint32_t flags;   /* SOFTNIC_QP_* */
+	uint32_t flags;   /* SOFTNIC_QP_*, SOFTNIC_MEM_INIT */
+	softnic_qmem sq_mem;    /* send ring: softnic_qp_sq_bytes(attr) */
+	softnic_qmem rq_mem;    /* receive ring: softnic_qp_rq_bytes(attr) (an
+				 * RQ of its own only: log_rq_wqe > 0) */
+	softnic_qmem dbrec_mem; /* doorbell record: SOFTNIC_DBREC_BYTES */
 } softnic_qp_attr;
 
-/* An RC QP, not yet connected (its doorbells fail until it is). */
+/* An RC QP, not yet connected (its doorbells fail until it is), its
+ * queues in caller memory where the attr gives it. EINVAL for attributes
+ * out of range or caller memory that breaks the rules above. */
 softnic_qp *softnic_qp_create(softnic_pd *pd, const softnic_qp_attr *attr);
+
+/* Bytes of the send ring attr implies (2^log_sq_bb BBs of 64 bytes; 0 for
+ * a log_sq_bb out of range). */
+size_t softnic_qp_sq_bytes(const softnic_qp_attr *attr);
+
+/* Bytes of the receive ring attr implies: 2^log_rq_wqe WQEs of the stride
+ * softnic_qp_desc_get reports (the smallest power of two holding rq_max_sge
+ * data segments); 0 without a receive queue or for attributes out of
+ * range. rdma-core's QP buffer puts this ring first, padded to at least
+ * 64 bytes, and the send ring after it. */
+size_t softnic_qp_rq_bytes(const softnic_qp_attr *attr);
 
 /* Destroys a QP; a connected peer then fails its next WQE with a transport
  * retry error (the peer vanished). */

@@ -47,6 +47,17 @@ typedef struct emu_pd {
 	softnic_pd *s;
 } emu_pd;
 
+/* Queue memory of one object (QP, CQ, SRQ) that its parent domain's
+ * allocator handed: the ring (a QP's buffer: its receive ring, then its
+ * send ring, as rdma-core's mlx5 lays them out; a CQ's or SRQ's ring) and
+ * the doorbell record. NULL: softnic's own. */
+typedef struct emu_umem {
+	struct ibv_pd *pd;
+	uint64_t res_type;   /* the ring's MLX5DV_RES_TYPE_* */
+	void *buf;
+	void *dbrec;
+} emu_umem;
+
 typedef struct emu_cq {
 	union {                  /* first: the handles applications hold */
 		struct ibv_cq cq;
@@ -67,6 +78,7 @@ typedef struct emu_srq {
 	uint64_t *wrid;          /* per WQE slot */
 	uint32_t max_sge;
 	pthread_mutex_t lock;    /* posters */
+	emu_umem umem;           /* ring and record from a parent domain's allocator */
 } emu_srq;
 
 typedef struct emu_qp {
@@ -92,6 +104,7 @@ typedef struct emu_qp {
 	int wr_pending, wr_err;
 	uint64_t wr_start_resv;
 	pthread_mutex_t sq_lock, rq_lock;
+	emu_umem umem;           /* buffer and record from a parent domain's allocator */
 } emu_qp;
 
 /* The process's emulation: devices, the softnic, the QP table. */
@@ -181,6 +194,7 @@ typedef struct emu_cq_ext {
 	struct ibv_wc cur;       /* the completion start_poll/next_poll took */
 	pthread_mutex_t ex_lock; /* held from a start_poll that found one to end_poll */
 	struct ibv_pd *parent;   /* IBV_CQ_INIT_ATTR_MASK_PD: held until destroy */
+	emu_umem umem;           /* ring and record from the parent's allocator */
 } emu_cq_ext;
 
 /* Gives c->c.cqx the extended polling functions (start/next/end_poll and
@@ -200,16 +214,25 @@ void emu_objects_set_ops(struct verbs_context *v);
 /* 1 when pd is a parent domain of the emulation. */
 int emu_pd_is_parent(struct ibv_pd *pd);
 
-/* Whether softnic may place a queue buffer (res_type: MLX5DV_RES_TYPE_*,
- * size bytes, align) of an object made on pd (what: "QP", "CQ" for the
- * message): 0 for a PD, a parent domain without allocators, or one whose
- * allocator answers IBV_ALLOCATOR_USE_DEFAULT; EOPNOTSUPP (one stderr
- * line) when the allocator hands memory (given back through its free:
- * softnic cannot put a queue in caller memory); ENOMEM when it gives NULL. */
-int emu_pd_queue_placement(struct ibv_pd *pd, uint64_t res_type, size_t size, size_t align,
-			   const char *what);
+/* Asks pd's allocator, as rdma-core's mlx5 provider does, for an object's
+ * ring (res_type, size bytes, aligned to align) and then its doorbell
+ * record (MLX5DV_RES_TYPE_DBR, 8 bytes, aligned to 8). A PD, a parent
+ * domain without allocators, or an allocator answering
+ * IBV_ALLOCATOR_USE_DEFAULT leaves that buffer NULL (softnic's own). The
+ * memory handed is checked: host memory this process reads and writes on
+ * every page (and, on the GPU engine, memory the GPU reaches), aligned as
+ * softnic needs (SOFTNIC_RING_ALIGN, SOFTNIC_DBREC_ALIGN). 0; ENOMEM when
+ * the allocator returns NULL; EFAULT or EINVAL with one stderr line naming
+ * what (the buffer given back through free). On failure nothing is held. */
+int emu_umem_get(emu_umem *u, struct ibv_pd *pd, uint64_t res_type, size_t size, size_t align,
+		 const char *what);
 
-/* A QP or CQ made on pd holds it: a parent domain refuses dealloc with
+/* Gives u's buffers back through its parent domain's free (each with its
+ * resource type) and clears them; buffers that are NULL are skipped. Call
+ * after the softnic object using them is destroyed. */
+void emu_umem_put(emu_umem *u);
+
+/* A QP, CQ or SRQ made on pd holds it: a parent domain refuses dealloc with
  * EBUSY while held. No-ops for a plain PD (softnic counts its users). */
 void emu_pd_hold(struct ibv_pd *pd);
 void emu_pd_release(struct ibv_pd *pd);
@@ -231,5 +254,9 @@ int emu_gpu_region_check(const void *addr, size_t len);
  * (once, for the first such GPU) and returns 0; else (host memory, no
  * CUDA, a build without it, the part failing: said on stderr) an errno. */
 int emu_gpu_devmem_prepare(const void *addr, size_t len);
+
+/* 1 when the GPU engine reaches both ends of [addr, addr + len) at their
+ * address; 0 otherwise (also without CUDA). Says nothing. */
+int emu_gpu_reaches(const void *addr, size_t len);
 
 #endif /* GIC_EMU_H */

@@ -57,11 +57,14 @@ static int gpu_reaches(const void *p)
 	return at.type == cudaMemoryTypeHost && at.devicePointer == p;
 }
 
+int emu_gpu_reaches(const void *addr, size_t len)
+{
+	return gpu_reaches(addr) && gpu_reaches((const uint8_t *)addr + len - 1);
+}
+
 int emu_gpu_region_check(const void *addr, size_t len)
 {
-	const uint8_t *end = (const uint8_t *)addr + len - 1;
-
-	if (gpu_reaches(addr) && gpu_reaches(end))
+	if (emu_gpu_reaches(addr, len))
 		return 0;
 	fprintf(stderr, "gic-emu: ibv_reg_mr(%p, %zu): softnic's GPU engine cannot reach this "
 		"memory at its address: use GPU or managed memory, or register host memory with "
@@ -123,5 +126,12 @@ int emu_gpu_devmem_prepare(const void *addr, size_t len)
 	(void)addr;
 	(void)len;
 	return EFAULT;
+}
+
+int emu_gpu_reaches(const void *addr, size_t len)
+{
+	(void)addr;
+	(void)len;
+	return 0;
 }
 #endif

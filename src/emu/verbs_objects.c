@@ -181,30 +181,121 @@ void emu_pd_release(struct ibv_pd *pd)
 	pthread_mutex_unlock(&parents_lock);
 }
 
-int emu_pd_queue_placement(struct ibv_pd *pd, uint64_t res_type, size_t size, size_t align,
-			   const char *what)
+/* pd's allocators (zeroed when pd is no parent domain or has none). */
+static emu_parent parent_allocators(struct ibv_pd *pd)
 {
 	emu_parent *p, copy = { 0 };
-	void *buf;
 
 	pthread_mutex_lock(&parents_lock);
 	p = parent_of(pd);
 	if (p)
 		copy = *p;
 	pthread_mutex_unlock(&parents_lock);
-	if (!copy.alloc)
+	return copy;
+}
+
+/* 1 when every page of [p, p + len) is host memory this process can read
+ * and write: the kernel copies each page's first byte (and the last byte)
+ * into a pipe and back, which fails with EFAULT where it cannot. The
+ * bytes keep their values. softnic's host code writes the queues (posts,
+ * initialisation) and the CPU engine reads and writes them. */
+static int host_rw(const uint8_t *p, size_t len)
+{
+	size_t pages = (len + 4095) / 4096;
+	int fds[2], ok = 1;
+
+	if (pipe(fds))
+		return 1; /* cannot tell: let it through */
+	for (size_t i = 0; ok && i <= pages; i++) {
+		const uint8_t *b = i < pages ? p + i * 4096 : p + len - 1;
+
+		ok = write(fds[1], b, 1) == 1 && read(fds[0], (void *)b, 1) == 1;
+	}
+	close(fds[0]);
+	close(fds[1]);
+	return ok;
+}
+
+/* 0 when softnic can keep a queue buffer in [buf, buf + size); EFAULT or
+ * EINVAL with one stderr line otherwise. */
+static int queue_mem_check(const void *buf, size_t size, size_t align, const char *what)
+{
+	if ((uintptr_t)buf & (align - 1)) {
+		fprintf(stderr, "gic-emu: a parent domain's allocator handed a %s buffer at %p, not "
+			"aligned to the %zu bytes softnic needs (EINVAL)\n", what, buf, align);
+		return EINVAL;
+	}
+	if (!host_rw(buf, size)) {
+		fprintf(stderr, "gic-emu: a parent domain's allocator handed a %s buffer [%p, +%zu) "
+			"that is not host memory this process can read and write (verbs post into "
+			"queues from the host) (EFAULT)\n", what, buf, size);
+		return EFAULT;
+	}
+	if (emu.gpu_engine && !emu_gpu_reaches(buf, size)) {
+		fprintf(stderr, "gic-emu: a parent domain's allocator handed a %s buffer [%p, +%zu) "
+			"that softnic's GPU engine cannot reach at its address: use managed memory or "
+			"host memory registered with CUDA (GIC_EMU_ENGINE=gpu) (EFAULT)\n", what, buf,
+			size);
+		return EFAULT;
+	}
+	return 0;
+}
+
+/* One buffer from a's allocator: *out the memory, NULL for softnic's own.
+ * 0, ENOMEM (the allocator gave NULL), EFAULT or EINVAL (unusable memory,
+ * given back). */
+static int queue_mem_get(const emu_parent *a, struct ibv_pd *pd, uint64_t res_type, size_t size,
+			 size_t align, size_t need_align, const char *what, void **out)
+{
+	void *buf;
+	int rc;
+
+	*out = NULL;
+	if (!a->alloc)
 		return 0;
-	/* Outside the lock: the allocator may call verbs itself. */
-	buf = copy.alloc(pd, copy.pd_context, size, align, res_type);
+	/* Outside parents_lock: the allocator may call verbs itself. */
+	buf = a->alloc(pd, a->pd_context, size, align, res_type);
 	if (buf == IBV_ALLOCATOR_USE_DEFAULT)
 		return 0;
 	if (!buf)
 		return ENOMEM;
-	copy.free(pd, copy.pd_context, buf, res_type);
-	fprintf(stderr, "gic-emu: a parent domain's allocator placed a %s buffer (%zu bytes) in "
-		"its own memory; softnic cannot put queues in caller memory yet (EOPNOTSUPP)\n",
-		what, size);
-	return EOPNOTSUPP;
+	rc = queue_mem_check(buf, size, need_align, what);
+	if (rc) {
+		a->free(pd, a->pd_context, buf, res_type);
+		return rc;
+	}
+	*out = buf;
+	return 0;
+}
+
+int emu_umem_get(emu_umem *u, struct ibv_pd *pd, uint64_t res_type, size_t size, size_t align,
+		 const char *what)
+{
+	emu_parent a = parent_allocators(pd);
+	int rc;
+
+	memset(u, 0, sizeof(*u));
+	u->pd = pd;
+	u->res_type = res_type;
+	rc = queue_mem_get(&a, pd, res_type, size, align, SOFTNIC_RING_ALIGN, what, &u->buf);
+	/* rdma-core's mlx5_alloc_dbrec: 8 bytes, aligned to 8. */
+	if (!rc)
+		rc = queue_mem_get(&a, pd, MLX5DV_RES_TYPE_DBR, 8, 8, SOFTNIC_DBREC_ALIGN,
+				   "doorbell record", &u->dbrec);
+	if (rc)
+		emu_umem_put(u);
+	return rc;
+}
+
+void emu_umem_put(emu_umem *u)
+{
+	emu_parent a = parent_allocators(u->pd);
+
+	if (a.free && u->dbrec)
+		a.free(u->pd, a.pd_context, u->dbrec, MLX5DV_RES_TYPE_DBR);
+	if (a.free && u->buf)
+		a.free(u->pd, a.pd_context, u->buf, u->res_type);
+	u->buf = u->dbrec = NULL;
 }
 
 int ibv_dealloc_pd(struct ibv_pd *pd)
@@ -346,25 +437,41 @@ int ibv_dereg_mr(struct ibv_mr *mr)
 /* ------------------------------------------------------------------ */
 /* CQs and completion channels. */
 
-/* A CQ of at least cqe entries (1..65535; the next power of two) in the
- * softnic mode (SOFTNIC_CQ_*), on channel when not NULL. Every CQ is an
- * emu_cq_ext, so that plain and extended ones destroy alike. NULL with
- * errno. */
-static emu_cq_ext *cq_make(struct ibv_context *ctx, uint32_t cqe, void *cq_context,
-			   struct ibv_comp_channel *channel, uint32_t mode)
+/* log2 of the CQEs of a CQ of at least cqe entries. */
+static int cq_log(uint32_t cqe)
 {
-	softnic_cq_attr sa = { .log_cqe_cnt = log2_ceil(cqe + 1), .mode = mode };
+	int l = log2_ceil(cqe + 1);
+
+	return l < 1 ? 1 : l;
+}
+
+/* A CQ of at least cqe entries (1..65535; the next power of two) in the
+ * softnic mode (SOFTNIC_CQ_*), on channel when not NULL, its ring and
+ * record in um's memory where um (may be NULL) has it (softnic initialises
+ * them, as rdma-core's provider writes a new CQ's op_own bytes). Every CQ
+ * is an emu_cq_ext, so that plain and extended ones destroy alike. NULL
+ * with errno. */
+static emu_cq_ext *cq_make(struct ibv_context *ctx, uint32_t cqe, void *cq_context,
+			   struct ibv_comp_channel *channel, uint32_t mode, const emu_umem *um)
+{
+	softnic_cq_attr sa = { .log_cqe_cnt = cq_log(cqe), .mode = mode,
+			       .flags = SOFTNIC_MEM_INIT };
 	emu_cq_ext *x = calloc(1, sizeof(*x));
 	emu_cq *c = &x->c;
 
 	if (!x)
 		return fail_null(ENOMEM);
-	if (sa.log_cqe_cnt < 1)
-		sa.log_cqe_cnt = 1;
+	if (um) {
+		sa.ring_mem = (softnic_qmem){ um->buf, softnic_cq_ring_bytes(&sa) };
+		sa.dbrec_mem = (softnic_qmem){ um->dbrec, 8 };
+	}
 	c->s = softnic_cq_create_ex(emu.nic, &sa);
 	if (!c->s) {
+		int e = errno ? errno : ENOMEM;
+
+		fprintf(stderr, "gic-emu: CQ of %u entries: %s\n", cqe, softnic_last_error(emu.nic));
 		free(x);
-		return fail_null(ENOMEM);
+		return fail_null(e);
 	}
 	softnic_cq_view(c->s, &c->view);
 	pthread_mutex_init(&c->lock, NULL);
@@ -396,7 +503,7 @@ struct ibv_cq *ibv_create_cq(struct ibv_context *ctx, int cqe, void *cq_context,
 	if (!ctx || cqe < 1 || cqe > (1 << 16) - 1 || comp_vector < 0 ||
 	    comp_vector >= ctx->num_comp_vectors)
 		return fail_null(EINVAL);
-	x = cq_make(ctx, (uint32_t)cqe, cq_context, channel, 0);
+	x = cq_make(ctx, (uint32_t)cqe, cq_context, channel, 0, NULL);
 	return x ? &x->c.cq : NULL;
 }
 
@@ -433,6 +540,7 @@ static int cq_ex_check(struct ibv_context *ctx, const struct ibv_cq_init_attr_ex
 struct ibv_cq_ex *emu_create_cq_ex(struct ibv_context *ctx, struct ibv_cq_init_attr_ex *a)
 {
 	struct ibv_pd *parent;
+	emu_umem um;
 	uint32_t mode = 0;
 	emu_cq_ext *x;
 	int rc = cq_ex_check(ctx, a);
@@ -440,20 +548,27 @@ struct ibv_cq_ex *emu_create_cq_ex(struct ibv_context *ctx, struct ibv_cq_init_a
 	if (rc)
 		return fail_null(rc);
 	parent = a->comp_mask & IBV_CQ_INIT_ATTR_MASK_PD ? a->parent_domain : NULL;
-	if (parent && (rc = emu_pd_queue_placement(parent, MLX5DV_RES_TYPE_CQ,
-						   (size_t)(1u << log2_ceil(a->cqe + 1)) * 64,
-						   4096, "CQ")))
+	/* rdma-core's mlx5_alloc_cq_buf: the ring rounded up to a page,
+	 * page-aligned; then the record (emu_umem_get). */
+	if (parent && (rc = emu_umem_get(&um, parent, MLX5DV_RES_TYPE_CQ,
+					 (((size_t)64 << cq_log(a->cqe)) + 4095) & ~(size_t)4095,
+					 4096, "CQ")))
 		return fail_null(rc);
 	if ((a->comp_mask & IBV_CQ_INIT_ATTR_MASK_FLAGS) &&
 	    (a->flags & IBV_CREATE_CQ_ATTR_IGNORE_OVERRUN))
 		mode = SOFTNIC_CQ_OVERRUN_IGNORE;
-	x = cq_make(ctx, a->cqe, a->cq_context, a->channel, mode);
-	if (!x)
-		return NULL;
+	x = cq_make(ctx, a->cqe, a->cq_context, a->channel, mode, parent ? &um : NULL);
+	if (!x) {
+		rc = errno;
+		if (parent)
+			emu_umem_put(&um);
+		return fail_null(rc);
+	}
 	emu_cq_ex_setup(x);
 	if (parent) {
 		emu_pd_hold(parent);
 		x->parent = parent;
+		x->umem = um;
 	}
 	return &x->c.cqx;
 }
@@ -513,8 +628,10 @@ int ibv_destroy_cq(struct ibv_cq *cq)
 		return rc;
 	if (cq->channel)
 		__atomic_fetch_sub(&cq->channel->refcnt, 1, __ATOMIC_RELAXED);
-	if (((emu_cq_ext *)c)->parent)
+	if (((emu_cq_ext *)c)->parent) {
+		emu_umem_put(&((emu_cq_ext *)c)->umem); /* the parent is still held */
 		emu_pd_release(((emu_cq_ext *)c)->parent);
+	}
 	pthread_mutex_destroy(&c->lock);
 	pthread_mutex_destroy(&((emu_cq_ext *)c)->ex_lock);
 	free(c);
@@ -524,11 +641,40 @@ int ibv_destroy_cq(struct ibv_cq *cq)
 /* ------------------------------------------------------------------ */
 /* SRQs. */
 
+/* The softnic SRQ of q for attr on pd, its ring and record from pd's
+ * allocator when it is a parent domain with one (rdma-core's
+ * mlx5_alloc_srq_buf: max WQEs of the stride, page-aligned; softnic links
+ * the free list, as rdma-core's set_srq_buf_ll). 0 or an errno. */
+static int srq_make(emu_srq *q, struct ibv_pd *pd, const struct ibv_srq_init_attr *attr,
+		    softnic_srq_attr *sa)
+{
+	int rc;
+
+	/* One WQE always stays free as the list's end: max_wr + 1 slots. */
+	sa->log_wqe_cnt = log2_ceil(attr->attr.max_wr + 1);
+	sa->max_sge = attr->attr.max_sge ? (int)attr->attr.max_sge : 1;
+	sa->flags = SOFTNIC_MEM_INIT;
+	rc = emu_umem_get(&q->umem, pd, MLX5DV_RES_TYPE_SRQ, softnic_srq_ring_bytes(sa), 4096,
+			  "SRQ");
+	if (rc)
+		return rc;
+	sa->ring_mem = (softnic_qmem){ q->umem.buf, softnic_srq_ring_bytes(sa) };
+	sa->dbrec_mem = (softnic_qmem){ q->umem.dbrec, 8 };
+	q->s = softnic_srq_create(pd_s(pd), sa);
+	if (!q->s) {
+		rc = errno ? errno : ENOMEM;
+		fprintf(stderr, "gic-emu: ibv_create_srq: %s\n", softnic_last_error(emu.nic));
+		emu_umem_put(&q->umem);
+	}
+	return rc;
+}
+
 struct ibv_srq *ibv_create_srq(struct ibv_pd *pd, struct ibv_srq_init_attr *attr)
 {
 	emu_srq *q;
 	softnic_srq_desc d;
-	softnic_srq_attr sa;
+	softnic_srq_attr sa = { 0 };
+	int rc;
 
 	if (!pd || !attr || attr->attr.max_wr < 1 || attr->attr.max_wr > (1u << 15) - 1 ||
 	    attr->attr.max_sge > EMU_MAX_SGE)
@@ -536,18 +682,19 @@ struct ibv_srq *ibv_create_srq(struct ibv_pd *pd, struct ibv_srq_init_attr *attr
 	q = calloc(1, sizeof(*q));
 	if (!q)
 		return fail_null(ENOMEM);
-	/* One WQE always stays free as the list's end: max_wr + 1 slots. */
-	sa.log_wqe_cnt = log2_ceil(attr->attr.max_wr + 1);
-	sa.max_sge = attr->attr.max_sge ? (int)attr->attr.max_sge : 1;
-	q->s = softnic_srq_create(pd_s(pd), &sa);
-	if (q->s)
+	rc = srq_make(q, pd, attr, &sa);
+	if (!rc) {
 		softnic_srq_desc_get(q->s, &d);
-	q->wrid = q->s ? calloc(d.wqe_cnt, sizeof(uint64_t)) : NULL;
-	if (!q->wrid) {
-		if (q->s)
+		q->wrid = calloc(d.wqe_cnt, sizeof(uint64_t));
+		if (!q->wrid) {
 			softnic_srq_destroy(q->s);
+			emu_umem_put(&q->umem);
+			rc = ENOMEM;
+		}
+	}
+	if (rc) {
 		free(q);
-		return fail_null(ENOMEM);
+		return fail_null(rc);
 	}
 	gic_rq_init(&q->view, d.buf, d.dbrec, d.wqe_cnt, d.stride, (uint32_t)sa.max_sge, 1);
 	q->max_sge = (uint32_t)sa.max_sge;
@@ -560,6 +707,10 @@ struct ibv_srq *ibv_create_srq(struct ibv_pd *pd, struct ibv_srq_init_attr *attr
 	q->srq.handle = d.srqn;
 	pthread_mutex_init(&q->srq.mutex, NULL);
 	pthread_cond_init(&q->srq.cond, NULL);
+	/* A parent domain whose allocator handed the queues stays until they
+	 * are given back (rdma-core counts only QPs and CQs as its users). */
+	if (q->umem.buf || q->umem.dbrec)
+		emu_pd_hold(pd);
 	return &q->srq;
 }
 
@@ -573,6 +724,10 @@ int ibv_destroy_srq(struct ibv_srq *srq)
 	rc = softnic_srq_destroy(q->s);
 	if (rc)
 		return rc;
+	if (q->umem.buf || q->umem.dbrec) {
+		emu_umem_put(&q->umem);
+		emu_pd_release(srq->pd);
+	}
 	free(q->wrid);
 	free(q);
 	return 0;

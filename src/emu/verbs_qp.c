@@ -86,48 +86,112 @@ static int qp_alloc_arrays(emu_qp *q)
 	return q->sq_wrid && (!q->rq.wqe_cnt || q->rq_wrid) ? 0 : ENOMEM;
 }
 
-static void qp_free(emu_qp *q)
+/* Destroys the softnic QP, then gives its queue memory back (outside
+ * emu.lock: the allocator's free may call verbs). The caller holds
+ * emu.lock. */
+static void qp_free_locked(emu_qp *q, emu_umem *um)
 {
 	if (q->s)
 		softnic_qp_destroy(q->s);
+	*um = q->umem;
 	free(q->sq_wrid);
 	free(q->rq_wrid);
 	free(q);
 }
 
-/* The softnic QP and the views that post into it. */
-static int qp_make(emu_qp *q, struct ibv_pd *pd, struct ibv_qp_init_attr *a)
+static void qp_free(emu_qp *q)
 {
-	softnic_qp_attr sa = { 0 };
+	emu_umem um;
+
+	pthread_mutex_lock(&emu.lock);
+	qp_free_locked(q, &um);
+	pthread_mutex_unlock(&emu.lock);
+	emu_umem_put(&um);
+}
+
+/* The softnic attributes of a verbs QP. */
+static void qp_attr_of(const struct ibv_qp_init_attr *a, softnic_qp_attr *sa)
+{
+	const struct ibv_qp_cap *c = &a->cap;
+
+	memset(sa, 0, sizeof(*sa));
+	sa->log_sq_bb = log2_ceil(bb_per_wr(c) * c->max_send_wr);
+	if (sa->log_sq_bb < 2)
+		sa->log_sq_bb = 2;
+	sa->send_cq = ((emu_cq *)a->send_cq)->s;
+	sa->recv_cq = ((emu_cq *)a->recv_cq)->s;
+	sa->srq = a->srq ? ((emu_srq *)a->srq)->s : NULL;
+	sa->log_rq_wqe = a->srq || !c->max_recv_wr ? 0 : log2_ceil(c->max_recv_wr);
+	if (!a->srq && c->max_recv_wr && sa->log_rq_wqe < 1)
+		sa->log_rq_wqe = 1;
+	sa->rq_max_sge = c->max_recv_sge ? (int)c->max_recv_sge : 1;
+	/* A ConnectX answers RNR; caller memory is initialised as softnic's. */
+	sa->flags = SOFTNIC_QP_NO_IMPLICIT_RECV | SOFTNIC_MEM_INIT;
+}
+
+static size_t align_up(size_t v, size_t a)
+{
+	return (v + a - 1) / a * a;
+}
+
+/* On a parent domain with allocators: the QP's buffer and doorbell record
+ * in the allocator's memory, as rdma-core's mlx5 provider asks for them
+ * (mlx5_calc_wq_size, mlx5_set_custom_qp_alignment): one buffer, the
+ * receive ring first (at least one 64-byte BB), the send ring after it,
+ * aligned to the larger of the strides and a 64th of the buffer's size
+ * rounded to a power-of-two number of pages, its size a multiple of that
+ * alignment; sa's memory fields point into it. 0 or an errno. */
+static int qp_umem(emu_qp *q, struct ibv_pd *pd, softnic_qp_attr *sa)
+{
+	size_t rq = softnic_qp_rq_bytes(sa), sq = softnic_qp_sq_bytes(sa);
+	size_t rq_part = rq && rq < 64 ? 64 : rq, bytes = rq_part + sq, page = 4096, align;
+	size_t stride = rq ? rq >> sa->log_rq_wqe : 0, buf_page = page;
+	int rc;
+
+	while (buf_page < align_up(bytes, page))
+		buf_page <<= 1;
+	align = buf_page / 64 > 64 ? buf_page / 64 : 64;
+	if (stride > align)
+		align = stride;
+	rc = emu_umem_get(&q->umem, pd, MLX5DV_RES_TYPE_QP, align_up(bytes, align), align, "QP");
+	if (rc)
+		return rc;
+	if (q->umem.buf) {
+		sa->rq_mem = (softnic_qmem){ rq ? q->umem.buf : NULL, rq };
+		sa->sq_mem = (softnic_qmem){ (uint8_t *)q->umem.buf + rq_part, sq };
+	}
+	sa->dbrec_mem = (softnic_qmem){ q->umem.dbrec, 8 };
+	return 0;
+}
+
+/* The softnic QP of sa and the views that post into it; the caller holds
+ * emu.lock. */
+static int qp_make(emu_qp *q, struct ibv_qp_init_attr *a, const softnic_qp_attr *sa,
+		   struct ibv_pd *pd)
+{
 	softnic_qp_desc d;
 	struct ibv_qp_cap *c = &a->cap;
 
-	sa.log_sq_bb = log2_ceil(bb_per_wr(c) * c->max_send_wr);
-	if (sa.log_sq_bb < 2)
-		sa.log_sq_bb = 2;
-	sa.send_cq = ((emu_cq *)a->send_cq)->s;
-	sa.recv_cq = ((emu_cq *)a->recv_cq)->s;
-	sa.srq = a->srq ? ((emu_srq *)a->srq)->s : NULL;
-	sa.log_rq_wqe = a->srq || !c->max_recv_wr ? 0 : log2_ceil(c->max_recv_wr);
-	if (!a->srq && c->max_recv_wr && sa.log_rq_wqe < 1)
-		sa.log_rq_wqe = 1;
-	sa.rq_max_sge = c->max_recv_sge ? (int)c->max_recv_sge : 1;
-	sa.flags = SOFTNIC_QP_NO_IMPLICIT_RECV; /* a ConnectX answers RNR */
-	q->s = softnic_qp_create(((emu_pd *)pd)->s, &sa);
-	if (!q->s)
-		return errno ? errno : ENOMEM;
+	q->s = softnic_qp_create(((emu_pd *)pd)->s, sa);
+	if (!q->s) {
+		int e = errno ? errno : ENOMEM;
+
+		if (q->umem.buf || q->umem.dbrec)
+			fprintf(stderr, "gic-emu: ibv_create_qp: %s\n", softnic_last_error(emu.nic));
+		return e;
+	}
 	softnic_qp_view(q->s, &q->sq, &q->sq_cq_view);
 	softnic_qp_set_rights(q->s, 0); /* verbs: no remote right until INIT grants one */
 	softnic_qp_desc_get(q->s, &d);
 	if (d.rq.wqe_cnt)
 		gic_rq_init(&q->rq, d.rq.buf, &d.dbrec[0], d.rq.wqe_cnt, d.rq.stride,
-			    (uint32_t)sa.rq_max_sge, 0);
+			    (uint32_t)sa->rq_max_sge, 0);
 	/* What the QP got: at least what was asked (up to EMU_MAX_QP_WR). */
-	c->max_send_wr = (1u << sa.log_sq_bb) / bb_per_wr(c);
+	c->max_send_wr = (1u << sa->log_sq_bb) / bb_per_wr(c);
 	if (c->max_send_wr > EMU_MAX_QP_WR)
 		c->max_send_wr = EMU_MAX_QP_WR;
 	c->max_recv_wr = d.rq.wqe_cnt;
-	c->max_recv_sge = a->srq ? 0 : (uint32_t)sa.rq_max_sge;
+	c->max_recv_sge = a->srq ? 0 : (uint32_t)sa->rq_max_sge;
 	q->cap = *c;
 	q->max_inline = c->max_inline_data;
 	q->max_send_sge = c->max_send_sge ? c->max_send_sge : 1;
@@ -136,26 +200,10 @@ static int qp_make(emu_qp *q, struct ibv_pd *pd, struct ibv_qp_init_attr *a)
 	return qp_alloc_arrays(q);
 }
 
-/* On a parent domain with allocators: whether softnic may keep the QP's
- * buffer (receive and send rings, as libmlx5 allocates them in one) and
- * its doorbell record in its own memory (emu_pd_queue_placement). */
-static int qp_placement(const emu_qp *q, struct ibv_pd *pd)
-{
-	softnic_qp_desc d;
-	size_t bytes;
-	int rc;
-
-	if (!emu_pd_is_parent(pd))
-		return 0;
-	softnic_qp_desc_get(q->s, &d);
-	bytes = (size_t)d.sq.wqe_cnt * d.sq.stride + (size_t)d.rq.wqe_cnt * d.rq.stride;
-	rc = emu_pd_queue_placement(pd, MLX5DV_RES_TYPE_QP, bytes, 4096, "QP");
-	return rc ? rc : emu_pd_queue_placement(pd, MLX5DV_RES_TYPE_DBR, 8, 8, "doorbell record");
-}
-
 /* Creates the QP; with send_ops (IBV_QP_EX_WITH_*), its ibv_wr_* too. */
 static struct ibv_qp *create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *a, uint64_t send_ops)
 {
+	softnic_qp_attr sa;
 	emu_qp *q;
 	int rc;
 
@@ -167,16 +215,15 @@ static struct ibv_qp *create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *a, u
 	q = rc ? NULL : calloc(1, sizeof(*q));
 	if (!rc && !q)
 		rc = ENOMEM;
-	pthread_mutex_lock(&emu.lock); /* softnic's creation is not thread-safe */
-	if (!rc)
-		rc = qp_make(q, pd, a);
-	if (rc && q)
-		qp_free(q);
-	pthread_mutex_unlock(&emu.lock);
-	if (rc)
-		q = NULL;
-	if (!rc)
-		rc = qp_placement(q, pd);
+	if (!rc) {
+		qp_attr_of(a, &sa);
+		rc = qp_umem(q, pd, &sa); /* outside emu.lock: the allocator may call verbs */
+	}
+	if (!rc) {
+		pthread_mutex_lock(&emu.lock); /* softnic's creation is not thread-safe */
+		rc = qp_make(q, a, &sa, pd);
+		pthread_mutex_unlock(&emu.lock);
+	}
 	if (!rc && send_ops)
 		rc = emu_qpex_setup(q, send_ops);
 	if (rc) {
@@ -252,11 +299,15 @@ int ibv_destroy_qp(struct ibv_qp *qp)
 	/* softnic's object calls are not thread-safe on one softnic; verbs
 	 * are: two threads destroying the two QPs of a pair would otherwise
 	 * race on their peer pointers. */
+	struct ibv_pd *pd = qp->pd;
+	emu_umem um;
+
 	pthread_mutex_lock(&emu.lock);
 	emu_qp_table_del(q);
-	emu_pd_release(qp->pd);
-	qp_free(q);
+	qp_free_locked(q, &um);
 	pthread_mutex_unlock(&emu.lock);
+	emu_umem_put(&um); /* the parent domain is still held */
+	emu_pd_release(pd);
 	return 0;
 }
 

@@ -4,24 +4,36 @@
  * state transitions and attribute masks, post_send and post_recv with any
  * opcode, flags, scatter lists and keys, polls, queries, destruction; MRs
  * (plain and DMA-BUF, good and unreadable addresses), extended CQs and
- * parent domains with any attributes. The
+ * parent domains with any attributes; QPs, CQs and SRQs on a parent domain
+ * whose allocator hands aligned heap memory, answers
+ * IBV_ALLOCATOR_USE_DEFAULT, fails, or hands memory softnic must refuse
+ * (misaligned, unreadable), as the input says per object (after every
+ * input each buffer it handed must be back). The
  * calls must fail cleanly or succeed, never crash or hang, and nothing may
  * be written outside the registered region: guard zones around it are
  * checked after every input. Scatter addresses always point into the
  * process's buffer (an application that passes wild pointers to inline
  * sends crashes on rdma-core too); keys and remote addresses are free.
  */
+#include <infiniband/mlx5dv.h>
 #include <infiniband/verbs.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 
-enum { REGION = 1 << 16, GUARD = 4096, NQP = 4, NCQ = 3 };
+enum { REGION = 1 << 16, GUARD = 4096, NQP = 4, NCQ = 3, NLIVE = 64 };
+
+/* What the parent domain's allocator does next (set by the input). */
+enum { A_MEMORY, A_DEFAULT, A_NULL, A_MISALIGNED, A_UNREADABLE, A_RINGS_ONLY, A_MODES };
 
 static struct {
 	struct ibv_context *ctx;
 	struct ibv_pd *pd;
+	struct ibv_pd *par;   /* a parent domain of pd with the allocator below */
+	int amode;            /* A_* */
+	struct { void *p, *base; } live[NLIVE]; /* handed and not yet given back */
+	int nlive;
 	struct ibv_cq *cq[NCQ];
 	struct ibv_mr *mr;
 	uint8_t *area; /* guard | region | guard */
@@ -50,6 +62,57 @@ static uint32_t take(in *s, int bytes)
 
 static uint8_t *region(void) { return f.area + GUARD; }
 
+/* A page nothing may read (regions and queue memory that must be refused). */
+static uint8_t *unreadable(void)
+{
+	static uint8_t *none;
+
+	if (!none) {
+		none = mmap(NULL, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (none == MAP_FAILED)
+			abort();
+	}
+	return none;
+}
+
+static void *pd_alloc(struct ibv_pd *pd, void *ctx, size_t size, size_t align, uint64_t type)
+{
+	uint8_t *base;
+
+	(void)ctx;
+	if (pd != f.par || !size || !align || (align & (align - 1)) || size > (64u << 20))
+		abort(); /* the emulation asked for something rdma-core never would */
+	if (f.amode == A_DEFAULT || (f.amode == A_RINGS_ONLY && type == MLX5DV_RES_TYPE_DBR))
+		return IBV_ALLOCATOR_USE_DEFAULT;
+	if (f.amode == A_NULL || f.nlive == NLIVE)
+		return NULL;
+	if (f.amode == A_UNREADABLE)
+		return unreadable(); /* refused, and given back through pd_free */
+	base = aligned_alloc(align, (size + 8 + align - 1) / align * align);
+	if (!base)
+		return NULL;
+	f.live[f.nlive].base = base;
+	f.live[f.nlive].p = f.amode == A_MISALIGNED ? base + 8 : base;
+	return f.live[f.nlive++].p;
+}
+
+static void pd_free(struct ibv_pd *pd, void *ctx, void *ptr, uint64_t type)
+{
+	(void)ctx;
+	(void)type;
+	if (pd != f.par)
+		abort();
+	if (ptr == unreadable())
+		return;
+	for (int i = 0; i < f.nlive; i++)
+		if (f.live[i].p == ptr) {
+			free(f.live[i].base);
+			f.live[i] = f.live[--f.nlive];
+			return;
+		}
+	abort(); /* given back twice, or never handed */
+}
+
 static void setup(void)
 {
 	struct ibv_device **l = ibv_get_device_list(NULL);
@@ -67,6 +130,26 @@ static void setup(void)
 						  IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC);
 	if (!f.cq[0] || !f.cq[1] || !f.cq[2] || !f.mr)
 		abort();
+	{
+		struct ibv_parent_domain_init_attr a = { .pd = f.pd, .alloc = pd_alloc,
+			.free = pd_free, .comp_mask = IBV_PARENT_DOMAIN_INIT_ATTR_ALLOCATORS };
+
+		f.par = ibv_alloc_parent_domain(f.ctx, &a);
+		if (!f.par)
+			abort();
+	}
+}
+
+/* The PD of the next object: the plain one, or the parent domain with the
+ * allocator doing what the input says. */
+static struct ibv_pd *some_pd(in *s)
+{
+	uint32_t k = take(s, 1);
+
+	if (k < 128)
+		return f.pd;
+	f.amode = (int)(k % A_MODES);
+	return f.par;
 }
 
 static uint32_t key(in *s)
@@ -93,7 +176,7 @@ static void do_create(in *s)
 	a.cap.max_recv_sge = take(s, 1) % 20;
 	a.cap.max_inline_data = take(s, 2) % 1100;
 	a.sq_sig_all = take(s, 1) & 1;
-	f.qp[slot] = ibv_create_qp(f.pd, &a);
+	f.qp[slot] = ibv_create_qp(some_pd(s), &a);
 }
 
 static void do_modify(in *s)
@@ -179,23 +262,20 @@ static void do_recv(in *s)
  * read. */
 static uint8_t *some_addr(in *s, size_t *len)
 {
-	static uint8_t *none;
 	uint32_t k = take(s, 1);
 
 	*len = take(s, 3);
-	if (!none)
-		none = mmap(NULL, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (k < 200) {
 		uint32_t off = take(s, 2) % REGION;
 
 		*len %= (size_t)(REGION + GUARD - off) + 1;
 		return region() + off;
 	}
-	return k < 230 ? NULL : none == MAP_FAILED ? NULL : none;
+	return k < 230 ? NULL : unreadable();
 }
 
 /* Object calls with any attributes, each object destroyed again at once:
- * MRs (plain and DMA-BUF), extended CQs, parent domains. */
+ * MRs (plain and DMA-BUF), extended CQs, SRQs, parent domains. */
 static void do_objects(in *s)
 {
 	size_t len;
@@ -203,7 +283,7 @@ static void do_objects(in *s)
 	int access = (int)take(s, 2);
 	struct ibv_mr *mr;
 
-	switch (take(s, 1) % 4) {
+	switch (take(s, 1) % 5) {
 	case 0:
 		mr = ibv_reg_mr(f.pd, addr, len, access);
 		break;
@@ -219,10 +299,25 @@ static void do_objects(in *s)
 		a.wc_flags = take(s, 4) | (uint64_t)take(s, 1) << 32;
 		a.comp_mask = take(s, 1);
 		a.flags = take(s, 1);
-		a.parent_domain = take(s, 1) & 1 ? f.pd : NULL;
+		if (take(s, 1) & 1) { /* often a CQ rdma-core would make on a parent domain */
+			a.parent_domain = some_pd(s);
+			a.comp_mask = take(s, 1) & 1 ? IBV_CQ_INIT_ATTR_MASK_PD : a.comp_mask;
+			a.wc_flags &= IBV_WC_STANDARD_FLAGS;
+		}
 		cq = ibv_create_cq_ex(f.ctx, &a);
 		if (cq)
 			ibv_destroy_cq(ibv_cq_ex_to_cq(cq));
+		return;
+	}
+	case 3: {
+		struct ibv_srq_init_attr a = { 0 };
+		struct ibv_srq *srq;
+
+		a.attr.max_wr = take(s, 2);
+		a.attr.max_sge = take(s, 1) % 20;
+		srq = ibv_create_srq(some_pd(s), &a);
+		if (srq && ibv_destroy_srq(srq))
+			abort();
 		return;
 	}
 	default: {
@@ -282,6 +377,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (f.qp[i] && !ibv_destroy_qp(f.qp[i]))
 			f.qp[i] = NULL;
 	drain();
+	if (f.nlive)
+		abort(); /* queue memory the parent domain's allocator handed was kept */
 	for (size_t i = 0; i < GUARD; i++)
 		if (f.area[i] != 0xa5 || f.area[GUARD + REGION + i] != 0xa5)
 			abort(); /* something wrote outside the registered region */

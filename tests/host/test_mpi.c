@@ -34,6 +34,8 @@
  *                fail with ENOSPC on every PE (not a SIGBUS later) and the
  *                bootstrap must stay usable. Skipped where /dev/shm holds
  *                the largest arena (64 GiB).
+ *   caller_queues a QP's and a CQ's queues in caller memory: refused
+ *                (EINVAL) on the heap, taken from the PE's arena.
  *
  * Every wait has a time limit; every failure prints what and where.
  */
@@ -721,10 +723,59 @@ static int case_shm_full(int *argc, char ***argv)
 	return rc;
 }
 
+/* ------------------------------------------------------------------ */
+/* caller_queues: a shared softnic takes a QP's and a CQ's queues in
+ * caller memory only inside this PE's arena (peers' engines consume them). */
+
+static int case_caller_queues(pe *s)
+{
+	softnic_cq_attr ca = { .log_cqe_cnt = 4, .flags = SOFTNIC_MEM_INIT };
+	softnic_qp_attr qa = { .log_sq_bb = 4, .flags = SOFTNIC_MEM_INIT };
+	size_t ring = softnic_cq_ring_bytes(&ca), sq = softnic_qp_sq_bytes(&qa);
+	void *heap = aligned_alloc(4096, 4096);
+	uint8_t *in = softnic_shared_alloc(s->nic, ring + sq + 64, 4096);
+	softnic_cq *cq;
+	softnic_qp *qp;
+
+	if (!heap || !in) {
+		FAIL("caller_queues: memory: %s", softnic_last_error(s->nic));
+	} else {
+		ca.ring_mem = (softnic_qmem){ heap, ring };
+		errno = 0;
+		cq = softnic_cq_create_ex(s->nic, &ca);
+		if (cq || errno != EINVAL || !strstr(softnic_last_error(s->nic), "shared arena"))
+			FAIL("caller_queues: a CQ ring on the heap: %p, errno %d, '%s'", (void *)cq,
+			     errno, softnic_last_error(s->nic));
+		ca.ring_mem = (softnic_qmem){ in, ring };
+		ca.dbrec_mem = (softnic_qmem){ in + ring + sq, 8 };
+		cq = softnic_cq_create_ex(s->nic, &ca);
+		if (!cq)
+			FAIL("caller_queues: a CQ in the arena: %s", softnic_last_error(s->nic));
+		qa.send_cq = cq;
+		qa.sq_mem = (softnic_qmem){ in + ring, sq };
+		qa.dbrec_mem = (softnic_qmem){ heap, 8 };
+		errno = 0;
+		qp = cq ? softnic_qp_create(s->pd, &qa) : NULL;
+		if (cq && (qp || errno != EINVAL))
+			FAIL("caller_queues: a QP record on the heap: %p, errno %d", (void *)qp, errno);
+		qa.dbrec_mem = (softnic_qmem){ in + ring + sq + 8, 8 };
+		qp = cq ? softnic_qp_create(s->pd, &qa) : NULL;
+		if (cq && !qp)
+			FAIL("caller_queues: a QP in the arena: %s", softnic_last_error(s->nic));
+		if (qp && softnic_qp_destroy(qp))
+			FAIL("caller_queues: destroy QP");
+		if (cq && softnic_cq_destroy(cq))
+			FAIL("caller_queues: destroy CQ");
+	}
+	softnic_shared_free(s->nic, in);
+	free(heap);
+	return finish(s, "caller_queues");
+}
+
 int main(int argc, char **argv)
 {
 	static const char *const cases[] = { "transfer", "peer_exit", "peer_killed", "cq_lock_dead",
-					     "gpu_path", "shm_full", NULL };
+					     "gpu_path", "shm_full", "caller_queues", NULL };
 	const char *name = argc > 1 ? argv[1] : "";
 	pe s;
 	int rc;
@@ -742,6 +793,8 @@ int main(int argc, char **argv)
 		rc = case_cq_lock_dead(&s);
 	else if (!rc && !strcmp(name, "gpu_path"))
 		rc = case_gpu_path(&s);
+	else if (!rc && !strcmp(name, "caller_queues"))
+		rc = case_caller_queues(&s);
 	else if (!rc)
 		rc = case_vanish(&s, !strcmp(name, "peer_killed"));
 	if (rc && mk.me <= 0)

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "shm_gpu.h" /* softnic_shm_arena */
 #include "softnic_internal.h"
 #include "devmem.h"
 #include "wire.h"
@@ -129,6 +130,83 @@ static void queue_free(softnic *nic, void *p)
 		a->free(p, a->ctx);
 	else
 		free(p);
+}
+
+/* ------------------------------------------------------------------ */
+/* Queue memory the caller provides (gic/softnic.h, "Queues in caller
+ * memory"). */
+
+/* 0 when [p, p + len) lies in this PE's arena of a shared-memory softnic,
+ * or the softnic is not one; EINVAL otherwise. */
+static int qmem_in_arena(softnic *nic, const void *p, size_t len)
+{
+	void *base;
+	size_t bytes;
+	uintptr_t lo, a = (uintptr_t)p;
+
+	if (!nic->shm)
+		return 0;
+	if (softnic_shm_arena(nic, &base, &bytes))
+		return EINVAL;
+	lo = (uintptr_t)base;
+	return a >= lo && a - lo <= bytes && len <= bytes - (a - lo) ? 0 : EINVAL;
+}
+
+/* 0 when m is NULL memory (softnic allocates) or caller memory of at
+ * least need bytes aligned to align (in the arena of a shared-memory
+ * softnic); EINVAL with the reason as the last error, naming call and
+ * what. */
+static int qmem_check(softnic *nic, const char *call, const char *what, const softnic_qmem *m,
+		      size_t need, size_t align)
+{
+	if (!m->addr)
+		return 0;
+	if (m->len < need)
+		softnic_set_error(nic, "%s: the %s in caller memory at %p has %zu bytes; it needs "
+				  "%zu", call, what, m->addr, m->len, need);
+	else if ((uintptr_t)m->addr & (align - 1))
+		softnic_set_error(nic, "%s: the %s in caller memory at %p is not aligned to %zu "
+				  "bytes", call, what, m->addr, align);
+	else if ((uintptr_t)m->addr + m->len < (uintptr_t)m->addr)
+		softnic_set_error(nic, "%s: the %s in caller memory at %p: %zu bytes wrap the "
+				  "address space", call, what, m->addr, m->len);
+	else if (qmem_in_arena(nic, m->addr, m->len))
+		softnic_set_error(nic, "%s: the %s in caller memory [%p, +%zu) is not in this PE's "
+				  "shared arena: a shared-memory softnic takes queues only from "
+				  "softnic_shared_alloc", call, what, m->addr, m->len);
+	else
+		return 0;
+	return EINVAL;
+}
+
+/* The memory of one queue buffer of size bytes: the caller's (m->addr,
+ * its first size bytes zeroed when init; *caller |= bit) or softnic's own
+ * (at least a cache line aligned to align, zeroed by its allocator). NULL
+ * when softnic's allocation fails. */
+static void *qmem_take(softnic *nic, const softnic_qmem *m, size_t size, size_t align, int init,
+		       uint32_t *caller, uint32_t bit)
+{
+	if (!m->addr)
+		return queue_alloc(nic, size < SOFTNIC_CACHELINE ? SOFTNIC_CACHELINE : size, align);
+	*caller |= bit;
+	if (init)
+		memset(m->addr, 0, size);
+	return m->addr;
+}
+
+/* Gives back a queue buffer: softnic's own to its allocator; caller
+ * memory (bit set in caller) stays the caller's. */
+static void qmem_give_back(softnic *nic, void *p, uint32_t caller, uint32_t bit)
+{
+	if (!(caller & bit))
+		queue_free(nic, p);
+}
+
+/* Tells the allocator that softnic has initialised its own buffer p. */
+static void qmem_prepared(softnic *nic, void *p, size_t size, uint32_t caller, uint32_t bit)
+{
+	if (!(caller & bit))
+		queue_prepared(nic, p, size);
 }
 
 softnic *softnic_open_ext(const softnic_attr *attr, const softnic_backend *backend,
@@ -372,8 +450,8 @@ static void cq_free(softnic_cq *cq)
 	softnic *nic = cq->nic;
 
 	if (cq->s) {
-		queue_free(nic, cq->s->cqes);
-		queue_free(nic, cq->s->dbrec);
+		qmem_give_back(nic, cq->s->cqes, cq->caller_mem, SOFTNIC_MEM_RING);
+		qmem_give_back(nic, cq->s->dbrec, cq->caller_mem, SOFTNIC_MEM_DBREC);
 	}
 	state_free(nic, cq->s);
 	free(cq);
@@ -386,19 +464,71 @@ softnic_cq *softnic_cq_create(softnic *nic, int log_cqe_cnt)
 	return softnic_cq_create_ex(nic, &a);
 }
 
-softnic_cq *softnic_cq_create_ex(softnic *nic, const softnic_cq_attr *attr)
+/* The smallest log_cqe_cnt a CQ of these modes may have. */
+static int cq_min_log(uint32_t mode)
+{
+	return (mode & SOFTNIC_CQ_COLLAPSED) ? 0 : 1;
+}
+
+size_t softnic_cq_ring_bytes(const softnic_cq_attr *attr)
+{
+	if (!attr || attr->log_cqe_cnt < cq_min_log(attr->mode) || attr->log_cqe_cnt > 16)
+		return 0;
+	return ((size_t)1 << attr->log_cqe_cnt) * sizeof(gic_cqe64);
+}
+
+/* 0, or EINVAL with the reason as the softnic's last error. */
+static int cq_attr_check(softnic *nic, const softnic_cq_attr *attr)
 {
 	const uint32_t modes = SOFTNIC_CQ_OVERRUN_IGNORE | SOFTNIC_CQ_COLLAPSED;
+	size_t ring = softnic_cq_ring_bytes(attr);
+
+	if (!ring || (attr->mode & ~modes) || (attr->flags & ~SOFTNIC_MEM_INIT)) {
+		softnic_set_error(nic, "cq_create: log_cqe_cnt %d outside %d..16, or mode 0x%x or "
+				  "flags 0x%x has unknown bits", attr->log_cqe_cnt,
+				  cq_min_log(attr->mode), attr->mode, attr->flags);
+		return EINVAL;
+	}
+	if (qmem_check(nic, "cq_create", "CQE ring", &attr->ring_mem, ring, SOFTNIC_RING_ALIGN) ||
+	    qmem_check(nic, "cq_create", "doorbell record", &attr->dbrec_mem, SOFTNIC_DBREC_BYTES,
+		       SOFTNIC_DBREC_ALIGN))
+		return EINVAL;
+	return 0;
+}
+
+/* The CQ's ring and record, initialised where softnic owns them or the
+ * attr asks it to. 0 or ENOMEM. */
+static int cq_queues(softnic_cq *cq, const softnic_cq_attr *attr)
+{
+	softnic *nic = cq->nic;
+	snx_cq *s = cq->s;
+	int init = !!(attr->flags & SOFTNIC_MEM_INIT);
+	size_t ring = softnic_cq_ring_bytes(attr);
+
+	s->cqes = qmem_take(nic, &attr->ring_mem, ring, 4096, init, &cq->caller_mem,
+			    SOFTNIC_MEM_RING);
+	s->dbrec = qmem_take(nic, &attr->dbrec_mem, SOFTNIC_DBREC_BYTES, SOFTNIC_CACHELINE, init,
+			     &cq->caller_mem, SOFTNIC_MEM_DBREC);
+	if (!s->cqes || !s->dbrec)
+		return ENOMEM;
+	/* Invalid, and with the owner bit of the hardware's side on the first
+	 * pass (0xf1), so that a poller testing only the owner bit waits too. */
+	if (init || !(cq->caller_mem & SOFTNIC_MEM_RING))
+		for (uint32_t i = 0; i < s->cqe_cnt; i++)
+			s->cqes[i].op_own = (uint8_t)(GIC_CQE_INVALID << 4 | GIC_CQE_OWNER_MASK);
+	qmem_prepared(nic, s->cqes, ring, cq->caller_mem, SOFTNIC_MEM_RING);
+	qmem_prepared(nic, s->dbrec, SOFTNIC_CACHELINE, cq->caller_mem, SOFTNIC_MEM_DBREC);
+	return 0;
+}
+
+softnic_cq *softnic_cq_create_ex(softnic *nic, const softnic_cq_attr *attr)
+{
 	softnic_cq *cq;
 	snx_cq *s;
-	int log_cqe_cnt = attr ? attr->log_cqe_cnt : -1;
-	int min_log = attr && (attr->mode & SOFTNIC_CQ_COLLAPSED) ? 0 : 1;
 
-	if (!nic || !attr || log_cqe_cnt < min_log || log_cqe_cnt > 16 || (attr->mode & ~modes)) {
-		if (nic)
-			softnic_set_error(nic, "cq_create: log_cqe_cnt %d outside %d..16, or mode 0x%x "
-					  "has unknown bits", log_cqe_cnt, min_log,
-					  attr ? attr->mode : 0);
+	if (!nic || !attr || cq_attr_check(nic, attr)) {
+		if (nic && !attr)
+			softnic_set_error(nic, "cq_create: no attributes");
 		errno = EINVAL;
 		return NULL;
 	}
@@ -408,22 +538,14 @@ softnic_cq *softnic_cq_create_ex(softnic *nic, const softnic_cq_attr *attr)
 	cq->nic = nic;
 	cq->s = s = state_alloc(nic, sizeof(snx_cq));
 	if (s) {
-		s->cqe_cnt = 1u << log_cqe_cnt;
+		s->cqe_cnt = 1u << attr->log_cqe_cnt;
 		s->mode = attr->mode;
-		s->cqes = queue_alloc(nic, (size_t)s->cqe_cnt * sizeof(gic_cqe64), 4096);
-		s->dbrec = queue_alloc(nic, SOFTNIC_CACHELINE, SOFTNIC_CACHELINE);
 	}
-	if (!s || !s->cqes || !s->dbrec) {
+	if (!s || cq_queues(cq, attr)) {
 		cq_free(cq);
 		errno = ENOMEM;
 		return NULL;
 	}
-	/* Invalid, and with the owner bit of the hardware's side on the first
-	 * pass (0xf1), so that a poller testing only the owner bit waits too. */
-	for (uint32_t i = 0; i < s->cqe_cnt; i++)
-		s->cqes[i].op_own = (uint8_t)(GIC_CQE_INVALID << 4 | GIC_CQE_OWNER_MASK);
-	queue_prepared(nic, s->cqes, (size_t)s->cqe_cnt * sizeof(gic_cqe64));
-	queue_prepared(nic, s->dbrec, SOFTNIC_CACHELINE);
 	pthread_mutex_lock(&nic->lock);
 	s->cqn = nic->next_cqn++;
 	list_add(&nic->cqs, &cq->link);
@@ -460,10 +582,11 @@ int softnic_cq_view(softnic_cq *cq, gic_cq *view)
 /* ------------------------------------------------------------------ */
 /* Queue pairs. */
 
-/* A receive queue's state and ring (a QP's own, or an SRQ's); the
- * doorbell record is the caller's. */
+/* A receive queue's state and ring (a QP's own, or an SRQ's), the ring
+ * in m when the caller gives it (*caller |= bit); the doorbell record is
+ * the caller's to set. */
 static snx_rq *rq_alloc(softnic *nic, uint32_t wqe_cnt, uint32_t stride, uint32_t max_sge,
-			uint32_t pd)
+			uint32_t pd, const softnic_qmem *m, int init, uint32_t *caller, uint32_t bit)
 {
 	snx_rq *rq = state_alloc(nic, sizeof(snx_rq));
 
@@ -473,7 +596,7 @@ static snx_rq *rq_alloc(softnic *nic, uint32_t wqe_cnt, uint32_t stride, uint32_
 	rq->stride = stride;
 	rq->max_sge = max_sge;
 	rq->pd = pd;
-	rq->buf = queue_alloc(nic, (size_t)wqe_cnt * stride, 4096);
+	rq->buf = qmem_take(nic, m, (size_t)wqe_cnt * stride, 4096, init, caller, bit);
 	if (!rq->buf) {
 		state_free(nic, rq);
 		return NULL;
@@ -481,11 +604,11 @@ static snx_rq *rq_alloc(softnic *nic, uint32_t wqe_cnt, uint32_t stride, uint32_
 	return rq;
 }
 
-static void rq_free(softnic *nic, snx_rq *rq)
+static void rq_free(softnic *nic, snx_rq *rq, uint32_t caller, uint32_t bit)
 {
 	if (!rq)
 		return;
-	queue_free(nic, rq->buf);
+	qmem_give_back(nic, rq->buf, caller, bit);
 	state_free(nic, rq);
 }
 
@@ -499,16 +622,37 @@ static uint32_t pow2_at_least(uint32_t v)
 	return p;
 }
 
+/* A QP's receive stride: rq_max_sge data segments (0: 1), a power of two. */
+static uint32_t qp_rq_stride(const softnic_qp_attr *a)
+{
+	return pow2_at_least(GIC_SEG_SIZE * (a->rq_max_sge ? (uint32_t)a->rq_max_sge : 1));
+}
+
+size_t softnic_qp_sq_bytes(const softnic_qp_attr *attr)
+{
+	if (!attr || attr->log_sq_bb < 1 || attr->log_sq_bb > 14)
+		return 0;
+	return ((size_t)1 << attr->log_sq_bb) * GIC_SEND_WQE_BB;
+}
+
+size_t softnic_qp_rq_bytes(const softnic_qp_attr *attr)
+{
+	if (!attr || attr->log_rq_wqe < 1 || attr->log_rq_wqe > 15 || attr->rq_max_sge < 0 ||
+	    attr->rq_max_sge > SOFTNIC_MAX_SGE)
+		return 0;
+	return ((size_t)1 << attr->log_rq_wqe) * qp_rq_stride(attr);
+}
+
 static void qp_free(softnic_qp *qp)
 {
 	softnic *nic = qp->nic;
 
 	if (qp->s) {
-		queue_free(nic, qp->s->sq_buf);
-		queue_free(nic, qp->dbrec_base);
+		qmem_give_back(nic, qp->s->sq_buf, qp->caller_mem, SOFTNIC_MEM_RING);
+		qmem_give_back(nic, qp->dbrec_base, qp->caller_mem, SOFTNIC_MEM_DBREC);
 		queue_free(nic, qp->s->db);
 		if (!qp->srq)
-			rq_free(nic, qp->s->rq);
+			rq_free(nic, qp->s->rq, qp->caller_mem, SOFTNIC_MEM_RQ);
 	}
 	state_free(nic, qp->s);
 	free(qp);
@@ -540,22 +684,22 @@ static void table_remove(softnic *nic, snx_qp *qp)
 	__atomic_fetch_add(&nic->shared->table_gen, 1, __ATOMIC_RELEASE);
 }
 
-/* Allocates the QP's engine state and queues. */
-static int qp_alloc_state(softnic_qp *qp, const softnic_qp_attr *attr)
+/* The QP's send ring, doorbell record and register, and its own receive
+ * queue, in caller memory where the attr gives it. 0 or ENOMEM. */
+static int qp_queues(softnic_qp *qp, const softnic_qp_attr *attr)
 {
 	softnic *nic = qp->nic;
-	snx_qp *s = state_alloc(nic, sizeof(snx_qp));
+	snx_qp *s = qp->s;
+	int init = !!(attr->flags & SOFTNIC_MEM_INIT);
 
-	qp->s = s;
-	if (!s)
-		return ENOMEM;
-	s->bb_cnt = 1u << attr->log_sq_bb;
-	s->sq_buf = queue_alloc(nic, (size_t)s->bb_cnt * GIC_SEND_WQE_BB, 4096);
+	s->sq_buf = qmem_take(nic, &attr->sq_mem, softnic_qp_sq_bytes(attr), 4096, init,
+			      &qp->caller_mem, SOFTNIC_MEM_RING);
 	/* The doorbell record as mlx5's: the receive counter, then the send
 	 * counter (MLX5_RCV_DBR, MLX5_SND_DBR). */
-	qp->dbrec_base = queue_alloc(nic, SOFTNIC_CACHELINE, SOFTNIC_CACHELINE);
+	qp->dbrec_base = qmem_take(nic, &attr->dbrec_mem, SOFTNIC_DBREC_BYTES, SOFTNIC_CACHELINE,
+				   init, &qp->caller_mem, SOFTNIC_MEM_DBREC);
 	/* A register of one BlueFlame buffer: a copy of a WQE of up to
-	 * SOFTNIC_BF_SIZE bytes stays inside it. */
+	 * SOFTNIC_BF_SIZE bytes stays inside it. Always softnic's. */
 	s->db = queue_alloc(nic, SOFTNIC_BF_SIZE, SOFTNIC_BF_SIZE);
 	if (!s->sq_buf || !qp->dbrec_base || !s->db)
 		return ENOMEM;
@@ -563,19 +707,37 @@ static int qp_alloc_state(softnic_qp *qp, const softnic_qp_attr *attr)
 	if (attr->log_rq_wqe) {
 		uint32_t sges = attr->rq_max_sge ? (uint32_t)attr->rq_max_sge : 1;
 
-		s->rq = rq_alloc(nic, 1u << attr->log_rq_wqe, pow2_at_least(GIC_SEG_SIZE * sges),
-				 sges, qp->pd->id);
+		s->rq = rq_alloc(nic, 1u << attr->log_rq_wqe, qp_rq_stride(attr), sges, qp->pd->id,
+				 &attr->rq_mem, init, &qp->caller_mem, SOFTNIC_MEM_RQ);
 		if (!s->rq)
 			return ENOMEM;
 		s->rq->dbrec = qp->dbrec_base;
-		queue_prepared(nic, s->rq->buf, (size_t)s->rq->wqe_cnt * s->rq->stride);
+		qmem_prepared(nic, s->rq->buf, softnic_qp_rq_bytes(attr), qp->caller_mem,
+			      SOFTNIC_MEM_RQ);
 	} else if (attr->srq) {
 		s->rq = attr->srq->s;
 	}
-	queue_prepared(nic, s->sq_buf, (size_t)s->bb_cnt * GIC_SEND_WQE_BB);
-	queue_prepared(nic, qp->dbrec_base, SOFTNIC_CACHELINE);
+	qmem_prepared(nic, s->sq_buf, softnic_qp_sq_bytes(attr), qp->caller_mem, SOFTNIC_MEM_RING);
+	qmem_prepared(nic, qp->dbrec_base, SOFTNIC_CACHELINE, qp->caller_mem, SOFTNIC_MEM_DBREC);
 	queue_prepared(nic, s->db, SOFTNIC_BF_SIZE);
-	s->flags = attr->flags;
+	return 0;
+}
+
+/* Allocates the QP's engine state and queues. */
+static int qp_alloc_state(softnic_qp *qp, const softnic_qp_attr *attr)
+{
+	softnic *nic = qp->nic;
+	snx_qp *s = state_alloc(nic, sizeof(snx_qp));
+	int rc;
+
+	qp->s = s;
+	if (!s)
+		return ENOMEM;
+	s->bb_cnt = 1u << attr->log_sq_bb;
+	rc = qp_queues(qp, attr);
+	if (rc)
+		return rc;
+	s->flags = attr->flags & SOFTNIC_QP_NO_IMPLICIT_RECV;
 	s->rights = SOFTNIC_ACCESS_REMOTE_WRITE | SOFTNIC_ACCESS_REMOTE_READ |
 		    SOFTNIC_ACCESS_REMOTE_ATOMIC;
 	s->rnr_retry = (uint32_t)attr->rnr_retry;
@@ -630,6 +792,20 @@ uint64_t softnic_rnr_timer_ns(int t)
 	return (uint64_t)us[t & 31] * 1000;
 }
 
+/* The QP's caller memory against the rules of gic/softnic.h; 0 or EINVAL
+ * (the attributes themselves are already checked). */
+static int qp_mem_check(softnic *nic, const softnic_qp_attr *a)
+{
+	if (qmem_check(nic, "qp_create", "send ring", &a->sq_mem, softnic_qp_sq_bytes(a),
+		       SOFTNIC_RING_ALIGN) ||
+	    qmem_check(nic, "qp_create", "receive ring", &a->rq_mem, softnic_qp_rq_bytes(a),
+		       SOFTNIC_RING_ALIGN) ||
+	    qmem_check(nic, "qp_create", "doorbell record", &a->dbrec_mem, SOFTNIC_DBREC_BYTES,
+		       SOFTNIC_DBREC_ALIGN))
+		return EINVAL;
+	return 0;
+}
+
 /* 0, or EINVAL with the reason as the softnic's last error. */
 static int qp_attr_check(softnic_pd *pd, const softnic_qp_attr *a)
 {
@@ -649,12 +825,15 @@ static int qp_attr_check(softnic_pd *pd, const softnic_qp_attr *a)
 	else if (a->rnr_retry < 0 || a->rnr_retry > 7 || a->min_rnr_timer < 0 ||
 		 a->min_rnr_timer > 31)
 		why = "rnr_retry outside 0..7 or min_rnr_timer outside 0..31";
-	else if (a->flags & ~(uint32_t)SOFTNIC_QP_NO_IMPLICIT_RECV)
+	else if (a->flags & ~((uint32_t)SOFTNIC_QP_NO_IMPLICIT_RECV | SOFTNIC_MEM_INIT))
 		why = "unknown flags";
-	if (!why)
-		return 0;
-	softnic_set_error(pd->nic, "qp_create: %s", why);
-	return EINVAL;
+	else if (a->rq_mem.addr && !a->log_rq_wqe)
+		why = "a receive ring in caller memory, but no receive queue of its own (log_rq_wqe 0)";
+	if (why) {
+		softnic_set_error(pd->nic, "qp_create: %s", why);
+		return EINVAL;
+	}
+	return qp_mem_check(pd->nic, a);
 }
 
 /* Counts qp as a user (d = 1) or no longer one (d = -1) of its PD, CQs
@@ -972,17 +1151,86 @@ int softnic_cq_desc_get(const softnic_cq *cq, softnic_cq_desc *out)
 /* ------------------------------------------------------------------ */
 /* Shared receive queues. */
 
+/* An SRQ's stride: as rdma-core's, the next segment and the data
+ * segments, at least 32 bytes, a power of two. */
+static uint32_t srq_stride(const softnic_srq_attr *a)
+{
+	uint32_t stride = pow2_at_least(GIC_SEG_SIZE * (1 + (uint32_t)a->max_sge));
+
+	return stride < 32 ? 32 : stride;
+}
+
+size_t softnic_srq_ring_bytes(const softnic_srq_attr *attr)
+{
+	if (!attr || attr->log_wqe_cnt < 1 || attr->log_wqe_cnt > 15 || attr->max_sge < 1 ||
+	    attr->max_sge > SOFTNIC_MAX_SGE)
+		return 0;
+	return ((size_t)1 << attr->log_wqe_cnt) * srq_stride(attr);
+}
+
+/* 0, or EINVAL with the reason as the softnic's last error. */
+static int srq_attr_check(softnic *nic, const softnic_srq_attr *attr)
+{
+	size_t ring = softnic_srq_ring_bytes(attr);
+
+	if (!ring || (attr->flags & ~SOFTNIC_MEM_INIT)) {
+		softnic_set_error(nic, "srq_create: log_wqe_cnt outside 1..15, max_sge outside "
+				  "1..16, or unknown flags 0x%x", attr->flags);
+		return EINVAL;
+	}
+	if (qmem_check(nic, "srq_create", "SRQ ring", &attr->ring_mem, ring, SOFTNIC_RING_ALIGN) ||
+	    qmem_check(nic, "srq_create", "doorbell record", &attr->dbrec_mem, SOFTNIC_DBREC_BYTES,
+		       SOFTNIC_DBREC_ALIGN))
+		return EINVAL;
+	return 0;
+}
+
+static void srq_free(softnic_srq *srq)
+{
+	softnic *nic = srq->pd->nic;
+
+	if (srq->s)
+		qmem_give_back(nic, srq->s->dbrec, srq->caller_mem, SOFTNIC_MEM_DBREC);
+	rq_free(nic, srq->s, srq->caller_mem, SOFTNIC_MEM_RING);
+	free(srq);
+}
+
+/* The SRQ's ring and record, the free list linked as a fresh SRQ's (WQE i
+ * to i + 1) where softnic owns the ring or the attr asks it to. 0 or
+ * ENOMEM. */
+static int srq_queues(softnic_srq *srq, const softnic_srq_attr *attr)
+{
+	softnic *nic = srq->pd->nic;
+	int init = !!(attr->flags & SOFTNIC_MEM_INIT);
+	uint32_t cnt = 1u << attr->log_wqe_cnt;
+	snx_rq *rq;
+
+	srq->s = rq = rq_alloc(nic, cnt, srq_stride(attr), (uint32_t)attr->max_sge, srq->pd->id,
+			       &attr->ring_mem, init, &srq->caller_mem, SOFTNIC_MEM_RING);
+	if (!rq)
+		return ENOMEM;
+	rq->dbrec = qmem_take(nic, &attr->dbrec_mem, SOFTNIC_DBREC_BYTES, SOFTNIC_CACHELINE, init,
+			      &srq->caller_mem, SOFTNIC_MEM_DBREC);
+	if (!rq->dbrec)
+		return ENOMEM;
+	for (uint32_t i = 0; (init || !(srq->caller_mem & SOFTNIC_MEM_RING)) && i < cnt; i++) {
+		gic_srq_next_seg *n = (gic_srq_next_seg *)(rq->buf + (size_t)i * rq->stride);
+
+		n->next_wqe_index_be = gic_htobe16((uint16_t)((i + 1) & (cnt - 1)));
+	}
+	qmem_prepared(nic, rq->buf, (size_t)cnt * rq->stride, srq->caller_mem, SOFTNIC_MEM_RING);
+	qmem_prepared(nic, rq->dbrec, SOFTNIC_CACHELINE, srq->caller_mem, SOFTNIC_MEM_DBREC);
+	return 0;
+}
+
 softnic_srq *softnic_srq_create(softnic_pd *pd, const softnic_srq_attr *attr)
 {
 	softnic *nic;
 	softnic_srq *srq;
-	uint32_t cnt, stride;
 
-	if (!pd || !attr || attr->log_wqe_cnt < 1 || attr->log_wqe_cnt > 15 || attr->max_sge < 1 ||
-	    attr->max_sge > SOFTNIC_MAX_SGE) {
-		if (pd)
-			softnic_set_error(pd->nic, "srq_create: log_wqe_cnt outside 1..15 or max_sge "
-					  "outside 1..16");
+	if (!pd || !attr || srq_attr_check(pd->nic, attr)) {
+		if (pd && !attr)
+			softnic_set_error(pd->nic, "srq_create: no attributes");
 		errno = EINVAL;
 		return NULL;
 	}
@@ -991,28 +1239,11 @@ softnic_srq *softnic_srq_create(softnic_pd *pd, const softnic_srq_attr *attr)
 	if (!srq)
 		return NULL;
 	srq->pd = pd;
-	cnt = 1u << attr->log_wqe_cnt;
-	/* As rdma-core's: the next segment and the data segments, at least 32
-	 * bytes, a power of two. */
-	stride = pow2_at_least(GIC_SEG_SIZE * (1 + (uint32_t)attr->max_sge));
-	srq->s = rq_alloc(nic, cnt, stride < 32 ? 32 : stride, (uint32_t)attr->max_sge, pd->id);
-	if (srq->s)
-		srq->s->dbrec = queue_alloc(nic, SOFTNIC_CACHELINE, SOFTNIC_CACHELINE);
-	if (!srq->s || !srq->s->dbrec) {
-		if (srq->s)
-			rq_free(nic, srq->s);
-		free(srq);
+	if (srq_queues(srq, attr)) {
+		srq_free(srq);
 		errno = ENOMEM;
 		return NULL;
 	}
-	/* The free list as a fresh SRQ's: WQE i links to i + 1. */
-	for (uint32_t i = 0; i < cnt; i++) {
-		gic_srq_next_seg *n = (gic_srq_next_seg *)(srq->s->buf + (size_t)i * srq->s->stride);
-
-		n->next_wqe_index_be = gic_htobe16((uint16_t)((i + 1) & (cnt - 1)));
-	}
-	queue_prepared(nic, srq->s->buf, (size_t)cnt * srq->s->stride);
-	queue_prepared(nic, srq->s->dbrec, SOFTNIC_CACHELINE);
 	pthread_mutex_lock(&nic->lock);
 	srq->s->srqn = nic->next_srqn++;
 	list_add(&nic->srqs, &srq->link);
@@ -1037,9 +1268,7 @@ int softnic_srq_destroy(softnic_srq *srq)
 	pthread_mutex_lock(&nic->lock);
 	srq->pd->users--;
 	pthread_mutex_unlock(&nic->lock);
-	queue_free(nic, srq->s->dbrec);
-	rq_free(nic, srq->s);
-	free(srq);
+	srq_free(srq);
 	return 0;
 }
 

@@ -16,6 +16,14 @@ enum {
 	SOFTNIC_CACHELINE = 64,
 };
 
+/* Which of an object's queue buffers are caller memory (softnic_qmem),
+ * which softnic never frees: bits of softnic_cq/srq/qp.caller_mem. */
+enum {
+	SOFTNIC_MEM_RING = 1,   /* the send ring, CQE ring or SRQ ring */
+	SOFTNIC_MEM_RQ = 2,     /* a QP's own receive ring */
+	SOFTNIC_MEM_DBREC = 4,  /* the doorbell record */
+};
+
 /* Every PD, MR and CQ is on its softnic's list, so softnic_close() can
  * free what the user left. */
 typedef struct obj_link {
@@ -41,6 +49,7 @@ struct softnic_cq {
 	softnic *nic;
 	snx_cq *s;         /* engine state */
 	int users;
+	uint32_t caller_mem; /* SOFTNIC_MEM_* */
 };
 
 struct softnic_srq {
@@ -48,6 +57,7 @@ struct softnic_srq {
 	softnic_pd *pd;
 	snx_rq *s;         /* engine state */
 	int users;         /* QPs */
+	uint32_t caller_mem; /* SOFTNIC_MEM_* */
 };
 
 struct softnic_qp {
@@ -58,6 +68,7 @@ struct softnic_qp {
 	softnic_cq *recv_cq;
 	softnic_srq *srq;
 	uint32_t *dbrec_base; /* [0] receive counter, [1] send counter */
+	uint32_t caller_mem;  /* SOFTNIC_MEM_* */
 	softnic_qp *peer;
 	struct wire_conn *wire; /* connected through the wire (wire.c); NULL: not */
 	int engine;        /* index of the engine that executes this QP */
