@@ -2,7 +2,7 @@
 #   make demo   build, then run the demonstration on softnic (writes, completes,
 #               validates, prints latency percentiles and rate)
 #   make test   build, then run what CI runs: the test suite, the suite again
-#               under ASan+UBSan and under TSan, and the WQE and verbs fuzzers (bounded)
+#               under ASan+UBSan and under TSan, and the WQE, verbs and DEVX fuzzers (bounded)
 # Both install the build dependencies first (scripts/install-deps.sh).
 
 BUILD ?= build
@@ -42,8 +42,8 @@ fuzz: deps
 	cmake -S . -B $(BUILD)-fuzz -DCMAKE_C_COMPILER=clang -DGIC_FUZZ=ON \
 	      -DCMAKE_C_FLAGS=-fsanitize=fuzzer-no-link \
 	      -DGIC_SANITIZE=address,undefined -DGIC_CUDA=OFF >/dev/null
-	cmake --build $(BUILD)-fuzz -j $(JOBS) --target fuzz_wqe fuzz_verbs
-	mkdir -p $(BUILD)-fuzz/corpus $(BUILD)-fuzz/corpus-verbs
+	cmake --build $(BUILD)-fuzz -j $(JOBS) --target fuzz_wqe fuzz_verbs fuzz_devx
+	mkdir -p $(BUILD)-fuzz/corpus $(BUILD)-fuzz/corpus-verbs $(BUILD)-fuzz/corpus-devx
 	# A small ASan quarantine: every input that fails a QP frees and
 	# re-creates its queues, and a 256 MB quarantine of page-aligned rings
 	# would grow past libFuzzer's RSS limit in a minute.
@@ -52,6 +52,9 @@ fuzz: deps
 	# Verbs call sequences on the emulated rdma-core device (src/emu).
 	ASAN_OPTIONS=quarantine_size_mb=32 ./$(BUILD)-fuzz/src/emu/fuzz_verbs \
 	      -max_total_time=$(FUZZ_SECONDS) -max_len=2000 $(BUILD)-fuzz/corpus-verbs
+	# DEVX commands of any bytes and lengths on the emulated libmlx5.
+	ASAN_OPTIONS=quarantine_size_mb=32 ./$(BUILD)-fuzz/src/emu/fuzz_devx \
+	      -max_total_time=$(FUZZ_SECONDS) -max_len=4000 $(BUILD)-fuzz/corpus-devx
 
 test: test-plain test-asan test-tsan fuzz
 	@echo "make test: all passed"
