@@ -237,12 +237,16 @@ static struct mlx5dv_devx_obj *obj_new(struct ibv_context *ctx, uint16_t type)
 	return o;
 }
 
+/* Lists o and holds its umems: a (none for a QP without send or receive
+ * ring) and b. */
 static void obj_hold(struct mlx5dv_devx_obj *o, emu_devx_umem *a, emu_devx_umem *b)
 {
 	o->umem[0] = a;
 	o->umem[1] = b;
-	a->users++;
-	b->users++;
+	if (a)
+		a->users++;
+	if (b)
+		b->users++;
 	o->next = devx.objs;
 	devx.objs = o;
 }
