@@ -44,7 +44,8 @@ const char *gic_kernel_caller_name(unsigned caller_bit)
 
 static const char help[] =
 	"  --caller C     fma | stream | both (default fma; the host runs fma only)\n"
-	"  --live N       live values per thread (1..64; default 8)\n"
+	"  --live N       live values per thread (GPU: 4, 8, 16, 32, 64, 160, 224;\n"
+	"                 host: 1..224; default 8)\n"
 	"  --variant V    none | code | send | sendwait | all (repeatable; default all)\n"
 	"  --msgs LIST    messages per block, comma-separated (0..1024; default 0,1,4,16)\n"
 	"  --size B       bytes per message: 8 or 7168 (default 8)\n"
@@ -64,7 +65,7 @@ static int kernel_flag(kernel_state *st, int argc, char **argv, int *i)
 	if (!(val = gic_arg_value(SUB, argc, argv, i)))
 		return EINVAL;
 	if (gic_arg_is(arg, "--live")) {
-		if (gic_arg_int(SUB, "--live", val, 1, 64, &v))
+		if (gic_arg_int(SUB, "--live", val, 1, GIC_KERNEL_MAX_LIVE, &v))
 			return EINVAL;
 		return st->live = (int)v, 0;
 	}
@@ -139,7 +140,7 @@ struct k_host {
 /* One block's compute: KITERS rounds of FMAs over live values. */
 static double fma_block(int live, int block)
 {
-	double v[64];
+	double v[GIC_KERNEL_MAX_LIVE];
 	double s = 0;
 
 	for (int k = 0; k < live; k++)

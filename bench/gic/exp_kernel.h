@@ -36,11 +36,12 @@ enum {
 	GIC_KERNEL_VARIANT_ALL = 0xfu,
 };
 
-enum { GIC_KERNEL_MAX_MSGS = 8 };
+/* Live values: Appendix D.2 goes to 224. */
+enum { GIC_KERNEL_MAX_MSGS = 8, GIC_KERNEL_MAX_LIVE = 224 };
 
 typedef struct kernel_state {
 	unsigned callers;  /* --caller fma|stream|both; default fma */
-	int live;          /* --live N: live values per thread (1..64), default 8 */
+	int live;          /* --live N: live values per thread (1..224), default 8 */
 	unsigned variants; /* --variant none|code|send|sendwait|all; default all */
 	int nmsgs;         /* --msgs LIST: messages per block, default 0,1,4,16 */
 	int msgs[GIC_KERNEL_MAX_MSGS];

@@ -170,6 +170,15 @@ GIC_HD void *gic_sq_seg(const gic_sq *sq, uint64_t pos, uint32_t i)
 	return sq->wqes + (off & ((uint64_t)sq->bb_cnt * GIC_SEND_WQE_BB - 1));
 }
 
+/* The basic block at position pos. A WQE of one BB (at most 4 segments)
+ * never wraps, so its segments are slot + 16 * i: one address computed
+ * once, not one masked address per segment, as gic_sq_seg() needs for
+ * WQEs that may run past the ring's end. */
+GIC_HD uint8_t *gic_sq_slot(const gic_sq *sq, uint64_t pos)
+{
+	return sq->wqes + ((size_t)((uint32_t)pos & (sq->bb_cnt - 1)) << GIC_SEND_WQE_SHIFT);
+}
+
 /* Stores one 16-byte segment (device: one 16-byte store). */
 GIC_HD void gic_st_seg16(void *dst, const void *src)
 {
@@ -238,15 +247,16 @@ GIC_HD uint32_t gic_wqe_write_inline(gic_sq *sq, uint64_t pos, uint64_t raddr, u
 GIC_HD uint32_t gic_wqe_write_inline_u64(gic_sq *sq, uint64_t pos, uint64_t raddr, uint32_t rkey,
 					 uint64_t value, uint8_t fm_ce_se)
 {
+	uint8_t *slot = gic_sq_slot(sq, pos); /* one BB */
 	uint32_t c[4] GIC_ALIGN16, r[4] GIC_ALIGN16;
 	uint32_t chunk[4] GIC_ALIGN16 = { gic_inline_hdr_be(8), (uint32_t)value,
 					  (uint32_t)(value >> 32), 0 };
 
 	gic_ctrl_seg_words(c, (uint16_t)pos, GIC_OPCODE_RDMA_WRITE, 0, sq->qpn, fm_ce_se, 3, 0);
 	gic_raddr_seg_words(r, raddr, rkey);
-	gic_st_seg16(gic_sq_seg(sq, pos, 0), c);
-	gic_st_seg16(gic_sq_seg(sq, pos, 1), r);
-	gic_st_seg16(gic_sq_seg(sq, pos, 2), chunk);
+	gic_st_seg16(slot, c);
+	gic_st_seg16(slot + 16, r);
+	gic_st_seg16(slot + 32, chunk);
 	return 1;
 }
 
@@ -256,14 +266,15 @@ GIC_HD uint32_t gic_wqe_write(gic_sq *sq, uint64_t pos, uint8_t opcode, uint64_t
 			      uint32_t rkey, uint64_t laddr, uint32_t lkey, uint32_t len,
 			      uint8_t fm_ce_se, uint32_t imm_be)
 {
+	uint8_t *slot = gic_sq_slot(sq, pos); /* one BB */
 	uint32_t c[4] GIC_ALIGN16, r[4] GIC_ALIGN16;
 	gic_data_seg d = gic_make_data_seg(len, lkey, laddr);
 
 	gic_ctrl_seg_words(c, (uint16_t)pos, opcode, 0, sq->qpn, fm_ce_se, 3, imm_be);
 	gic_raddr_seg_words(r, raddr, rkey);
-	gic_st_seg16(gic_sq_seg(sq, pos, 0), c);
-	gic_st_seg16(gic_sq_seg(sq, pos, 1), r);
-	gic_st_seg16(gic_sq_seg(sq, pos, 2), &d);
+	gic_st_seg16(slot, c);
+	gic_st_seg16(slot + 16, r);
+	gic_st_seg16(slot + 32, &d);
 	return 1;
 }
 
@@ -273,15 +284,16 @@ GIC_HD uint32_t gic_wqe_atomic8(gic_sq *sq, uint64_t pos, uint8_t opcode, uint64
 				uint32_t rkey, const gic_atomic_seg *a, uint64_t laddr, uint32_t lkey,
 				uint8_t fm_ce_se)
 {
+	uint8_t *slot = gic_sq_slot(sq, pos); /* one BB */
 	uint32_t c[4] GIC_ALIGN16, r[4] GIC_ALIGN16;
 	gic_data_seg d = gic_make_data_seg(8, lkey, laddr);
 
 	gic_ctrl_seg_words(c, (uint16_t)pos, opcode, 0, sq->qpn, fm_ce_se, 4, 0);
 	gic_raddr_seg_words(r, raddr, rkey);
-	gic_st_seg16(gic_sq_seg(sq, pos, 0), c);
-	gic_st_seg16(gic_sq_seg(sq, pos, 1), r);
-	gic_st_seg16(gic_sq_seg(sq, pos, 2), a);
-	gic_st_seg16(gic_sq_seg(sq, pos, 3), &d);
+	gic_st_seg16(slot, c);
+	gic_st_seg16(slot + 16, r);
+	gic_st_seg16(slot + 32, a);
+	gic_st_seg16(slot + 48, &d);
 	return 1;
 }
 
@@ -363,21 +375,23 @@ GIC_HD uint32_t gic_wqe_masked_atomic(gic_sq *sq, uint64_t pos, uint8_t opcode, 
 GIC_HD uint32_t gic_wqe_send(gic_sq *sq, uint64_t pos, uint8_t opcode, uint64_t laddr, uint32_t lkey,
 			     uint32_t len, uint8_t fm_ce_se, uint32_t imm_be)
 {
+	uint8_t *slot = gic_sq_slot(sq, pos); /* one BB */
 	uint32_t c[4] GIC_ALIGN16;
 	gic_data_seg d = gic_make_data_seg(len, lkey, laddr);
 
 	gic_ctrl_seg_words(c, (uint16_t)pos, opcode, 0, sq->qpn, fm_ce_se, 2, imm_be);
-	gic_st_seg16(gic_sq_seg(sq, pos, 0), c);
-	gic_st_seg16(gic_sq_seg(sq, pos, 1), &d);
+	gic_st_seg16(slot, c);
+	gic_st_seg16(slot + 16, &d);
 	return 1;
 }
 
 GIC_HD uint32_t gic_wqe_nop(gic_sq *sq, uint64_t pos, uint8_t fm_ce_se)
 {
+	uint8_t *slot = gic_sq_slot(sq, pos); /* one BB */
 	uint32_t c[4] GIC_ALIGN16;
 
 	gic_ctrl_seg_words(c, (uint16_t)pos, GIC_OPCODE_NOP, 0, sq->qpn, fm_ce_se, 1, 0);
-	gic_st_seg16(gic_sq_seg(sq, pos, 0), c);
+	gic_st_seg16(slot, c);
 	return 1;
 }
 

@@ -692,6 +692,40 @@ static void test_wqe_nop(void)
 	check_untouched(0, 1);
 }
 
+/* One-BB builders address their BB once (gic_sq_slot): at the ring's last
+ * slot and at positions past 2^32 each lands in slot pos % RING_BB, with
+ * the WQE index of pos, and touches no other BB; the 8-byte inline builder
+ * writes the bytes of the general inline builder. */
+static void test_one_bb_slots(void)
+{
+	static const uint64_t pos[] = { RING_BB - 1, (1ull << 32) + RING_BB - 1, (1ull << 40) + 6 };
+
+	for (unsigned i = 0; i < sizeof pos / sizeof pos[0]; i++) {
+		gic_sq sq = ring_sq();
+		unsigned slot = (unsigned)(pos[i] % RING_BB);
+		uint64_t raddr = rnd(), laddr = rnd(), value = rnd();
+		uint32_t rkey = (uint32_t)rnd(), lkey = (uint32_t)rnd();
+		uint8_t exp[64];
+
+		CHECK_EQ(1, gic_wqe_write_inline(&sq, pos[i], raddr, rkey, &value, 8, 0));
+		memcpy(exp, bb(slot), 64);
+		sq = ring_sq();
+		CHECK_EQ(1, gic_wqe_write_inline_u64(&sq, pos[i], raddr, rkey, value, 0));
+		CHECK_EQ_BYTES(exp, bb(slot), 64);
+		check_untouched(slot, 1);
+
+		sq = ring_sq();
+		memset(exp, FILL, sizeof exp);
+		put_ctrl(exp, (uint16_t)pos[i], MLX5_OPCODE_RDMA_WRITE, 0, 3, 0);
+		put_raddr(exp + 16, raddr, rkey);
+		put_data(exp + 32, 64, lkey, laddr);
+		CHECK_EQ(1, gic_wqe_write(&sq, pos[i], GIC_OPCODE_RDMA_WRITE, raddr, rkey, laddr,
+					  lkey, 64, 0, 0));
+		CHECK_EQ_BYTES(exp, bb(slot), 64);
+		check_untouched(slot, 1);
+	}
+}
+
 /* ------------------------------------------------------------------ */
 
 int main(void)
@@ -713,6 +747,7 @@ int main(void)
 	test_wqe_write();
 	test_wqe_atomic_fa();
 	test_wqe_nop();
+	test_one_bb_slots();
 	if (n_failed) {
 		fprintf(stderr, "format: %u of %u checks failed\n", n_failed, n_checks);
 		return 1;
