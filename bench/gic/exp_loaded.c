@@ -43,7 +43,8 @@ static const char help[] =
 	"                 nvshmem: the NVSHMEM path between two GPUs (PE r on CUDA\n"
 	"                 device r, one process each): nvshmem_p round trip while\n"
 	"                 background CTAs stream nvshmem_putmem_nbi; GPU mode only;\n"
-	"                 fewer than 2 GPUs: says so, skips, exit status 0; a binary\n"
+	"                 one GPU: both PEs on it with NVSHMEM_DISABLE_P2P=1 and a NIC\n"
+	"                 transport, else says so, skips, exit status 0; a binary\n"
 	"                 built without NVSHMEM: says so, exit status 2\n";
 
 static const char *const path_names[] = { "gda", "proxy", "nvshmem" };

@@ -32,9 +32,10 @@ static const char help[] =
 	"                 nvshmem: the NVSHMEM path between two GPUs (PE r on CUDA\n"
 	"                 device r, one process each): nvshmem_putmem_nbi from one\n"
 	"                 thread and nvshmemx_putmem_nbi_block from one CTA, one quiet\n"
-	"                 at the end; GPU mode only; fewer than 2 GPUs: says so, skips,\n"
-	"                 exit status 0; a binary built without NVSHMEM: says so, exit\n"
-	"                 status 2\n"
+	"                 at the end; GPU mode only; one GPU: both PEs on it with\n"
+	"                 NVSHMEM_DISABLE_P2P=1 and a NIC transport, else says so,\n"
+	"                 skips, exit status 0; a binary built without NVSHMEM: says so,\n"
+	"                 exit status 2\n"
 	"  --window N     outstanding writes (1..4096; default 64; not nvshmem)\n"
 	"  --reference S  the size whose goodput is the reference (default: the largest)\n";
 
