@@ -262,6 +262,24 @@ static int cpuinfo_value(const char *const keys[], char *buf, size_t len)
 	return rc;
 }
 
+int gic_cpu_state_params(char *buf, size_t len)
+{
+	char gov[64] = "";
+	double cur = gic_cpu_mhz_now(0);
+
+	if (!buf || !len)
+		return EINVAL;
+	read_first_line("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor", gov, sizeof(gov));
+	for (char *p = gov; *p; p++) /* one token */
+		if (*p == ' ' || *p == '\t')
+			*p = '-';
+	if (cur > 0.0)
+		snprintf(buf, len, "cpu0_mhz=%.0f governor=%s", cur, gov[0] ? gov : "not-exposed");
+	else
+		snprintf(buf, len, "cpu0_mhz=unknown governor=%s", gov[0] ? gov : "not-exposed");
+	return 0;
+}
+
 int gic_cpu_state_line(char *buf, size_t len)
 {
 	static const char *const model_keys[] = { "model name", "Model", "cpu model",

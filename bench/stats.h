@@ -88,6 +88,10 @@ double gic_cpu_mhz_now(int cpu);
  * exposed, and cpu0's current MHz or "unknown". The text is truncated to
  * fit len and always terminated. EINVAL when buf is NULL or len is 0. */
 int gic_cpu_state_line(char *buf, size_t len);
+/* The same state as result parameters, measured now: "cpu0_mhz=N
+ * governor=G" (cpu0_mhz=unknown, governor=not-exposed when the kernel does
+ * not say); 0 or EINVAL. */
+int gic_cpu_state_params(char *buf, size_t len);
 
 #ifdef __cplusplus
 }

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Plots of a `gic suite` run: report-plots.py RESULTS.json DIR
 
-Reads the suite's JSON (DIR/results.json), writes PNGs into DIR (issue time
+Reads the suite's JSON (DIR/results.json; its aggregate rows for a
+`gic suite --repeat` run), writes PNGs into DIR (issue time
 per ordering, rate per Table 5 row, proxy rate against B, payload goodput
 against size, loaded round trip) and appends image links to DIR/report.md.
 Needs matplotlib; without it, prints a skip message and exits 0.
@@ -68,7 +69,9 @@ def main(argv):
         print("report-plots.py: matplotlib not installed: skipping the plots")
         return 0
     with open(argv[1]) as f:
-        results = json.load(f)["results"]
+        doc = json.load(f)
+    # A --repeat run: its aggregate rows (p50 the median of the runs' p50s).
+    results = doc.get("aggregate") or doc["results"]
     out = argv[2]
     made = []
     made.append(bar(plt, os.path.join(out, "lat_issue.png"), "issue time per ordering",

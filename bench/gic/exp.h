@@ -80,6 +80,7 @@ typedef struct gic_result {
 	char paper_ref[24];   /* "Table 4", "Figure 7", "" */
 	int validated;        /* 1: every payload of the run checked out */
 	char note[160];       /* what the reader must know (e.g. "softnic-bound") */
+	int run;              /* 0: a single run; k >= 1: the k-th run of gic suite --repeat */
 } gic_result;
 
 /* Results of one run, in order. */
@@ -146,6 +147,12 @@ const char *gic_transport(const gic_opts *o);
  * ENOTSUP from the stubs of a build without CUDA; ENODEV when no GPU. */
 
 int gic_gpu_available(char *name, size_t len, double *sm_mhz, int device);
+
+/* The SM clock measured now by a 20 ms kernel on device (clock64 against
+ * globaltimer), waited for with a time limit; 0, ENOTSUP without CUDA, or
+ * EIO/ETIMEDOUT after a message. Call it only when no kernel of this
+ * process runs (a persistent engine would be waited for). */
+int gic_gpu_sm_clock(int device, double *mhz);
 
 #ifdef __cplusplus
 }

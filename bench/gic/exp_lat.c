@@ -11,6 +11,7 @@
  * other side waits for).
  */
 #include <errno.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,8 +31,9 @@ static const char *const path_names[] = { "gda-inline", "gda-pointer", "proxy-ba
 enum { LAT_PATHS = sizeof(path_names) / sizeof(path_names[0]) };
 static const char *const order_names[] = { "none", "fence-gpu", "fence-gpu-dbr", "release-gpu",
 					   "threadfence", "release-sys", "fence-sys" };
-static const char *const metric_names[] = { "issue", "putc", "rtt" };
-static const char *const metric_labels[] = { "issue", "put+completion", "rtt" };
+static const char *const metric_names[] = { "issue", "putc", "rtt", "timer-check" };
+static const char *const metric_labels[] = { "issue", "put+completion", "rtt", "timer-check" };
+enum { LAT_METRICS = sizeof(metric_names) / sizeof(metric_names[0]) };
 
 const char *gic_lat_path_name(unsigned path_bit)
 {
@@ -48,7 +50,7 @@ const char *gic_lat_order_name(int order)
 
 const char *gic_lat_metric_name(unsigned metric_bit)
 {
-	for (int i = 0; i < 3; i++)
+	for (int i = 0; i < LAT_METRICS; i++)
 		if (metric_bit == 1u << i)
 			return metric_labels[i];
 	return NULL;
@@ -80,7 +82,13 @@ static const char help[] =
 	"  --order O      none | fence-gpu | fence-gpu-dbr | release-gpu | threadfence |\n"
 	"                 release-sys | fence-sys | all: ordering of the mini-gda post\n"
 	"                 (repeatable; default fence-gpu; none is the 'unordered' row)\n"
-	"  --metric M     issue | putc | rtt | all (repeatable; default all)\n"
+	"  --metric M     issue | putc | rtt | all | timer-check (repeatable; default all,\n"
+	"                 which leaves timer-check out). timer-check: round trips on\n"
+	"                 gda-inline where the responder delays every other answer by D\n"
+	"                 (spinning on its clock: the host's, or the GPU's globaltimer);\n"
+	"                 row 'timer-check gda-inline <order>' = rtt p50 delayed - rtt p50\n"
+	"                 plain, beside D and the ratio; valid when within 10% of D + 2 us\n"
+	"  --timer-delay US  D of the timer check in microseconds (1..10000; default 50)\n"
 	"  --qps N        QPs configured per PE (1..64; default 1); QP 0 is used\n"
 	"  --scope S      qp: complete the used QP; all: PE-wide quiet over every QP\n"
 	"  --sweep        inline payload size sweep over -b..-e by -f (gda-inline;\n"
@@ -97,7 +105,7 @@ static int lat_flag(lat_state *st, int argc, char **argv, int *i)
 		return st->sweep = 1, 0;
 	if (!gic_arg_is(arg, "--path") && !gic_arg_is(arg, "--order") &&
 	    !gic_arg_is(arg, "--metric") && !gic_arg_is(arg, "--qps") &&
-	    !gic_arg_is(arg, "--scope"))
+	    !gic_arg_is(arg, "--scope") && !gic_arg_is(arg, "--timer-delay"))
 		return gic_arg_unknown(SUB, arg);
 	if (!(val = gic_arg_value(SUB, argc, argv, i)))
 		return EINVAL;
@@ -117,8 +125,13 @@ static int lat_flag(lat_state *st, int argc, char **argv, int *i)
 		return gic_arg_choice_bits(SUB, "--order", val, order_names, GIC_LAT_ORDERS,
 					   (1u << GIC_LAT_ORDERS) - 1, &st->orders);
 	if (gic_arg_is(arg, "--metric"))
-		return gic_arg_choice_bits(SUB, "--metric", val, metric_names, 3,
+		return gic_arg_choice_bits(SUB, "--metric", val, metric_names, LAT_METRICS,
 					   GIC_LAT_METRIC_ALL, &st->metrics);
+	if (gic_arg_is(arg, "--timer-delay")) {
+		if (gic_arg_int(SUB, "--timer-delay", val, 1, 10000, &v))
+			return EINVAL;
+		return st->timer_delay_us = (int)v, 0;
+	}
 	if (gic_arg_is(arg, "--qps")) {
 		if (gic_arg_int(SUB, "--qps", val, 1, HX_MAX_QPS, &v))
 			return EINVAL;
@@ -136,6 +149,7 @@ static int lat_parse(int argc, char **argv, void **state)
 	if (!st)
 		return ENOMEM;
 	st->qps = 1;
+	st->timer_delay_us = GIC_LAT_TIMER_DEFAULT_US;
 	for (int i = 1; i < argc; i++) {
 		if (lat_flag(st, argc, argv, &i)) {
 			free(st);
@@ -154,8 +168,55 @@ static int lat_parse(int argc, char **argv, void **state)
 		st->orders = 1u << GIC_ORDER_FENCE_GPU;
 	if (!st->metrics)
 		st->metrics = GIC_LAT_METRIC_ALL;
+	if ((st->metrics & GIC_LAT_TIMER) && (st->sweep || !(st->paths & GIC_LAT_GDA_INLINE))) {
+		fprintf(stderr, "gic lat: --metric timer-check runs on the gda-inline path, not "
+			"with --sweep%s\n", st->sweep ? "" : " (add --path gda-inline)");
+		free(st);
+		return EINVAL;
+	}
 	*state = st;
 	return 0;
+}
+
+int gic_lat_timer_order(const lat_state *st)
+{
+	if (st->orders & (1u << GIC_ORDER_FENCE_GPU))
+		return GIC_ORDER_FENCE_GPU;
+	for (int o = 0; o < GIC_LAT_ORDERS; o++)
+		if (st->orders & (1u << o))
+			return o;
+	return GIC_ORDER_FENCE_GPU;
+}
+
+int gic_lat_timer_emit(gic_sink *sink, const lat_state *st, int order, const gic_samples *plain,
+		       const gic_samples *delayed, int payload_ok, const char *transport,
+		       const char *params)
+{
+	double d = st->timer_delay_us, tol = GIC_LAT_TIMER_TOL_FRAC * d + GIC_LAT_TIMER_TOL_US;
+	gic_summary sp, sd;
+	gic_result r;
+	char name[96];
+	int rc;
+
+	if ((rc = gic_summarize(plain, 0, &sp)) || (rc = gic_summarize(delayed, 0, &sd)))
+		return rc;
+	snprintf(name, sizeof(name), "timer-check gda-inline %s", order_names[order]);
+	gic_result_init(&r, SUB, name, "timer-check", "us");
+	gic_result_set_value(&r, sd.p50 - sp.p50);
+	snprintf(r.params, sizeof(r.params), "%s", params);
+	gic_result_param(&r, "delay_us=%d rtt_plain_p50=%.3f rtt_delayed_p50=%.3f ratio=%.4f "
+			 "tolerance_us=%.1f samples=%zu+%zu", st->timer_delay_us, sp.p50, sd.p50,
+			 (sd.p50 - sp.p50) / d, tol, sp.count, sd.count);
+	snprintf(r.transport, sizeof(r.transport), "%s", transport);
+	r.validated = payload_ok && fabs(sd.p50 - sp.p50 - d) <= tol;
+	snprintf(r.note, sizeof(r.note), "timer check: rtt p50 with a %d us responder delay minus "
+		 "without (alternate samples); valid within 10%% of D + 2 us = %.1f us",
+		 st->timer_delay_us, tol);
+	if (!r.validated)
+		fprintf(stderr, "gic lat: timer check %s: the round trip grew by %.3f us for a "
+			"delay of %d us (tolerance %.1f us)%s\n", name, sd.p50 - sp.p50,
+			st->timer_delay_us, tol, payload_ok ? "" : "; a payload did not check out");
+	return gic_emit(sink, &r);
 }
 
 /* ------------------------------------------------------------------ */
@@ -271,6 +332,9 @@ typedef struct rtt_side {
 	uint64_t flag[2];    /* flag[pe]: writes delivered to pe so far */
 	int rc;              /* the responder's failure */
 	int bad;             /* payloads that did not check out */
+	uint64_t delay_ns;   /* timer check: the responder holds every odd answer this long */
+	gic_samples *delayed; /* timer check: the odd samples after the warm-up (the even
+			       * ones go to run_rtt's out) */
 } rtt_side;
 
 static int gda_send(rtt_side *s, int pe, uint64_t value)
@@ -323,6 +387,12 @@ static void *responder_main(void *arg)
 
 	for (int i = 0; i < s->L->total && !s->rc; i++) {
 		s->rc = rtt_receive(s, 1, i, hx_value(1, (uint64_t)i));
+		if (!s->rc && s->delay_ns && (i & 1)) { /* the timer check's delay: it ends itself */
+			uint64_t t0 = gic_now_ns();
+
+			while (gic_now_ns() - t0 < s->delay_ns)
+				gic_cpu_relax();
+		}
 		if (!s->rc)
 			s->rc = rtt_deliver(s, 1, i, hx_value(2, (uint64_t)i));
 	}
@@ -341,14 +411,18 @@ static int run_rtt(rtt_side *s, gic_samples *out)
 		return rc;
 	for (int i = 0; i < s->L->total && !rc; i++) {
 		uint64_t t0 = gic_now_ns();
+		double us;
 
 		rc = rtt_deliver(s, 0, i, hx_value(1, (uint64_t)i));
 		if (!rc)
 			rc = rtt_receive(s, 0, i, hx_value(2, (uint64_t)i));
-		if (!rc)
-			gic_samples_add(out, (double)(gic_now_ns() - t0) / 1e3);
-		else
+		us = (double)(gic_now_ns() - t0) / 1e3;
+		if (rc)
 			fprintf(stderr, "gic lat: round trip %d: %s\n", i, strerror(rc));
+		else if (!s->delayed)
+			gic_samples_add(out, us);
+		else if (i >= s->L->o->warmup) /* the timer check: odd samples were delayed */
+			gic_samples_add(i & 1 ? s->delayed : out, us);
 	}
 	if (rc) /* lets the responder give up at once */
 		__atomic_store_n(&s->flag[1], UINT64_MAX, __ATOMIC_RELEASE);
@@ -393,6 +467,30 @@ static int run_gda(lat_run *L, int pointer, int order, size_t size, const char *
 	gic_samples_free(&iss);
 	gic_samples_free(&putc);
 	gic_samples_free(&rtt);
+	return rc;
+}
+
+/* The timer check (exp_lat.h) on gda-inline. */
+static int run_timer(lat_run *L)
+{
+	int order = gic_lat_timer_order(L->st);
+	gic_samples plain = { 0 }, delayed = { 0 };
+	rtt_side s = { .L = L, .send = gda_send, .order = host_order(order), .pointer = 0,
+		       .delay_ns = (uint64_t)L->st->timer_delay_us * 1000, .delayed = &delayed };
+	int rc;
+
+	rtt_reset(L->h);
+	rc = run_rtt(&s, &plain);
+	if (!rc && (!plain.n || !delayed.n)) {
+		fprintf(stderr, "gic lat: timer check: -n %d leaves no samples of each kind\n",
+			L->o->iters);
+		rc = EINVAL;
+	}
+	if (!rc)
+		rc = gic_lat_timer_emit(L->sink, L->st, order, &plain, &delayed, !s.bad,
+					gic_transport(L->o), "size=8 qps=1 mode=host");
+	gic_samples_free(&plain);
+	gic_samples_free(&delayed);
 	return rc;
 }
 
@@ -501,10 +599,12 @@ static int run_host(lat_run *L)
 			rc = run_gda(L, p == 1, ord, 8, name);
 		}
 	}
-	for (int p = 2; p < 4 && !rc; p++)
+	for (int p = 2; p < 4 && !rc && (L->st->metrics & GIC_LAT_METRIC_ALL); p++)
 		if (L->st->paths & (1u << p))
 			rc = run_proxy_path(L, p == 2 ? GIC_PROXY_BASELINE : GIC_PROXY_TUNED,
 					    path_names[p]);
+	if (!rc && (L->st->metrics & GIC_LAT_TIMER))
+		rc = run_timer(L);
 	return rc;
 }
 

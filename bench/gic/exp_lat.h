@@ -32,6 +32,8 @@
  *   "gin put" (issue, put+completion) and "gin putValue" (issue,
  *   put+completion, rtt) for the NCCL GIN path, transport "nccl-gin-gdaki"
  *   or "nccl-gin-proxy" (the backend NCCL chose);
+ *   "timer-check gda-inline <order>" (metric "timer-check", --metric
+ *   timer-check only): the timer check below;
  * metric "issue", "put+completion" or "rtt"; unit "us".
  */
 #ifndef GIC_BENCH_EXP_LAT_H
@@ -60,7 +62,20 @@ enum {
 	GIC_LAT_PUTC = 1u << 1,  /* put+completion */
 	GIC_LAT_RTT = 1u << 2,
 	GIC_LAT_METRIC_ALL = 0x7u,
+	GIC_LAT_TIMER = 1u << 3, /* --metric timer-check (not in all) */
 };
+
+/* The timer check (paper Appendix A): round trips on gda-inline, 8 bytes,
+ * where the responder delays every other answer by D, spinning on its own
+ * clock (CLOCK_MONOTONIC on the host; %globaltimer on the GPU, while the
+ * round trip is timed with clock64 over the measured SM clock). Its row
+ * ("timer-check gda-inline <order>", metric "timer-check", unit us) holds
+ * rtt p50 (delayed samples) - rtt p50 (plain samples), and is valid when
+ * that is within GIC_LAT_TIMER_TOL_FRAC * D + GIC_LAT_TIMER_TOL_US of D (and
+ * every payload checked out). */
+#define GIC_LAT_TIMER_TOL_FRAC 0.10
+#define GIC_LAT_TIMER_TOL_US 2.0
+#define GIC_LAT_TIMER_DEFAULT_US 50
 
 /* Number of ordering variants (enum gic_order in gic/post.h: NONE,
  * FENCE_GPU, FENCE_GPU_DBR, RELEASE_GPU, THREADFENCE, RELEASE_SYS,
@@ -76,7 +91,20 @@ typedef struct lat_state {
 	int scope_all;    /* --scope all (1): completion is a quiet over every configured
 			   * QP; qp (0, default): the used QP only */
 	int sweep;        /* --sweep (1): inline sizes -b..-e by -f, gda-inline path */
+	int timer_delay_us; /* --timer-delay: D of the timer check (1..10000, default 50) */
 } lat_state;
+
+/* The order the timer check posts with: fence-gpu when selected, else the
+ * first order selected. */
+int gic_lat_timer_order(const lat_state *st);
+
+/* Emits the timer check's row from round-trip samples in us: plain[] and
+ * delayed[] (warm-up already dropped), payload_ok 0 when a payload did not
+ * check out; transport and params (the caller's, may be "") as for the
+ * other rows; ENOMEM or 0. The host and GPU modes share it. */
+int gic_lat_timer_emit(gic_sink *sink, const lat_state *st, int order, const gic_samples *plain,
+		       const gic_samples *delayed, int payload_ok, const char *transport,
+		       const char *params);
 
 /* Names of the flag values ("gda-inline", "fence-gpu", "put+completion",
  * ...): used for result names; NULL for a bad index. */

@@ -5,11 +5,16 @@
  * scripts/report-plots.py when python3 is found.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "exp_suite.h"
 #include "gic.h"
@@ -24,14 +29,24 @@ static const char help[] =
 	"  --out DIR      report directory (created; default gic-report): report.md,\n"
 	"                 results.json and PNG plots\n"
 	"  --only LIST    comma-separated experiments to run (default all)\n"
-	"  --no-plots     do not run scripts/report-plots.py\n";
+	"  --no-plots     do not run scripts/report-plots.py\n"
+	"  --repeat N     run the whole suite N times (1..10; default 1), each as a new\n"
+	"                 gic process (its own softnic and CUDA context) into DIR/run-K;\n"
+	"                 every row then reports the median of the N runs' p50s and their\n"
+	"                 spread (min and max of the per-run p50s), as the paper reports\n"
+	"                 p50 over three runs; results.json keeps every run's rows\n";
 
-/* Arguments per experiment: host (quick) and GPU (the paper's settings). */
+/* Arguments per experiment: host (quick) and GPU (the paper's settings);
+ * NULL: not run in that mode. */
 typedef struct suite_step {
 	const gic_experiment *e;
 	const char *host_args;
 	const char *gpu_args;
 } suite_step;
+
+/* Each run of --repeat ends within this time or is ended (SIGTERM, then
+ * SIGKILL). */
+enum { SUITE_RUN_LIMIT_S = 3600 };
 
 /* The NVSHMEM rows (issue 7) join the tables where the path is built; on
  * a machine with fewer than two GPUs they are skipped with a message. GPU
@@ -66,6 +81,10 @@ static const suite_step steps[] = {
 	  "--path all --order all --metric all" NVSHMEM_LAT GIN_LAT },
 	{ &gic_exp_lat, "--path gda-inline --order fence-gpu --metric issue --sweep",
 	  "--path gda-inline --order fence-gpu --metric issue --sweep" },
+	/* The timer check (Appendix A): GPU mode only. On a shared host its
+	 * validity is the machine's, not the code's (gic lat --host --metric
+	 * timer-check runs it there). */
+	{ &gic_exp_lat, NULL, "--path gda-inline --order fence-gpu --metric timer-check" },
 	{ &gic_exp_rate, "--row t1-q1-b1 --row t1-q1-b16 --row t32-q1-lock "
 	  "--row t256-q1-handoff --row t16-q16-s16-b16", "--row all" NVSHMEM_RATE GIN_RATE },
 	{ &gic_exp_rate, "--row fig3b-inline-64 --row fig3b-pointer-64", "--row fig3b" },
@@ -89,11 +108,23 @@ static int suite_parse(int argc, char **argv, void **state)
 	if (!st)
 		return ENOMEM;
 	st->out = "gic-report";
+	st->repeat = 1;
 	for (int i = 1; i < argc; i++) {
 		const char *arg = argv[i];
 
 		if (!strcmp(arg, "--no-plots")) {
 			st->no_plots = 1;
+			continue;
+		}
+		if (gic_arg_is(arg, "--repeat")) {
+			const char *val = gic_arg_value(SUB, argc, argv, &i);
+			long v;
+
+			if (!val || gic_arg_int(SUB, "--repeat", val, 1, GIC_REPEAT_MAX, &v)) {
+				free(st);
+				return EINVAL;
+			}
+			st->repeat = (int)v;
 			continue;
 		}
 		if (!gic_arg_is(arg, "--out") && !gic_arg_is(arg, "--only")) {
@@ -136,6 +167,7 @@ static int run_step(const suite_step *s, const gic_opts *o, const gic_run_info *
 	char buf[512], *argv[32], *save = NULL;
 	int argc = 0, rc;
 	void *state = NULL;
+	size_t from = gic_sink_count(sink);
 
 	snprintf(buf, sizeof(buf), "%s", o->host ? s->host_args : s->gpu_args);
 	argv[argc++] = (char *)s->e->name;
@@ -147,6 +179,8 @@ static int run_step(const suite_step *s, const gic_opts *o, const gic_run_info *
 		rc = s->e->run(o, state, info, sink);
 		s->e->free_state(state);
 	}
+	/* Every row carries the processor state measured after its step. */
+	gic_stamp_state(o, info, sink, from);
 	if (rc)
 		fprintf(stderr, "gic suite: %s failed: %s\n", s->e->name, strerror(rc));
 	return rc;
@@ -202,6 +236,38 @@ static void report_table(FILE *f, const gic_sink *sink, const char *exp, int hos
 	}
 }
 
+/* The table of a repetition: one row per aggregate. */
+static void report_table_repeat(FILE *f, const gic_aggregate *a, size_t n, const char *exp,
+				int host)
+{
+	int rows = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		const gic_result *r = a[i].r;
+		double ratio = isnan(r->paper) || r->paper == 0 ? NAN : a[i].p50 / r->paper;
+
+		if (strcmp(r->experiment, exp))
+			continue;
+		if (!rows++)
+			fprintf(f, "\n## %s\n\n| row | metric | p50 (median of runs) | min p50 | "
+				"max p50 | p99 (median) | unit | paper (H200) | ratio | runs | "
+				"transport | valid | why, when off by more than 15%% |\n"
+				"|---|---|---|---|---|---|---|---|---|---|---|---|---|\n", exp);
+		fprintf(f, "| %s | %s |", r->name, r->metric);
+		md_num(f, a[i].p50);
+		md_num(f, a[i].p50_min);
+		md_num(f, a[i].p50_max);
+		md_num(f, a[i].p99);
+		fprintf(f, " %s |", r->unit);
+		md_num(f, r->paper);
+		md_num(f, ratio);
+		fprintf(f, " %d | %s | %s | %s |\n", a[i].runs,
+			nic_dependent(r) ? r->transport : host ? "host-side" : "gpu-side",
+			a[i].validated ? "yes" : "**NO**",
+			isfinite(ratio) && fabs(ratio - 1) > 0.15 ? r->note : "");
+	}
+}
+
 static int write_report(const suite_state *st, const gic_opts *o, const gic_run_info *info,
 			const gic_sink *sink)
 {
@@ -223,9 +289,28 @@ static int write_report(const suite_state *st, const gic_opts *o, const gic_run_
 			  "GPU (the paper's settings)",
 		o->host ? " In host mode every row is a host analogue of the paper's "
 			  "experiment and carries no paper number." : "");
-	for (int i = 0; i < NSTEPS; i++)
-		if (i == 0 || steps[i].e != steps[i - 1].e) /* one table per experiment */
-			report_table(f, sink, steps[i].e->name, o->host);
+	if (gic_sink_runs(sink)) {
+		gic_aggregate *a;
+		size_t n;
+		int rc = gic_sink_aggregates(sink, &a, &n);
+
+		if (rc) {
+			fclose(f);
+			return rc;
+		}
+		fprintf(f, "\n%d independent process runs (`--repeat %d`): every row gives the "
+			"median of the runs' p50s, their spread (min, max) and the median of their "
+			"p99s; each run's own report and results are in %s/run-K/.\n",
+			gic_sink_runs(sink), gic_sink_runs(sink), st->out);
+		for (int i = 0; i < NSTEPS; i++)
+			if (i == 0 || steps[i].e != steps[i - 1].e)
+				report_table_repeat(f, a, n, steps[i].e->name, o->host);
+		free(a);
+	} else {
+		for (int i = 0; i < NSTEPS; i++)
+			if (i == 0 || steps[i].e != steps[i - 1].e) /* one table per experiment */
+				report_table(f, sink, steps[i].e->name, o->host);
+	}
 	if (fclose(f))
 		return errno ? errno : EIO;
 	return 0;
@@ -256,6 +341,146 @@ static void run_plots(const suite_state *st)
 		fprintf(stderr, "gic suite: report-plots.py failed (status %d)\n", rc);
 }
 
+/* ------------------------------------------------------------------ */
+/* --repeat: the suite run again by new processes of this program. */
+
+/* 1 for the arguments the parent replaces in its runs (flag and value). */
+static int parent_only(const char *arg, int *takes_value)
+{
+	static const char *const with_value[] = { "--repeat", "--out", "--json", "--csv" };
+
+	*takes_value = 0;
+	if (!strcmp(arg, "--no-plots"))
+		return 1;
+	for (size_t k = 0; k < sizeof(with_value) / sizeof(with_value[0]); k++)
+		if (gic_arg_is(arg, with_value[k])) {
+			*takes_value = !strchr(arg, '=');
+			return 1;
+		}
+	return 0;
+}
+
+/* Waits for pid within SUITE_RUN_LIMIT_S; its exit status (128 + signal
+ * when killed), or -1 when waitpid failed. */
+static int wait_run(pid_t pid, int k)
+{
+	struct timespec nap = { 0, 20 * 1000 * 1000 };
+	time_t end = time(NULL) + SUITE_RUN_LIMIT_S;
+	int status, killed = 0;
+
+	for (;;) {
+		pid_t w = waitpid(pid, &status, WNOHANG);
+
+		if (w == pid)
+			break;
+		if (w < 0 && errno != EINTR) {
+			fprintf(stderr, "gic suite: run %d: waitpid: %s\n", k, strerror(errno));
+			return -1;
+		}
+		if (time(NULL) > end + 10 * killed) {
+			if (killed > 1)
+				return -1;
+			fprintf(stderr, "gic suite: run %d did not finish within %d s: %s\n", k,
+				SUITE_RUN_LIMIT_S, killed ? "SIGKILL" : "SIGTERM");
+			kill(pid, killed++ ? SIGKILL : SIGTERM);
+		}
+		nanosleep(&nap, NULL);
+	}
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+/* Starts run k: this program's own command line without the flags the
+ * parent owns, writing into dir (stdout into dir/table.txt). */
+static pid_t start_run(const char *exe, const char *dir, const char *csv, int k)
+{
+	char table[1100];
+	int argc, fd, n = 0;
+	char **argv = gic_argv(&argc), **cargv = calloc((size_t)argc + 8, sizeof(char *));
+	pid_t pid;
+
+	if (!cargv)
+		return -1;
+	cargv[n++] = (char *)exe;
+	for (int i = 1; i < argc; i++) {
+		int takes_value;
+
+		if (i >= 2 && parent_only(argv[i], &takes_value)) {
+			i += takes_value;
+			continue;
+		}
+		cargv[n++] = argv[i];
+	}
+	cargv[n++] = "--out", cargv[n++] = (char *)dir, cargv[n++] = "--no-plots";
+	cargv[n++] = "--csv", cargv[n++] = (char *)csv;
+	cargv[n] = NULL;
+	snprintf(table, sizeof(table), "%s/table.txt", dir);
+	if ((fd = open(table, O_WRONLY | O_CREAT | O_TRUNC, 0666)) < 0) {
+		fprintf(stderr, "gic suite: run %d: cannot write '%s': %s\n", k, table,
+			strerror(errno));
+		free(cargv);
+		return -1;
+	}
+	fflush(NULL);
+	pid = fork();
+	if (pid == 0) {
+		dup2(fd, 1);
+		close(fd);
+		execv(exe, cargv);
+		fprintf(stderr, "gic suite: run %d: cannot start '%s': %s\n", k, exe,
+			strerror(errno));
+		_exit(127);
+	}
+	if (pid < 0)
+		fprintf(stderr, "gic suite: run %d: fork: %s\n", k, strerror(errno));
+	close(fd);
+	free(cargv);
+	return pid;
+}
+
+static int run_repeat(const suite_state *st, gic_sink *sink)
+{
+	char exe[1024];
+	ssize_t len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	int rc = 0;
+
+	if (len <= 0) {
+		fprintf(stderr, "gic suite: --repeat: cannot find this program (/proc/self/exe): "
+			"%s\n", strerror(errno));
+		return errno ? errno : ENOENT;
+	}
+	exe[len] = '\0';
+	for (int k = 1; k <= st->repeat; k++) {
+		char dir[1024], csv[1100], json[1100];
+		time_t t0 = time(NULL);
+		pid_t pid;
+		int status = -1, rrc;
+
+		snprintf(dir, sizeof(dir), "%s/run-%d", st->out, k);
+		snprintf(csv, sizeof(csv), "%s/results.csv", dir);
+		snprintf(json, sizeof(json), "%s/results.json", dir);
+		if (mkdir(dir, 0777) && errno != EEXIST) {
+			fprintf(stderr, "gic suite: cannot create '%s': %s\n", dir, strerror(errno));
+			return errno;
+		}
+		unlink(csv); /* a file of an earlier run is not this run's */
+		fprintf(stderr, "gic suite: run %d/%d (a new process) into %s\n", k, st->repeat,
+			dir);
+		pid = start_run(exe, dir, csv, k);
+		if (pid > 0)
+			status = wait_run(pid, k);
+		fprintf(stderr, "gic suite: run %d/%d: exit status %d after %ld s\n", k,
+			st->repeat, status, (long)(time(NULL) - t0));
+		rrc = gic_sink_read_csv(sink, csv, k);
+		gic_sink_add_run(sink, json, status);
+		if (status != 0 || rrc) {
+			fprintf(stderr, "gic suite: run %d/%d %s\n", k, st->repeat,
+				rrc ? "left no results" : "failed (its rows are kept)");
+			rc = rc ? rc : EIO;
+		}
+	}
+	return rc;
+}
+
 static int suite_run(const gic_opts *o, void *state, const gic_run_info *info,
 		     gic_sink *sink)
 {
@@ -269,10 +494,13 @@ static int suite_run(const gic_opts *o, void *state, const gic_run_info *info,
 	}
 	/* A step that cannot run is reported and the suite goes on; the run
 	 * then fails (after the report is written). */
-	for (int i = 0; i < NSTEPS; i++) {
+	if (st->repeat > 1)
+		rc = run_repeat(st, sink);
+	for (int i = 0; i < NSTEPS && st->repeat == 1; i++) {
 		int step_rc;
 
-		if (!selected(st->only, steps[i].e->name))
+		if (!selected(st->only, steps[i].e->name) ||
+		    !(o->host ? steps[i].host_args : steps[i].gpu_args))
 			continue;
 		fprintf(stderr, "gic suite: %d/%d %s\n", i + 1, NSTEPS, steps[i].e->name);
 		step_rc = run_step(&steps[i], o, info, sink);

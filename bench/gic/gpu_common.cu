@@ -6,6 +6,7 @@
 #include "gpu_common.h"
 
 #include <errno.h>
+#include <unistd.h>
 
 int gic_gpu_available(char *name, size_t len, double *sm_mhz, int device)
 {
@@ -29,6 +30,58 @@ int gic_gpu_available(char *name, size_t len, double *sm_mhz, int device)
 	}
 	snprintf(name, len, "%s", prop.name);
 	*sm_mhz = gpu_sm_clock_mhz(0);
+	return 0;
+}
+
+/* As gpu_env.cu's clock kernel: 20 ms of clock64 against globaltimer. */
+static __global__ void gic_sm_clock_kernel(double *mhz)
+{
+	unsigned long long t0 = gic_now_ns();
+	long long c0 = clock64();
+
+	while (gic_now_ns() - t0 < 20000000ull)
+		;
+	*mhz = (double)(clock64() - c0) / (double)(gic_now_ns() - t0) * 1e3;
+}
+
+int gic_gpu_sm_clock(int device, double *mhz)
+{
+	static double *d, *h; /* allocated once, kept to the end of the process; h is
+			       * pinned, so that the copy does not wait unbounded */
+	cudaStream_t s;
+	uint64_t deadline = gic_now_ns() + 2000000000ull; /* 2 s for a 20 ms kernel */
+	cudaError_t e = cudaSetDevice(device);
+
+	*mhz = 0;
+	if (e == cudaSuccess && !d)
+		e = cudaMalloc(&d, sizeof(double));
+	if (e == cudaSuccess && !h)
+		e = cudaMallocHost(&h, sizeof(double));
+	if (e != cudaSuccess) {
+		fprintf(stderr, "gic: SM clock: %s\n", cudaGetErrorString(e));
+		cudaGetLastError();
+		return EIO;
+	}
+	if ((e = cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking)) != cudaSuccess) {
+		fprintf(stderr, "gic: SM clock: %s\n", cudaGetErrorString(e));
+		return EIO;
+	}
+	gic_sm_clock_kernel<<<1, 1, 0, s>>>(d);
+	e = cudaMemcpyAsync(h, d, sizeof(double), cudaMemcpyDeviceToHost, s);
+	while (e == cudaSuccess && (e = cudaStreamQuery(s)) == cudaErrorNotReady) {
+		if (gic_now_ns() > deadline) {
+			fprintf(stderr, "gic: SM clock: the 20 ms kernel did not finish within 2 s\n");
+			return ETIMEDOUT; /* the stream is left as it is */
+		}
+		usleep(1000);
+	}
+	cudaStreamDestroy(s);
+	if (e != cudaSuccess) {
+		fprintf(stderr, "gic: SM clock: %s\n", cudaGetErrorString(e));
+		cudaGetLastError();
+		return EIO;
+	}
+	*mhz = *h;
 	return 0;
 }
 

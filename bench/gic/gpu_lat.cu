@@ -54,6 +54,7 @@ typedef struct gda_cfg {
 	uint32_t lkey;
 	uint8_t *back;      /* PE0's region: round-trip answers */
 	uint32_t back_rkey;
+	uint64_t delay_ns;  /* timer check: PE1 holds every odd answer this long */
 } gda_cfg;
 
 typedef struct lat_sample {
@@ -136,8 +137,10 @@ static __device__ void gda_pe0(gic_sq *g, const gda_cfg &c, lat_sample *out)
 	gic_sq_local_end(g, &s);
 }
 
-/* PE1 (round trips): waits for each request and answers it. */
-template <int O>
+/* PE1 (round trips): waits for each request and answers it; with DELAY
+ * (the timer check), every odd answer after c.delay_ns of spinning on
+ * %globaltimer, a clock of its own (PE0 times with clock64). */
+template <int O, int DELAY>
 static __device__ void gda_pe1(gic_sq *g, const gda_cfg &c)
 {
 	gic_sq s;
@@ -148,6 +151,12 @@ static __device__ void gda_pe1(gic_sq *g, const gda_cfg &c)
 		uint64_t pos;
 		int rc = gpu_wait_word((const uint64_t *)(c.dst + (uint64_t)i * c.stride), lat_val(i, 1));
 
+		if (DELAY && !rc && (i & 1)) { /* ends by itself */
+			uint64_t t0 = gic_now_ns();
+
+			while (gic_now_ns() - t0 < c.delay_ns)
+				;
+		}
 		if (!rc)
 			rc = gic_sq_reserve_excl(&s, 1, &pos, O, DL);
 		if (rc)
@@ -168,7 +177,17 @@ __global__ void gda_lat_kernel(gic_sq *pe0, gic_sq *pe1, gda_cfg c, lat_sample *
 	if (blockIdx.x == 0)
 		gda_pe0<O, KIND>(pe0, c, out);
 	else
-		gda_pe1<O>(pe1, c);
+		gda_pe1<O, 0>(pe1, c);
+}
+
+/* The timer check: round trips whose odd answers PE1 delays. */
+template <int O>
+__global__ void gda_timer_kernel(gic_sq *pe0, gic_sq *pe1, gda_cfg c, lat_sample *out)
+{
+	if (blockIdx.x == 0)
+		gda_pe0<O, K_INLINE8>(pe0, c, out);
+	else
+		gda_pe1<O, 1>(pe1, c);
 }
 
 /* The floor: three 16-byte stores and the variant's doorbell sequence into
@@ -202,6 +221,10 @@ typedef void (*floor_kernel_fn)(gic_sq *, int, lat_sample *);
 static const gda_kernel_fn gda_kernels[GIC_LAT_ORDERS][3] = {
 	GDA_KINDS(0), GDA_KINDS(1), GDA_KINDS(2), GDA_KINDS(3), GDA_KINDS(4), GDA_KINDS(5),
 	GDA_KINDS(6),
+};
+static const gda_kernel_fn timer_kernels[GIC_LAT_ORDERS] = {
+	gda_timer_kernel<0>, gda_timer_kernel<1>, gda_timer_kernel<2>, gda_timer_kernel<3>,
+	gda_timer_kernel<4>, gda_timer_kernel<5>, gda_timer_kernel<6>,
 };
 static const floor_kernel_fn floor_kernels[GIC_LAT_ORDERS] = {
 	gda_floor_kernel<0>, gda_floor_kernel<1>, gda_floor_kernel<2>, gda_floor_kernel<3>,
@@ -351,6 +374,69 @@ static double floor_of(lat_run *L, int order, const char *name, const char *para
 	return p50;
 }
 
+/* The configuration of one mini-gda kernel. */
+static void gda_cfg_fill(lat_run *L, const lat_state *st, gda_cfg *c, int pointer, uint32_t size)
+{
+	memset(c, 0, sizeof(*c));
+	c->n = L->n;
+	c->pointer = pointer;
+	c->size = size;
+	c->stride = (size + 7) & ~7u;
+	c->nq = st->qps;
+	c->scope_all = st->scope_all;
+	c->dst = L->e.dst;
+	c->rkey = softnic_mr_rkey(L->e.dst_mr);
+	c->stage = L->stage;
+	c->src = L->e.src;
+	c->lkey = softnic_mr_lkey(L->e.src_mr);
+	c->back = L->e.back;
+	c->back_rkey = softnic_mr_rkey(L->e.back_mr);
+}
+
+/* The timer check (exp_lat.h): one kernel of round trips, every odd
+ * answer delayed by D; the row from the samples after the warm-up. */
+static void gda_timer(lat_run *L, const lat_state *st)
+{
+	int order = gic_lat_timer_order(st), bad;
+	gic_samples plain, delayed;
+	char params[128];
+	gda_cfg c;
+
+	gda_cfg_fill(L, st, &c, 0, 8);
+	c.rtt = 1;
+	c.delay_ns = (uint64_t)st->timer_delay_us * 1000;
+	if (prepare_payloads(L, 8, c.stride)) {
+		L->failed++;
+		return;
+	}
+	clear_samples(L, L->e.stream);
+	timer_kernels[order]<<<2, 1, 0, L->e.stream>>>(L->e.d_sq, L->e.d_peer_sq, c, L->d);
+	bad = run_samples(L, "timer check");
+	if (bad < 0) {
+		L->failed++;
+		return;
+	}
+	gic_samples_init(&plain, (size_t)L->n);
+	gic_samples_init(&delayed, (size_t)L->n);
+	for (int i = L->o->warmup; i < L->n; i++)
+		if (L->h[i].rc == 0)
+			gic_samples_add(i & 1 ? &delayed : &plain,
+					(double)L->h[i].total / L->info->sm_mhz);
+	snprintf(params, sizeof(params), "size=8 qps=%d order=%s timer=globaltimer", st->qps,
+		 gic_lat_order_name(order));
+	if (!plain.n || !delayed.n) {
+		fprintf(stderr, "gic lat: timer check: no samples of each kind after the warm-up\n");
+		L->failed++;
+	} else if (gic_lat_timer_emit(L->sink, st, order, &plain, &delayed,
+				      !bad && validate(L, &c), L->o->gpu_engine ? "softnic-gpu"
+										: "softnic-cpu",
+				      params)) {
+		L->failed++;
+	}
+	gic_samples_free(&plain);
+	gic_samples_free(&delayed);
+}
+
 /* One mini-gda configuration: a path, an order, a size; emits the
  * selected metrics. */
 static void gda_one(lat_run *L, const lat_state *st, int pointer, int order, uint32_t size,
@@ -361,20 +447,7 @@ static void gda_one(lat_run *L, const lat_state *st, int pointer, int order, uin
 	const char *path = pointer ? "gda-pointer" : "gda-inline";
 	int bad, valid;
 
-	memset(&c, 0, sizeof(c));
-	c.n = L->n;
-	c.pointer = pointer;
-	c.size = size;
-	c.stride = (size + 7) & ~7u;
-	c.nq = st->qps;
-	c.scope_all = st->scope_all;
-	c.dst = L->e.dst;
-	c.rkey = softnic_mr_rkey(L->e.dst_mr);
-	c.stage = L->stage;
-	c.src = L->e.src;
-	c.lkey = softnic_mr_lkey(L->e.src_mr);
-	c.back = L->e.back;
-	c.back_rkey = softnic_mr_rkey(L->e.back_mr);
+	gda_cfg_fill(L, st, &c, pointer, size);
 	if (sweep)
 		snprintf(name, sizeof(name), "%s %s size=%u", path, gic_lat_order_name(order), size);
 	else
@@ -483,6 +556,8 @@ static void gda_all(lat_run *L, const lat_state *st)
 					gda_one(L, st, 0, o, size, 1);
 		}
 	}
+	if (st->metrics & GIC_LAT_TIMER)
+		gda_timer(L, st);
 	gpu_env_close(&L->e);
 	cudaFree(L->stage);
 	cudaFree(L->scratch);
@@ -714,9 +789,9 @@ int gic_gpu_lat(const gic_opts *o, const lat_state *st, const gic_run_info *info
 	}
 	if (st->paths & (GIC_LAT_GDA_INLINE | GIC_LAT_GDA_POINTER))
 		gda_all(&L, st);
-	if (st->paths & GIC_LAT_PROXY_BASELINE)
+	if ((st->paths & GIC_LAT_PROXY_BASELINE) && (st->metrics & GIC_LAT_METRIC_ALL))
 		proxy_one(&L, st, 0);
-	if (st->paths & GIC_LAT_PROXY_TUNED)
+	if ((st->paths & GIC_LAT_PROXY_TUNED) && (st->metrics & GIC_LAT_METRIC_ALL))
 		proxy_one(&L, st, 1);
 	cudaFree(L.d);
 	free(L.h);

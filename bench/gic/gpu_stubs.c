@@ -25,6 +25,13 @@ int gic_gpu_available(char *name, size_t len, double *sm_mhz, int device)
 		*sm_mhz = 0;
 	return ENOTSUP;
 }
+
+int gic_gpu_sm_clock(int device, double *mhz)
+{
+	(void)device;
+	*mhz = 0;
+	return ENOTSUP;
+}
 #endif
 
 #ifndef GIC_HAVE_GPU_LAT

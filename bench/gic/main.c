@@ -29,6 +29,36 @@ const gic_experiment *const *gic_experiments(int *n)
 	return experiments;
 }
 
+static int prog_argc;
+static char **prog_argv;
+
+void gic_set_argv(int argc, char **argv)
+{
+	prog_argc = argc;
+	prog_argv = argv;
+}
+
+char **gic_argv(int *argc)
+{
+	*argc = prog_argc;
+	return prog_argv;
+}
+
+void gic_stamp_state(const gic_opts *o, const gic_run_info *info, gic_sink *sink, size_t from)
+{
+	double mhz = 0;
+
+	if (from >= gic_sink_count(sink) || gic_sink_runs(sink)) /* a repetition's rows carry
+								   * their runs' state */
+		return;
+	/* No GPU in this process (host mode, or a library path alone): the
+	 * rows say the CPU's state only (library PEs write their own clock). */
+	if (!o->host && info->sm_mhz > 0 && gic_gpu_sm_clock(o->device, &mhz))
+		fprintf(stderr, "gic: the SM clock could not be measured after these rows; they "
+			"carry none\n");
+	gic_sink_stamp_state(sink, from, mhz);
+}
+
 const gic_experiment *gic_experiment_find(const char *name)
 {
 	for (size_t i = 0; i < sizeof(experiments) / sizeof(experiments[0]); i++)
@@ -318,6 +348,8 @@ static int run_experiment(const gic_experiment *e, cli *c)
 	if (sink)
 		gic_sink_set_host(sink, c->o.host);
 	rc = sink ? e->run(&c->o, state, &info, sink) : ENOMEM;
+	if (sink) /* the rows the experiment has not stamped (the suite stamps per step) */
+		gic_stamp_state(&c->o, &info, sink, 0);
 	/* What ran is reported even when a part could not run. */
 	status = sink && gic_sink_count(sink) ? report(&c->o, &info, sink) : 0;
 	if (rc) {
@@ -335,6 +367,7 @@ int main(int argc, char **argv)
 	cli c = { 0 };
 	int status;
 
+	gic_set_argv(argc, argv);
 	/* Hidden: a PE of the NVSHMEM path, started by the driver (nvshmem_pe.h). */
 	if (argc >= 2 && !strcmp(argv[1], GIC_NV_PE_SUBCOMMAND))
 		return gic_nvshmem_pe_main(argc, argv);

@@ -16,6 +16,9 @@ struct gic_sink {
 	gic_result *v;
 	size_t n, cap;
 	int host;          /* host analogues: no paper numbers */
+	int runs;          /* gic suite --repeat: runs recorded (0: one run) */
+	char run_file[GIC_REPEAT_MAX][1024]; /* each run's results file */
+	int run_status[GIC_REPEAT_MAX];      /* and its process's exit status */
 };
 
 void gic_sink_set_host(gic_sink *sink, int host)
@@ -141,6 +144,155 @@ void gic_progress(const char *experiment, int done, int total, const char *what)
 }
 
 /* ------------------------------------------------------------------ */
+/* Processor state and repetitions. */
+
+/* 1 when params has the parameter key (as "key=..." at a token start). */
+static int has_param(const char *params, const char *key)
+{
+	size_t n = strlen(key);
+
+	for (const char *p = params; (p = strstr(p, key)); p += n)
+		if ((p == params || p[-1] == ' ') && p[n] == '=')
+			return 1;
+	return 0;
+}
+
+void gic_sink_stamp_state(gic_sink *sink, size_t from, double sm_mhz)
+{
+	char cpu[96];
+
+	gic_cpu_state_params(cpu, sizeof(cpu));
+	for (size_t i = from; i < sink->n; i++) {
+		gic_result *r = &sink->v[i];
+
+		if (sm_mhz > 0 && !has_param(r->params, "sm_mhz"))
+			gic_result_param(r, "sm_mhz=%.0f", sm_mhz);
+		if (!has_param(r->params, "cpu0_mhz"))
+			gic_result_param(r, "%s", cpu);
+	}
+}
+
+int gic_sink_add_run(gic_sink *sink, const char *results_file, int exit_status)
+{
+	if (sink->runs >= GIC_REPEAT_MAX)
+		return E2BIG;
+	snprintf(sink->run_file[sink->runs], sizeof(sink->run_file[0]), "%s", results_file);
+	sink->run_status[sink->runs++] = exit_status;
+	return 0;
+}
+
+int gic_sink_runs(const gic_sink *sink)
+{
+	return sink->runs;
+}
+
+static int same_row(const gic_result *a, const gic_result *b)
+{
+	return !strcmp(a->experiment, b->experiment) && !strcmp(a->name, b->name) &&
+	       !strcmp(a->metric, b->metric) && !strcmp(a->unit, b->unit);
+}
+
+/* Which occurrence (0, 1, ...) of its row v[i] is within its run. */
+static int occurrence(const gic_sink *s, size_t i)
+{
+	int k = 0;
+
+	for (size_t j = 0; j < i; j++)
+		k += s->v[j].run == s->v[i].run && same_row(&s->v[j], &s->v[i]);
+	return k;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The median of v[0..n) (n >= 1), sorting v. */
+static double median(double *v, int n)
+{
+	qsort(v, (size_t)n, sizeof(*v), cmp_double);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* params without the per-run state parameters, into out. */
+static void strip_state(const char *params, char *out, size_t len)
+{
+	static const char *const keys[] = { "sm_mhz=", "cpu0_mhz=", "governor=" };
+	char buf[256], *save = NULL;
+	size_t used = 0;
+
+	snprintf(buf, sizeof(buf), "%s", params);
+	out[0] = '\0';
+	for (char *t = strtok_r(buf, " ", &save); t; t = strtok_r(NULL, " ", &save)) {
+		int drop = 0;
+
+		for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); k++)
+			drop |= !strncmp(t, keys[k], strlen(keys[k]));
+		if (!drop && used < len)
+			used += (size_t)snprintf(out + used, len - used, "%s%s", used ? " " : "", t);
+	}
+}
+
+int gic_sink_aggregates(const gic_sink *s, gic_aggregate **out, size_t *n)
+{
+	int *occ = s->n ? calloc(s->n, sizeof(int)) : NULL;
+	char *done = s->n ? calloc(s->n, 1) : NULL;
+	gic_aggregate *a = s->n ? calloc(s->n, sizeof(*a)) : NULL;
+	size_t m = 0;
+
+	*out = NULL;
+	*n = 0;
+	if (s->n && (!occ || !done || !a)) {
+		free(occ), free(done), free(a);
+		return ENOMEM;
+	}
+	for (size_t i = 0; i < s->n; i++)
+		occ[i] = occurrence(s, i);
+	for (size_t i = 0; i < s->n; i++) {
+		gic_aggregate *g = &a[m];
+		double p99[GIC_REPEAT_MAX], p50[GIC_REPEAT_MAX];
+
+		if (done[i])
+			continue;
+		g->r = &s->v[i];
+		g->validated = 1;
+		for (size_t j = i; j < s->n; j++) {
+			const gic_result *r = &s->v[j];
+
+			if (done[j] || occ[j] != occ[i] || !same_row(r, g->r) ||
+			    g->runs >= GIC_REPEAT_MAX)
+				continue;
+			done[j] = 1;
+			g->run_of[g->runs] = r->run;
+			g->p50_runs[g->runs] = p50[g->runs] = r->s.p50;
+			p99[g->runs++] = r->s.p99;
+			g->validated &= r->validated != 0;
+		}
+		g->validated &= g->runs == (s->runs ? s->runs : 1);
+		g->p50_min = g->p50_max = g->p50_runs[0];
+		for (int k = 1; k < g->runs; k++) {
+			g->p50_min = g->p50_runs[k] < g->p50_min ? g->p50_runs[k] : g->p50_min;
+			g->p50_max = g->p50_runs[k] > g->p50_max ? g->p50_runs[k] : g->p50_max;
+		}
+		g->p50 = median(p50, g->runs);
+		g->p99 = median(p99, g->runs);
+		strip_state(g->r->params, g->params, sizeof(g->params));
+		m++;
+	}
+	free(occ);
+	free(done);
+	if (!m) {
+		free(a);
+		a = NULL;
+	}
+	*out = a;
+	*n = m;
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
 /* Writers. */
 
 /* The paper ratio p50 / paper, or NAN. */
@@ -172,10 +324,43 @@ static int note_index(const char **notes, int *n, int max, const char *note)
 	return *n;
 }
 
+/* The table of a repetition: one line per aggregate row. */
+static void print_aggregate_table(const gic_sink *sink, FILE *f)
+{
+	gic_aggregate *a;
+	size_t n;
+
+	if (gic_sink_aggregates(sink, &a, &n)) {
+		fprintf(stderr, "gic: out of memory for the aggregate table\n");
+		return;
+	}
+	fprintf(f, "%d runs: p50 is the median of the runs' p50s; min and max are their "
+		"spread\n", sink->runs);
+	fprintf(f, "%-44s %-22s %10s %10s %10s %-9s %9s %7s %4s %s\n", "name", "metric", "p50",
+		"min p50", "max p50", "unit", "paper", "ratio", "runs", "valid");
+	for (size_t i = 0; i < n; i++) {
+		const gic_result *r = a[i].r;
+		char b[5][32];
+
+		fprintf(f, "%-44s %-22s %10s %10s %10s %-9s %9s %7s %4d %s\n", r->name, r->metric,
+			fmt_num(b[0], 32, a[i].p50), fmt_num(b[1], 32, a[i].p50_min),
+			fmt_num(b[2], 32, a[i].p50_max), r->unit, fmt_num(b[3], 32, r->paper),
+			fmt_num(b[4], 32, isnan(r->paper) || r->paper == 0 ? NAN
+									  : a[i].p50 / r->paper),
+			a[i].runs, a[i].validated ? "yes" : "NO");
+	}
+	free(a);
+}
+
 void gic_sink_print_table(const gic_sink *sink, FILE *f)
 {
 	const char *notes[64];
 	int nnotes = 0;
+
+	if (sink->runs) {
+		print_aggregate_table(sink, f);
+		return;
+	}
 
 	fprintf(f, "%-44s %-22s %10s %10s %10s %-9s %9s %7s %s\n", "name", "metric", "p50", "p99",
 		"max", "unit", "paper", "ratio", "valid");
@@ -254,7 +439,63 @@ static void json_result(FILE *f, const gic_result *r)
 	json_str(f, "paper_ref", r->paper_ref), fputs(", ", f);
 	fprintf(f, "\"validated\": %s, ", r->validated ? "true" : "false");
 	json_str(f, "note", r->note);
+	if (r->run)
+		fprintf(f, ", \"run\": %d", r->run);
 	fputs("}", f);
+}
+
+/* "repeat" and "aggregate" of a repetition (after "results"). */
+static int json_repeat(const gic_sink *sink, FILE *f)
+{
+	gic_aggregate *a;
+	size_t n;
+
+	if (gic_sink_aggregates(sink, &a, &n))
+		return ENOMEM;
+	fprintf(f, ",\n \"repeat\": {\"runs\": %d, \"files\": [", sink->runs);
+	for (int k = 0; k < sink->runs; k++) {
+		fputs(k ? ", " : "", f);
+		gic_json_string(f, sink->run_file[k]);
+	}
+	fputs("], \"exit_status\": [", f);
+	for (int k = 0; k < sink->runs; k++)
+		fprintf(f, "%s%d", k ? ", " : "", sink->run_status[k]);
+	fputs("],\n  \"statistic\": \"aggregate p50: the median of the runs' p50s (the mean of "
+	      "the middle two for an even count); p50_min, p50_max: their spread; p99: the "
+	      "median of the runs' p99s\"},\n \"aggregate\": [", f);
+	for (size_t i = 0; i < n; i++) {
+		const gic_result *r = a[i].r;
+
+		fputs(i ? ",\n   " : "\n   ", f);
+		fputs("{", f);
+		json_str(f, "experiment", r->experiment), fputs(", ", f);
+		json_str(f, "name", r->name), fputs(", ", f);
+		json_str(f, "metric", r->metric), fputs(", ", f);
+		json_str(f, "unit", r->unit), fputs(", ", f);
+		json_str(f, "params", a[i].params), fputs(", ", f);
+		json_str(f, "transport", r->transport), fputs(",\n    ", f);
+		fprintf(f, "\"runs\": %d, ", a[i].runs);
+		json_num(f, "p50", a[i].p50), fputs(", ", f);
+		json_num(f, "p50_min", a[i].p50_min), fputs(", ", f);
+		json_num(f, "p50_max", a[i].p50_max), fputs(", ", f);
+		json_num(f, "p99", a[i].p99), fputs(", \"p50_runs\": [", f);
+		for (int k = 0; k < a[i].runs; k++)
+			fprintf(f, "%s%.17g", k ? ", " : "", a[i].p50_runs[k]);
+		fputs("], \"run_of\": [", f);
+		for (int k = 0; k < a[i].runs; k++)
+			fprintf(f, "%s%d", k ? ", " : "", a[i].run_of[k]);
+		fputs("],\n    ", f);
+		json_num(f, "paper", r->paper), fputs(", ", f);
+		json_num(f, "ratio", isnan(r->paper) || r->paper == 0 ? NAN : a[i].p50 / r->paper);
+		fputs(", ", f);
+		json_str(f, "paper_ref", r->paper_ref), fputs(", ", f);
+		fprintf(f, "\"validated\": %s, ", a[i].validated ? "true" : "false");
+		json_str(f, "note", r->note);
+		fputs("}", f);
+	}
+	fputs("\n ]", f);
+	free(a);
+	return 0;
 }
 
 int gic_sink_write_json(const gic_sink *sink, const gic_run_info *info, FILE *f)
@@ -266,7 +507,10 @@ int gic_sink_write_json(const gic_sink *sink, const gic_run_info *info, FILE *f)
 		fputs(i ? ",\n   " : "\n   ", f);
 		json_result(f, &sink->v[i]);
 	}
-	fputs("\n ]}\n", f);
+	fputs("\n ]", f);
+	if (sink->runs && json_repeat(sink, f))
+		return ENOMEM;
+	fputs("}\n", f);
 	fflush(f);
 	return ferror(f) ? EIO : 0;
 }
@@ -286,7 +530,7 @@ static void csv_str(FILE *f, const char *s)
 int gic_sink_write_csv(const gic_sink *sink, const gic_run_info *info, FILE *f)
 {
 	fputs("experiment,name,metric,unit,params,transport,p50,p90,p99,min,max,mean,stdev,"
-	      "count,trimmed,paper,paper_ref,validated,note,gpu,sm_mhz,engine,commit\n", f);
+	      "count,trimmed,paper,paper_ref,validated,note,gpu,sm_mhz,engine,commit,run\n", f);
 	for (size_t i = 0; i < sink->n; i++) {
 		const gic_result *r = &sink->v[i];
 		const gic_summary *s = &r->s;
@@ -304,10 +548,129 @@ int gic_sink_write_csv(const gic_sink *sink, const gic_run_info *info, FILE *f)
 		csv_str(f, r->note), fputc(',', f);
 		csv_str(f, info->gpu), fprintf(f, ",%.1f,", info->sm_mhz);
 		csv_str(f, info->engine), fputc(',', f);
-		csv_str(f, info->commit), fputc('\n', f);
+		csv_str(f, info->commit), fprintf(f, ",%d\n", r->run);
 	}
 	fflush(f);
 	return ferror(f) ? EIO : 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Reading the CSV back (gic suite --repeat). */
+
+enum { CSV_MAX_FIELDS = 32, CSV_FIELD = 1024 };
+
+/* Reads one record into fields (each truncated to CSV_FIELD - 1); the
+ * field count, 0 at the end of the file, or -1 for a malformed record. */
+static int csv_record(FILE *f, char fields[][CSV_FIELD])
+{
+	int n = 0, c = fgetc(f);
+	size_t len = 0;
+
+	if (c == EOF)
+		return 0;
+	for (;;) {
+		int quoted = c == '"';
+
+		if (n >= CSV_MAX_FIELDS)
+			return -1;
+		len = 0;
+		if (quoted)
+			c = fgetc(f);
+		for (;; c = fgetc(f)) {
+			if (c == EOF && quoted)
+				return -1;
+			if (quoted && c == '"') {
+				c = fgetc(f);
+				if (c != '"')
+					break; /* the closing quote */
+			} else if (!quoted && (c == ',' || c == '\n' || c == EOF)) {
+				break;
+			}
+			if (len + 1 < CSV_FIELD)
+				fields[n][len++] = (char)c;
+		}
+		fields[n++][len] = '\0';
+		if (c == ',') {
+			c = fgetc(f);
+			continue;
+		}
+		return c == '\n' || c == EOF ? n : -1;
+	}
+}
+
+static int csv_col(char header[][CSV_FIELD], int n, const char *name)
+{
+	for (int i = 0; i < n; i++)
+		if (!strcmp(header[i], name))
+			return i;
+	return -1;
+}
+
+int gic_sink_read_csv(gic_sink *sink, const char *path, int run)
+{
+	static const char *const cols[] = { "experiment", "name", "metric", "unit", "params",
+					    "transport", "p50", "p90", "p99", "min", "max", "mean",
+					    "stdev", "count", "trimmed", "paper", "paper_ref",
+					    "validated", "note" };
+	enum { NC = sizeof(cols) / sizeof(cols[0]) };
+	char (*hdr)[CSV_FIELD] = malloc(2 * CSV_MAX_FIELDS * CSV_FIELD), (*fld)[CSV_FIELD];
+	int at[NC], nh, nf = 1, line = 1, rc = 0;
+	FILE *f = fopen(path, "r");
+
+	if (!hdr || !f) {
+		rc = hdr ? errno : ENOMEM;
+		fprintf(stderr, "gic: cannot read the results of run %d, '%s': %s\n", run, path,
+			strerror(rc));
+		free(hdr);
+		if (f)
+			fclose(f);
+		return rc;
+	}
+	fld = hdr + CSV_MAX_FIELDS;
+	nh = csv_record(f, hdr);
+	for (int k = 0; k < NC && nh > 0; k++)
+		if ((at[k] = csv_col(hdr, nh, cols[k])) < 0)
+			nh = -1;
+	if (nh <= 0) {
+		fprintf(stderr, "gic: '%s': not a gic CSV (header)\n", path);
+		rc = EIO;
+	}
+	while (!rc && (nf = csv_record(f, fld)) != 0) {
+		gic_result r;
+		double *num[] = { &r.s.p50, &r.s.p90, &r.s.p99, &r.s.min, &r.s.max, &r.s.mean,
+				  &r.s.stdev };
+
+		line++;
+		if (nf < 0)
+			break;
+		if (nf != nh) {
+			fprintf(stderr, "gic: '%s' line %d: %d fields, the header has %d\n", path,
+				line, nf, nh);
+			rc = EIO;
+			break;
+		}
+		gic_result_init(&r, fld[at[0]], fld[at[1]], fld[at[2]], fld[at[3]]);
+		snprintf(r.params, sizeof(r.params), "%s", fld[at[4]]);
+		snprintf(r.transport, sizeof(r.transport), "%s", fld[at[5]]);
+		for (int k = 0; k < 7; k++)
+			*num[k] = strtod(fld[at[6 + k]], NULL);
+		r.s.count = (size_t)strtoull(fld[at[13]], NULL, 10);
+		r.s.trimmed = (size_t)strtoull(fld[at[14]], NULL, 10);
+		r.paper = fld[at[15]][0] ? strtod(fld[at[15]], NULL) : NAN;
+		snprintf(r.paper_ref, sizeof(r.paper_ref), "%s", fld[at[16]]);
+		r.validated = atoi(fld[at[17]]) != 0;
+		snprintf(r.note, sizeof(r.note), "%s", fld[at[18]]);
+		r.run = run;
+		if ((rc = gic_emit(sink, &r)))
+			fprintf(stderr, "gic: '%s': out of memory\n", path);
+	}
+	if (!rc && nf < 0) {
+		fprintf(stderr, "gic: '%s' line %d: malformed record\n", path, line);
+		rc = EIO;
+	}
+	fclose(f);
+	free(hdr);
+	return rc;
 }
 
 int gic_sink_write_file(const gic_sink *sink, const gic_run_info *info, const char *path,
