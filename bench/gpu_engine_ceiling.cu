@@ -170,7 +170,7 @@ int main(void)
 	cudaDeviceProp prop;
 	char cpu[256];
 
-	setenv("CUDA_MODULE_LOADING", "EAGER", 1); /* DESIGN.md: the lazy-loading trap */
+	setenv("CUDA_MODULE_LOADING", "EAGER", 1); /* docs/DESIGN.md §4.5: the lazy-loading trap */
 	CUDA_OK(cudaSetDeviceFlags(cudaDeviceMapHost));
 	CUDA_OK(cudaGetDeviceProperties(&prop, 0));
 	gic_cpu_state_line(cpu, sizeof(cpu));

@@ -20,7 +20,7 @@ sms=${SMS:-132}
 quick=()
 [ "${1:-}" = "--quick" ] && quick=(--quick)
 mkdir -p "$out"
-export CUDA_MODULE_LOADING=EAGER # DESIGN.md: lazy loading deadlocks persistent kernels
+export CUDA_MODULE_LOADING=EAGER # docs/DESIGN.md §4.5: lazy loading deadlocks persistent kernels
 
 gic=$bin/bench/gic/gic
 if [ ! -x "$gic" ]; then

@@ -10,7 +10,7 @@ cd "$(dirname "$0")/.."
 out=${OUT:-gpu-logs}
 bin=${GIC_GPU_BIN:-build}
 mkdir -p "$out"
-export CUDA_MODULE_LOADING=EAGER # DESIGN.md: lazy loading deadlocks persistent kernels
+export CUDA_MODULE_LOADING=EAGER # docs/DESIGN.md §4.5: lazy loading deadlocks persistent kernels
 
 if [ ! -x "$bin/gic-gpu-suite" ]; then
 	cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >"$out/cmake.log" 2>&1 &&

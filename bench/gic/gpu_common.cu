@@ -13,7 +13,7 @@ int gic_gpu_available(char *name, size_t len, double *sm_mhz, int device)
 	cudaDeviceProp prop;
 	int n = 0;
 
-	/* DESIGN.md: under lazy loading a kernel launched while a persistent
+	/* docs/DESIGN.md §4.5: under lazy loading a kernel launched while a persistent
 	 * engine spins can never load; every GPU mode runs one, so EAGER
 	 * overrides what the environment says. */
 	setenv("CUDA_MODULE_LOADING", "EAGER", 1);
@@ -68,12 +68,15 @@ int gic_gpu_sm_clock(int device, double *mhz)
 	}
 	gic_sm_clock_kernel<<<1, 1, 0, s>>>(d);
 	e = cudaMemcpyAsync(h, d, sizeof(double), cudaMemcpyDeviceToHost, s);
-	while (e == cudaSuccess && (e = cudaStreamQuery(s)) == cudaErrorNotReady) {
-		if (gic_now_ns() > deadline) {
-			fprintf(stderr, "gic: SM clock: the 20 ms kernel did not finish within 2 s\n");
-			return ETIMEDOUT; /* the stream is left as it is */
+	if (e == cudaSuccess) {
+		while ((e = cudaStreamQuery(s)) == cudaErrorNotReady) {
+			if (gic_now_ns() > deadline) {
+				fprintf(stderr, "gic: SM clock: the 20 ms kernel did not finish within "
+					"2 s\n");
+				return ETIMEDOUT; /* the stream is left as it is */
+			}
+			usleep(1000);
 		}
-		usleep(1000);
 	}
 	cudaStreamDestroy(s);
 	if (e != cudaSuccess) {

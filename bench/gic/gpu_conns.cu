@@ -229,7 +229,7 @@ static int gpu_conns_c(const gic_opts *o, const conns_state *st, int conns, gic_
 	g->nspan = 2 * (size_t)ctas * (size_t)o->threads;
 	g->h_span = (cspan *)calloc(g->nspan, sizeof(cspan));
 	g->h_buf = (uint64_t *)calloc((size_t)conns * CONNS_MAX_SLOTS, 8);
-	/* Every CUDA allocation before the engine starts (DESIGN.md). */
+	/* Every CUDA allocation before the engine starts (docs/DESIGN.md §4.5). */
 	if (!g->h_span || !g->h_buf ||
 	    cudaMalloc(&g->d_span, sizeof(cspan) * g->nspan) != cudaSuccess) {
 		free(g->h_span);

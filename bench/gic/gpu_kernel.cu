@@ -374,7 +374,7 @@ int gic_gpu_kernel(const gic_opts *o, const kernel_state *st, const gic_run_info
 	}
 	K.stream_len = (size_t)64 << 20; /* 256 MiB of floats: past the L2 */
 	K.h = (uint8_t *)malloc(region);
-	/* Every CUDA allocation before the engine starts (DESIGN.md). */
+	/* Every CUDA allocation before the engine starts (docs/DESIGN.md §4.5). */
 	if (!K.h || cudaMalloc(&K.data, K.stream_len * sizeof(float)) != cudaSuccess ||
 	    cudaMemset(K.data, 0, K.stream_len * sizeof(float)) != cudaSuccess ||
 	    cudaMalloc(&K.d_rc, sizeof(int) * ENV_MAX_QPS) != cudaSuccess) {

@@ -519,7 +519,7 @@ static void gda_all(lat_run *L, const lat_state *st)
 {
 	gpu_env_cfg cfg = { L->o->gpu_engine, st->qps, 10, LAT_REGION, 0, 4, 4 };
 
-	/* Every CUDA allocation before the engine starts (DESIGN.md). */
+	/* Every CUDA allocation before the engine starts (docs/DESIGN.md §4.5). */
 	if (cudaMalloc(&L->stage, LAT_REGION) != cudaSuccess || make_scratch(L)) {
 		L->failed++;
 		return;

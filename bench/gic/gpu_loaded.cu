@@ -488,7 +488,7 @@ int gic_gpu_loaded(const gic_opts *o, const loaded_state *st, const gic_run_info
 	}
 	if (info->sm_mhz <= 0)
 		return ENODEV;
-	/* Every CUDA allocation before the engine starts (DESIGN.md). */
+	/* Every CUDA allocation before the engine starts (docs/DESIGN.md §4.5). */
 	if (dev_open(&d, n)) {
 		dev_close(&d);
 		return ENOMEM;

@@ -413,7 +413,7 @@ static int run_row(const gic_opts *o, const rate_row *r, double cas_ns, gic_sink
 
 	uint8_t *stage = NULL;
 
-	/* Every CUDA allocation before the engine starts (DESIGN.md). */
+	/* Every CUDA allocation before the engine starts (docs/DESIGN.md §4.5). */
 	if (!h || cudaMalloc(&d, sizeof(span) * r->threads) != cudaSuccess ||
 	    cudaMalloc(&stage, RATE_REGION / 2) != cudaSuccess) {
 		free(h);

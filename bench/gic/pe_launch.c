@@ -570,11 +570,38 @@ static int pl_loop(pl_run *R, uint64_t deadline)
 	}
 }
 
+/* 1 when PE p's program never started: the exec or the loader failed
+ * (status 127: a missing program, or a library the PE program links,
+ * absent or of another version; the loader's own message is above). */
+static int pl_unstarted(const pl_proc *p)
+{
+	return p->pid > 0 && p->reaped && WIFEXITED(p->status) && WEXITSTATUS(p->status) == 127 &&
+	       !p->done;
+}
+
+/* 1 when no PE's program started: the path is unavailable on this host,
+ * which is said and skipped as a missing GPU is, not a failure. */
+static int pl_none_started(const pl_run *R)
+{
+	int started = 0;
+
+	for (int i = 0; i < R->s->npes; i++) {
+		if (R->pe[i].pid <= 0)
+			continue;
+		if (!pl_unstarted(&R->pe[i]))
+			return 0;
+		started++;
+	}
+	return started > 0;
+}
+
 /* Reports how each started PE ended, closes our ends; rc, or EIO when a
- * PE failed and rc was 0. */
+ * PE failed and rc was 0 (0 when no PE's program could start: the path
+ * is then skipped, with the reason). */
 static int pl_report(pl_run *R, int rc)
 {
 	const gic_pl_spec *s = R->s;
+	int unavailable = pl_none_started(R);
 
 	for (int i = 0; i < s->npes; i++) {
 		pl_proc *p = &R->pe[i];
@@ -591,25 +618,22 @@ static int pl_report(pl_run *R, int rc)
 			fprintf(stderr, "gic %s: %s PE %d %s after another PE skipped the run\n",
 				s->sub, s->lib, i, how);
 		} else if (!clean || (!p->done && !p->skipped)) {
-			/* 127: the exec or the loader failed (a missing program, or
-			 * a library the PE program links, absent or of another
-			 * version); the loader's own message is above. */
-			int unstarted = p->reaped && WIFEXITED(p->status) &&
-					WEXITSTATUS(p->status) == 127 && !p->done;
-
-			fprintf(stderr, "gic %s: %s PE %d %s%s\n", s->sub, s->lib, i, how,
+			fprintf(stderr, "gic %s: %s PE %d %s%s%s\n", s->sub, s->lib, i, how,
 				stopped ? ""
 				: p->done ? " after it finished"
-				: unstarted ? ": its program could not start (the path is unavailable "
-					      "here; the reason, the exec's or the loader's, is above)"
-					    : " before it finished (its messages, if any, are above)");
-			if (!rc)
+				: pl_unstarted(p) ? ": its program could not start (the path is "
+						    "unavailable here; the reason, the exec's or the "
+						    "loader's, is above)"
+						  : " before it finished (its messages, if any, are "
+						    "above)",
+				unavailable && i == 0 ? ": skipped" : "");
+			if (!rc && !unavailable)
 				rc = EIO;
 		}
 		close(p->to_fd);
 		close(p->from_fd);
 	}
-	return rc;
+	return unavailable ? 0 : rc; /* the end of output it read was this, not a failure */
 }
 
 /* Emits PE 0's results, each validated only with its phase's verdict. */

@@ -9,7 +9,7 @@
  * produces error CQEs with mlx5 syndromes, never a crash or a write outside
  * a registered region.
  *
- * Semantics (DESIGN.md):
+ * Semantics (docs/DESIGN.md §4.1):
  *  - per QP, WQEs execute in order; the CQE of a signaled WQE is written only
  *    after its data, and that of every earlier WQE, is visible at the target;
  *    unsignaled WQEs produce no CQE (a later CQE retires them);

@@ -938,7 +938,7 @@ int main(int argc, char **argv)
 	int passed = 0, failed = 0;
 	cudaDeviceProp prop;
 
-	/* DESIGN.md: every kernel must be loaded before the engine spins. */
+	/* docs/DESIGN.md §4.5: every kernel must be loaded before the engine spins. */
 	setenv("CUDA_MODULE_LOADING", "EAGER", 1);
 	CUDA_OK(cudaSetDeviceFlags(cudaDeviceMapHost));
 	CUDA_OK(cudaGetDeviceProperties(&prop, 0));

@@ -122,7 +122,7 @@ int proxy_env_open(proxy_env *e, const proxy_env_cfg *cfg)
 	e->mapped.alloc = gpu_mapped_alloc;
 	e->mapped.free = deferred_free;
 	e->mapped.ctx = e;
-	/* Every CUDA allocation before the engine starts (DESIGN.md). */
+	/* Every CUDA allocation before the engine starts (docs/DESIGN.md §4.5). */
 	for (int k = 0; k < 2; k++) {
 		e->region[k] = (uint64_t *)env_mem(e, cfg->region_len);
 		e->src[k] = (uint64_t *)env_mem(e, cfg->region_len);
