@@ -274,6 +274,11 @@ enum softnic_qp_flags {
 	 * receive WQE (softnic's own extension, which the project's transports
 	 * use); with this flag it answers RNR instead, as a ConnectX does. */
 	SOFTNIC_QP_NO_IMPLICIT_RECV = 1,
+	/* Other QPs ring the same doorbell register (db_mem: a UAR page's
+	 * BlueFlame register that several DEVX QPs share, as on a ConnectX):
+	 * a doorbell naming another QP only makes this one read its doorbell
+	 * record, and is no protocol error in strict mode. */
+	SOFTNIC_QP_SHARED_DB = 2,
 	/* SOFTNIC_MEM_INIT (1 << 16) is taken here too. */
 };
 
@@ -294,6 +299,10 @@ typedef struct softnic_qp_attr {
 	softnic_qmem rq_mem;    /* receive ring: softnic_qp_rq_bytes(attr) (an
 				 * RQ of its own only: log_rq_wqe > 0) */
 	softnic_qmem dbrec_mem; /* doorbell record: SOFTNIC_DBREC_BYTES */
+	softnic_qmem db_mem;    /* doorbell register (the engine watches its first 8
+				 * bytes): at least 8 bytes, 8-aligned; NULL: softnic's
+				 * own SOFTNIC_BF_SIZE-byte register. Never initialised
+				 * by softnic (a UAR is the device's) */
 } softnic_qp_attr;
 
 /* An RC QP, not yet connected (its doorbells fail until it is), its

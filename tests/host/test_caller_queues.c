@@ -590,6 +590,107 @@ CASE(ownership)
 	cbuf_free(&ring);
 }
 
+/* Polls one CQE of cq within the deadline (the engine runs on its own). */
+static int poll_cqe(gic_cq *cq, gic_cqe_info *out)
+{
+	uint64_t end = tk_deadline();
+
+	while (gic_cq_poll_one(cq, out, GIC_ORDER_RELEASE_SYS))
+		if (gic_now_ns() > end)
+			return ETIMEDOUT;
+	return 0;
+}
+
+/* A QP with the doorbell register reg (and flags) connected to a second
+ * QP, its CQ and views. 0, or 1 (the reason in the last error). */
+static int shared_pair(softnic *nic, softnic_pd *pd, uint64_t *reg, uint32_t flags,
+		       softnic_cq **cq, softnic_qp **a, softnic_qp **b, gic_sq *sq, gic_cq *cv)
+{
+	softnic_qp_attr qa = { .log_sq_bb = 8, .flags = flags };
+	softnic_qp_attr qb = { .log_sq_bb = 2 };
+
+	*cq = softnic_cq_create(nic, 8);
+	qa.send_cq = qb.send_cq = *cq;
+	qa.db_mem = (softnic_qmem){ reg, 64 };
+	*a = *cq ? softnic_qp_create(pd, &qa) : NULL;
+	*b = *cq ? softnic_qp_create(pd, &qb) : NULL;
+	if (!*a || !*b || softnic_qp_connect(*a, *b) || softnic_qp_view(*a, sq, cv))
+		return 1;
+	CHECK(sq->db == reg, "the QP rings the caller's register");
+	return 0;
+}
+
+/* Two QPs ringing one doorbell register in caller memory (a UAR page's,
+ * as DEVX QPs share it), in strict mode: with SOFTNIC_QP_SHARED_DB every
+ * write of both completes and lands, a doorbell naming the other QP being
+ * only a reason to read the record; a third QP on the same register
+ * without the flag takes the next foreign doorbell as the protocol error
+ * strict mode reports (on its next WQE). */
+CASE(shared_doorbell)
+{
+	enum { N = 64 };
+	softnic_attr na = { .engine_threads = 1, .strict = 1 };
+	softnic *nic = softnic_open(&na);
+	softnic_pd *pd = nic ? softnic_pd_alloc(nic) : NULL;
+	softnic_cq *cq[3];
+	softnic_qp *a[3], *b[3];
+	gic_sq sq[3];
+	gic_cq cv[3];
+	uint64_t *reg = aligned_alloc(64, 64), *dst = aligned_alloc(64, 3 * N * 8);
+	softnic_mr *mr;
+	gic_cqe_info info = { 0 };
+
+	REQUIRE(pd && reg && dst, "setup");
+	memset(reg, 0, 64);
+	memset(dst, 0, 3 * N * 8);
+	mr = softnic_reg_mr(pd, dst, 3 * N * 8, SOFTNIC_ACCESS_LOCAL_WRITE |
+						 SOFTNIC_ACCESS_REMOTE_WRITE);
+	for (int i = 0; i < 2; i++)
+		REQUIRE(!shared_pair(nic, pd, reg, SOFTNIC_QP_SHARED_DB, &cq[i], &a[i], &b[i], &sq[i],
+				     &cv[i]), "QP pair %d: %s", i, softnic_last_error(nic));
+	/* Alternating doorbells of QPs 0 and 1 on the one register. */
+	for (int k = 0; k < N; k++)
+		for (int i = 0; i < 2; i++) {
+			uint64_t pos = sq[i].resv++;
+
+			gic_wqe_write_inline_u64(&sq[i], pos, (uint64_t)(uintptr_t)&dst[i * N + k],
+						 softnic_mr_rkey(mr), 1000u * (uint64_t)i + (uint64_t)k,
+						 GIC_CTRL_CQ_UPDATE);
+			gic_sq_ring(&sq[i], sq[i].resv, GIC_ORDER_RELEASE_SYS);
+		}
+	for (int i = 0; i < 2; i++)
+		for (int k = 0; k < N; k++) {
+			int rc = poll_cqe(&cv[i], &info);
+
+			CHECK(!rc && !info.syndrome, "QP %d write %d: %s, syndrome 0x%x (vendor %s)", i,
+			      k, rc ? "no CQE" : "a CQE", rc ? 0 : info.syndrome,
+			      rc ? "-" : softnic_vsynd_text(info.vendor_syndrome));
+			if (rc)
+				break;
+		}
+	for (int i = 0; i < 2; i++)
+		for (int k = 0; k < N; k++)
+			CHECK(dst[i * N + k] == 1000u * (uint64_t)i + (uint64_t)k,
+			      "QP %d write %d did not land", i, k);
+	/* QP 2 shares the register without saying so: QP 0's next doorbell
+	 * is a foreign one for it, a protocol error. */
+	REQUIRE(!shared_pair(nic, pd, reg, 0, &cq[2], &a[2], &b[2], &sq[2], &cv[2]), "QP pair 2");
+	gic_wqe_nop(&sq[0], sq[0].resv++, GIC_CTRL_CQ_UPDATE);
+	gic_sq_ring(&sq[0], sq[0].resv, GIC_ORDER_RELEASE_SYS);
+	CHECK(!poll_cqe(&cv[0], &info) && !info.syndrome, "QP 0's NOP on the shared register");
+	/* Its next WQE carries the error (as every doorbell error). */
+	gic_wqe_nop(&sq[2], sq[2].resv++, GIC_CTRL_CQ_UPDATE);
+	gic_sq_ring(&sq[2], sq[2].resv, GIC_ORDER_RELEASE_SYS);
+	memset(&info, 0, sizeof(info));
+	CHECK(!poll_cqe(&cv[2], &info) && info.vendor_syndrome == SOFTNIC_VSYND_STRICT_DB_QPN,
+	      "QP 2 without SOFTNIC_QP_SHARED_DB: the foreign doorbell's error, got vendor "
+	      "syndrome 0x%x", info.vendor_syndrome);
+	softnic_close(nic);
+	CHECK(reg[1] == 0 && reg[7] == 0, "softnic wrote into the caller's register");
+	free(reg);
+	free(dst);
+}
+
 int main(int argc, char **argv)
 {
 	static const tk_case cases[] = {
@@ -597,6 +698,7 @@ int main(int argc, char **argv)
 		TK_ENTRY(devx_no_init),
 		TK_ENTRY(bad_memory),
 		TK_ENTRY(ownership),
+		TK_ENTRY(shared_doorbell),
 	};
 
 	return tk_run_cases("test_caller_queues", cases, sizeof(cases) / sizeof(cases[0]), argc,

@@ -726,8 +726,11 @@ GIC_HD void snx_take_doorbell(snx_pass *p, snx_qp *qp, uint64_t db)
 {
 	uint32_t w0 = gic_be32toh((uint32_t)db), w1 = gic_be32toh((uint32_t)(db >> 32)), rec;
 	uint8_t vs = snx_take_record(p, qp, &rec);
+	int foreign = (w1 >> 8) != qp->qpn;
 
-	if (!vs && p->sh->strict && (w1 >> 8) != qp->qpn)
+	if (!vs && foreign && (qp->flags & SOFTNIC_QP_SHARED_DB))
+		return; /* another QP's doorbell on a shared register: the record is ours */
+	if (!vs && p->sh->strict && foreign)
 		vs = SOFTNIC_VSYND_STRICT_DB_QPN;
 	if (vs) {
 		qp->watching = SNX_WATCH_OFF;

@@ -650,7 +650,7 @@ static void qp_free(softnic_qp *qp)
 	if (qp->s) {
 		qmem_give_back(nic, qp->s->sq_buf, qp->caller_mem, SOFTNIC_MEM_RING);
 		qmem_give_back(nic, qp->dbrec_base, qp->caller_mem, SOFTNIC_MEM_DBREC);
-		queue_free(nic, qp->s->db);
+		qmem_give_back(nic, qp->s->db, qp->caller_mem, SOFTNIC_MEM_DB);
 		if (!qp->srq)
 			rq_free(nic, qp->s->rq, qp->caller_mem, SOFTNIC_MEM_RQ);
 	}
@@ -699,8 +699,10 @@ static int qp_queues(softnic_qp *qp, const softnic_qp_attr *attr)
 	qp->dbrec_base = qmem_take(nic, &attr->dbrec_mem, SOFTNIC_DBREC_BYTES, SOFTNIC_CACHELINE,
 				   init, &qp->caller_mem, SOFTNIC_MEM_DBREC);
 	/* A register of one BlueFlame buffer: a copy of a WQE of up to
-	 * SOFTNIC_BF_SIZE bytes stays inside it. Always softnic's. */
-	s->db = queue_alloc(nic, SOFTNIC_BF_SIZE, SOFTNIC_BF_SIZE);
+	 * SOFTNIC_BF_SIZE bytes stays inside it; or the caller's (a UAR
+	 * page's register), which softnic never writes. */
+	s->db = qmem_take(nic, &attr->db_mem, SOFTNIC_BF_SIZE, SOFTNIC_BF_SIZE, 0, &qp->caller_mem,
+			  SOFTNIC_MEM_DB);
 	if (!s->sq_buf || !qp->dbrec_base || !s->db)
 		return ENOMEM;
 	s->dbrec = qp->dbrec_base + 1;
@@ -719,7 +721,7 @@ static int qp_queues(softnic_qp *qp, const softnic_qp_attr *attr)
 	}
 	qmem_prepared(nic, s->sq_buf, softnic_qp_sq_bytes(attr), qp->caller_mem, SOFTNIC_MEM_RING);
 	qmem_prepared(nic, qp->dbrec_base, SOFTNIC_CACHELINE, qp->caller_mem, SOFTNIC_MEM_DBREC);
-	queue_prepared(nic, s->db, SOFTNIC_BF_SIZE);
+	qmem_prepared(nic, s->db, SOFTNIC_BF_SIZE, qp->caller_mem, SOFTNIC_MEM_DB);
 	return 0;
 }
 
@@ -737,7 +739,7 @@ static int qp_alloc_state(softnic_qp *qp, const softnic_qp_attr *attr)
 	rc = qp_queues(qp, attr);
 	if (rc)
 		return rc;
-	s->flags = attr->flags & SOFTNIC_QP_NO_IMPLICIT_RECV;
+	s->flags = attr->flags & (SOFTNIC_QP_NO_IMPLICIT_RECV | SOFTNIC_QP_SHARED_DB);
 	s->rights = SOFTNIC_ACCESS_REMOTE_WRITE | SOFTNIC_ACCESS_REMOTE_READ |
 		    SOFTNIC_ACCESS_REMOTE_ATOMIC;
 	s->rnr_retry = (uint32_t)attr->rnr_retry;
@@ -801,7 +803,8 @@ static int qp_mem_check(softnic *nic, const softnic_qp_attr *a)
 	    qmem_check(nic, "qp_create", "receive ring", &a->rq_mem, softnic_qp_rq_bytes(a),
 		       SOFTNIC_RING_ALIGN) ||
 	    qmem_check(nic, "qp_create", "doorbell record", &a->dbrec_mem, SOFTNIC_DBREC_BYTES,
-		       SOFTNIC_DBREC_ALIGN))
+		       SOFTNIC_DBREC_ALIGN) ||
+	    qmem_check(nic, "qp_create", "doorbell register", &a->db_mem, 8, 8))
 		return EINVAL;
 	return 0;
 }
@@ -825,7 +828,8 @@ static int qp_attr_check(softnic_pd *pd, const softnic_qp_attr *a)
 	else if (a->rnr_retry < 0 || a->rnr_retry > 7 || a->min_rnr_timer < 0 ||
 		 a->min_rnr_timer > 31)
 		why = "rnr_retry outside 0..7 or min_rnr_timer outside 0..31";
-	else if (a->flags & ~((uint32_t)SOFTNIC_QP_NO_IMPLICIT_RECV | SOFTNIC_MEM_INIT))
+	else if (a->flags & ~((uint32_t)SOFTNIC_QP_NO_IMPLICIT_RECV | SOFTNIC_QP_SHARED_DB |
+			       SOFTNIC_MEM_INIT))
 		why = "unknown flags";
 	else if (a->rq_mem.addr && !a->log_rq_wqe)
 		why = "a receive ring in caller memory, but no receive queue of its own (log_rq_wqe 0)";

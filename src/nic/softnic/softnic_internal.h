@@ -22,6 +22,7 @@ enum {
 	SOFTNIC_MEM_RING = 1,   /* the send ring, CQE ring or SRQ ring */
 	SOFTNIC_MEM_RQ = 2,     /* a QP's own receive ring */
 	SOFTNIC_MEM_DBREC = 4,  /* the doorbell record */
+	SOFTNIC_MEM_DB = 8,     /* a QP's doorbell register */
 };
 
 /* Every PD, MR and CQ is on its softnic's list, so softnic_close() can
