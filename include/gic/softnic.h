@@ -279,6 +279,14 @@ enum softnic_qp_flags {
 	 * a doorbell naming another QP only makes this one read its doorbell
 	 * record, and is no protocol error in strict mode. */
 	SOFTNIC_QP_SHARED_DB = 2,
+	/* A doorbell carrying a producer index (ds 0, as NVSHMEM and DOCA ring)
+	 * announces the WQEs below it by itself, as a ConnectX acts on the
+	 * doorbell write: the record is not read for it (NVSHMEM 3.8's CPU
+	 * proxy writes the record's receive word, never its send word). A
+	 * doorbell of a WQE's own ctrl segment still waits for the record.
+	 * With a shared register, another QP's doorbell can hide this one's:
+	 * give such QPs a register each. */
+	SOFTNIC_QP_DB_INDEX = 4,
 	/* SOFTNIC_MEM_INIT (1 << 16) is taken here too. */
 };
 
@@ -405,6 +413,14 @@ enum { SOFTNIC_BF_SIZE = 256 };
 
 int softnic_qp_desc_get(const softnic_qp *qp, softnic_qp_desc *out);
 int softnic_cq_desc_get(const softnic_cq *cq, softnic_cq_desc *out);
+
+/* The PD, CQ or SRQ of nic with that number (softnic_pd_num, the cqn of
+ * softnic_cq_desc_get, softnic_srq_num: what mlx5dv_init_obj reports and
+ * firmware commands name), or NULL. No reference is taken: the caller
+ * keeps the object alive while it uses it. */
+softnic_pd *softnic_pd_find(softnic *nic, uint32_t pdn);
+softnic_cq *softnic_cq_find(softnic *nic, uint32_t cqn);
+softnic_srq *softnic_srq_find(softnic *nic, uint32_t srqn);
 int softnic_srq_desc_get(const softnic_srq *srq, softnic_srq_desc *out);
 
 /* Counters of the softnic since open. */

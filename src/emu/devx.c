@@ -111,12 +111,17 @@ emu_devx_umem *emu_devx_umem_find(struct ibv_context *ctx, uint32_t id)
 	return NULL;
 }
 
-int emu_devx_uar_known(struct ibv_context *ctx, uint32_t page_id)
+void *emu_devx_uar_page(struct ibv_context *ctx, uint32_t page_id)
 {
 	for (emu_devx_uar *u = devx.uars; u; u = u->next)
 		if (u->ctx == ctx && u->pub.page_id == page_id)
-			return 1;
-	return 0;
+			return u->page;
+	return NULL;
+}
+
+int emu_devx_uar_known(struct ibv_context *ctx, uint32_t page_id)
+{
+	return emu_devx_uar_page(ctx, page_id) != NULL;
 }
 
 struct mlx5dv_devx_obj *emu_devx_obj_find(struct ibv_context *ctx, uint16_t type, uint32_t num)

@@ -106,6 +106,9 @@ typedef struct emu_devx_uar {
 	struct emu_devx_uar *next;
 } emu_devx_uar;
 
+/* The page of this context's UAR numbered page_id, or NULL. */
+void *emu_devx_uar_page(struct ibv_context *ctx, uint32_t page_id);
+
 /* A validated CREATE_CQ. */
 typedef struct emu_devx_cq_req {
 	uint32_t log_cq_size;       /* 2^n CQEs of 64 bytes */
@@ -129,6 +132,7 @@ typedef struct emu_devx_qp_req {
 						     * of mlx5dv_init_obj: the make function
 						     * resolves it) */
 	int no_sq;
+	int dci;                    /* a DCI (its WQEs fail: softnic executes no DC) */
 	uint32_t log_sq_size;       /* 2^n BBs of 64 bytes */
 	uint32_t rq_type;           /* GIC_PRM_RQ_REGULAR, _SRQ or _NONE */
 	uint32_t srqn;              /* rq_type SRQ */

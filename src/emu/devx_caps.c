@@ -89,13 +89,18 @@ static int answer_general(struct ibv_context *ctx, uint8_t *cap, emu_devx_fail *
 
 /* softnic's atomics: compare-swap, fetch-add and their masked forms, 4 and
  * 8 bytes, on RC QPs; 8-byte operands in host byte order (the mode the
- * Linux driver selects when the device supports it). None on DC. */
+ * Linux driver selects when the device supports it). DC sizes as a
+ * ConnectX-7's, though no DC WQE executes (below). */
 static void answer_atomic(uint8_t *cap)
 {
 	set_cap(cap, GIC_PRM_CAP_ATOMIC_OPERATIONS, GIC_PRM_ATOMIC_OP_CAS | GIC_PRM_ATOMIC_OP_FA |
 		GIC_PRM_ATOMIC_OP_MASKED_CAS | GIC_PRM_ATOMIC_OP_MASKED_FA);
 	set_cap(cap, GIC_PRM_CAP_ATOMIC_SIZE_QP, GIC_PRM_ATOMIC_SIZE_4B | GIC_PRM_ATOMIC_SIZE_8B);
-	set_cap(cap, GIC_PRM_CAP_ATOMIC_SIZE_DC, 0);
+	/* DCIs and DCTs can be made (libraries such as NVSHMEM's IBGDA make
+	 * them even when they send nothing on them, and check these sizes),
+	 * but softnic executes no DC WQE: a DCI's writes, reads and atomics
+	 * fail with an error CQE (docs/emu.md). */
+	set_cap(cap, GIC_PRM_CAP_ATOMIC_SIZE_DC, GIC_PRM_ATOMIC_SIZE_4B | GIC_PRM_ATOMIC_SIZE_8B);
 	set_cap(cap, GIC_PRM_CAP_ATOMIC_SUPPORTED_8B_ENDIANNESS_MODE_1, 1);
 	set_cap(cap, GIC_PRM_CAP_ATOMIC_REQ_8B_ENDIANNESS_MODE, 1);
 }

@@ -180,12 +180,11 @@ static int qp_features(const uint8_t *in, emu_devx_fail *f)
 {
 	uint32_t st = gic_prm_get(in, QPC(GIC_PRM_QPC_ST)), pm = gic_prm_get(in, QPC(GIC_PRM_QPC_PM_STATE));
 
-	if (st == GIC_PRM_QP_ST_DCI)
-		return emu_devx_refuse(f, GIC_PRM_STAT_BAD_PARAM, EMU_DEVX_SYND_FEATURE,
-				       "DCI QPs: softnic executes no DC WQE yet");
-	if (st != GIC_PRM_QP_ST_RC)
+	/* A DCI is made (NVSHMEM's IBGDA always makes them), but softnic
+	 * executes no DC WQE: a DCI's WQEs fail (devx_make.c). */
+	if (st != GIC_PRM_QP_ST_RC && st != GIC_PRM_QP_ST_DCI)
 		return bad_param(f, EMU_DEVX_SYND_QP_TYPE, "service type 0x%x: softnic makes RC "
-				 "QPs only", st);
+				 "QPs (and DCIs that execute nothing)", st);
 	if (pm != GIC_PRM_QP_PM_MIGRATED)
 		return bad_param(f, EMU_DEVX_SYND_FEATURE, "pm_state %u: softnic has no alternate "
 				 "path (takes MIGRATED, 3)", pm);
@@ -284,6 +283,7 @@ int emu_devx_qp_parse(struct ibv_context *ctx, const uint8_t *in, size_t inlen,
 	memset(req, 0, sizeof(*req));
 	if (op_mod)
 		return bad_param(f, EMU_DEVX_SYND_BAD_OP_MOD, "op_mod %u (CREATE_QP takes 0)", op_mod);
+	req->dci = gic_prm_get(in, QPC(GIC_PRM_QPC_ST)) == GIC_PRM_QP_ST_DCI;
 	return qp_features(in, f) || qp_recv(in, req, f) || qp_refs(ctx, in, req, f) ||
 	       qp_queues(ctx, in, req, f);
 }
@@ -384,7 +384,7 @@ static int path_ok(struct ibv_context *ctx, const emu_devx_qp_mod *m, emu_devx_f
 	return 0;
 }
 
-static int mod_rtr(struct ibv_context *ctx, const uint8_t *in, emu_devx_qp_mod *m,
+static int mod_rtr(struct ibv_context *ctx, const uint8_t *in, int dci, emu_devx_qp_mod *m,
 		   emu_devx_fail *f)
 {
 	m->mtu = gic_prm_get(in, QPC(GIC_PRM_QPC_MTU));
@@ -400,6 +400,8 @@ static int mod_rtr(struct ibv_context *ctx, const uint8_t *in, emu_devx_qp_mod *
 	if (m->log_msg_max > EMU_DEVX_LOG_MAX_MSG)
 		return bad_param(f, EMU_DEVX_SYND_MSG_MAX, "log_msg_max %u: at most 31",
 				 m->log_msg_max);
+	if (dci)
+		return 0; /* a DCI has no peer: each WQE names its target */
 	if (!m->remote_qpn)
 		return bad_param(f, EMU_DEVX_SYND_REMOTE_QPN, "remote_qpn %u: an RC QP needs its "
 				 "peer", m->remote_qpn);
@@ -445,7 +447,8 @@ int emu_devx_qp_mod_parse(const struct mlx5dv_devx_obj *obj, const uint8_t *in, 
 	if (op == GIC_PRM_OP_RST2INIT_QP || op == GIC_PRM_OP_INIT2INIT_QP)
 		return mod_init(in, mod, f);
 	if (op == GIC_PRM_OP_INIT2RTR_QP)
-		return mod_rtr(obj->ctx, in, mod, f);
+		return mod_rtr(obj->ctx, in, gic_prm_get(obj->qpc, GIC_PRM_QPC_ST) == GIC_PRM_QP_ST_DCI,
+			       mod, f);
 	return mod_rts(in, mod, f);
 }
 
@@ -460,7 +463,9 @@ static void copy_fields(uint8_t *qpc, const uint8_t *in, const gic_prm_fld *fl, 
 void emu_devx_qp_mod_apply(struct mlx5dv_devx_obj *obj, const uint8_t *in, const emu_devx_qp_mod *mod)
 {
 	const gic_prm_fld init[] = { GIC_PRM_QPC_RRE, GIC_PRM_QPC_RWE, GIC_PRM_QPC_RAE,
-		GIC_PRM_QPC_ATOMIC_MODE, P(GIC_PRM_ADS_PKEY_INDEX), P(GIC_PRM_ADS_VHCA_PORT_NUM) };
+		GIC_PRM_QPC_ATOMIC_MODE, P(GIC_PRM_ADS_PKEY_INDEX), P(GIC_PRM_ADS_VHCA_PORT_NUM),
+		GIC_PRM_FLD(GIC_PRM_QPC_DC_ACCESS_KEY.bit, 32),
+		GIC_PRM_FLD(GIC_PRM_QPC_DC_ACCESS_KEY.bit + 32, 32) };
 	const gic_prm_fld rtr[] = { GIC_PRM_QPC_MTU, GIC_PRM_QPC_LOG_MSG_MAX, GIC_PRM_QPC_REMOTE_QPN,
 		GIC_PRM_QPC_MIN_RNR_NAK, GIC_PRM_QPC_LOG_RRA_MAX, GIC_PRM_QPC_NEXT_RCV_PSN,
 		P(GIC_PRM_ADS_GRH), P(GIC_PRM_ADS_RLID), P(GIC_PRM_ADS_SL), P(GIC_PRM_ADS_HOP_LIMIT),

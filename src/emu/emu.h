@@ -105,6 +105,9 @@ typedef struct emu_qp {
 	uint64_t wr_start_resv;
 	pthread_mutex_t sq_lock, rq_lock;
 	emu_umem umem;           /* buffer and record from a parent domain's allocator */
+	int dct;                 /* a DC target (mlx5dv_create_qp): never connected, and
+				  * softnic executes no DC WQE, so nothing reaches it */
+	uint64_t dct_key;        /* its access key */
 } emu_qp;
 
 /* The process's emulation: devices, the softnic, the QP table. */
@@ -146,6 +149,17 @@ static inline emu_ctx *emu_ctx_of(struct ibv_context *c)
 void emu_qp_table_add(emu_qp *q);
 void emu_qp_table_del(emu_qp *q);
 emu_qp *emu_qp_lookup(uint32_t qpn);
+
+/* Connects softnic QP s (numbered qpn, for messages) to the QP numbered
+ * dest: one of this process (a verbs QP or a DEVX one, verbs_devx.c; s's
+ * own number: loopback) directly, else another process's through
+ * softnic's wire. The caller holds emu.lock. 0 (also when a pair of this
+ * process is connected already) or an errno, said on stderr. */
+int emu_connect_softnic(softnic_qp *s, uint32_t qpn, uint32_t dest);
+
+/* The softnic QP behind the DEVX QP numbered qpn (verbs_devx.c), or NULL;
+ * the caller holds emu.lock. */
+softnic_qp *emu_devx_qp_lookup(uint32_t qpn);
 
 /* Says once on stderr that name is not implemented (stubs, options). */
 void emu_missing(const char *name, const char *what);

@@ -27,4 +27,62 @@ struct ibv_cq_ex *gic_emu_create_cq_ex(struct ibv_context *ctx, struct ibv_cq_in
 struct mlx5_wqe_av;
 int gic_emu_ah_av(struct ibv_ah *ah, struct mlx5_wqe_av **av);
 
+/* ---- The softnic objects behind DEVX CREATE_CQ and CREATE_QP (the
+ * emulated libmlx5's devx_make.c; verbs_devx.c). Their queues lie in the
+ * caller's umems: softnic writes nothing there at create (the hardware
+ * does not either), and frees none of it. Each returns 0, or an errno with
+ * the reason in why. */
+
+/* A CQ of 2^log_size 64-byte CQEs at ring, its consumer-index record at
+ * dbrec; collapsed: every CQE at entry 0; overrun_ignore: never stalls. */
+typedef struct gic_emu_devx_cq_spec {
+	void *ring;
+	uint32_t *dbrec;
+	uint32_t log_size;
+	int collapsed, overrun_ignore;
+} gic_emu_devx_cq_spec;
+int gic_emu_devx_cq_create(struct ibv_context *ctx, const gic_emu_devx_cq_spec *spec,
+			   uint32_t *cqn, void **handle, char *why, size_t len);
+int gic_emu_devx_cq_destroy(void *handle); /* EBUSY while a QP uses it */
+
+/* An RC QP: its send ring of 2^log_sq_bb BBs at sq, a receive ring of its
+ * own (2^log_rq WQEs of 16 << log_rq_stride bytes at rq) or the SRQ
+ * numbered srqn, the doorbell record pair at dbrec ([0] receive, [1]
+ * send), and the UAR register it is rung at (db: other QPs of the UAR
+ * page ring it too). CQs: DEVX ones by handle, or verbs ones by number
+ * (handle NULL). */
+typedef struct gic_emu_devx_qp_spec {
+	uint32_t pdn;
+	void *send_cq, *recv_cq;
+	uint32_t send_cqn, recv_cqn;
+	uint32_t log_sq_bb;
+	void *sq;
+	uint32_t log_rq, log_rq_stride;
+	void *rq;
+	int use_srq;
+	uint32_t srqn;
+	uint32_t *dbrec;
+	uint64_t *db;
+} gic_emu_devx_qp_spec;
+int gic_emu_devx_qp_create(struct ibv_context *ctx, const gic_emu_devx_qp_spec *spec,
+			   uint32_t *qpn, void **handle, char *why, size_t len);
+
+/* A state command's effect on the QP (what the firmware checked). */
+typedef struct gic_emu_devx_qp_change {
+	int set_rights, rights;       /* RST2INIT: SOFTNIC_ACCESS_REMOTE_* */
+	int connect;                  /* INIT2RTR: to the QP numbered remote_qpn */
+	uint32_t remote_qpn;
+	int min_rnr_timer, rnr_retry; /* -1: unchanged */
+	int to_error;                 /* 2ERR */
+} gic_emu_devx_qp_change;
+int gic_emu_devx_qp_modify(void *handle, const gic_emu_devx_qp_change *c, char *why, size_t len);
+int gic_emu_devx_qp_destroy(void *handle);
+
+/* A DC target for mlx5dv_create_qp (MLX5DV_DCTYPE_DCT): a QP numbered as
+ * any other, its receives from attr->srq, modified to INIT and RTR without
+ * a peer; softnic executes no DC WQE, so no traffic ever reaches it. NULL
+ * with errno. */
+struct ibv_qp *gic_emu_create_dct(struct ibv_context *ctx, struct ibv_qp_init_attr_ex *attr,
+				  uint64_t access_key);
+
 #endif /* GIC_EMU_PRIVATE_H */

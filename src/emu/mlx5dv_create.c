@@ -118,8 +118,9 @@ static const char *qp_attr_unsupported(const struct mlx5dv_qp_init_attr *a)
 
 	if (!a)
 		return NULL;
-	if (a->comp_mask & MLX5DV_QP_INIT_ATTR_MASK_DC)
-		return "the DC transport (MLX5DV_QP_INIT_ATTR_MASK_DC)";
+	if ((a->comp_mask & MLX5DV_QP_INIT_ATTR_MASK_DC) &&
+	    a->dc_init_attr.dc_type != MLX5DV_DCTYPE_DCT)
+		return "DCIs through mlx5dv_create_qp (DCTs are made; softnic executes no DC WQE)";
 	if (a->comp_mask & MLX5DV_QP_INIT_ATTR_MASK_DCI_STREAMS)
 		return "DCI streams (MLX5DV_QP_INIT_ATTR_MASK_DCI_STREAMS)";
 	if ((a->comp_mask & MLX5DV_QP_INIT_ATTR_MASK_SEND_OPS_FLAGS) && a->send_ops_flags)
@@ -149,6 +150,11 @@ struct ibv_qp *mlx5dv_create_qp(struct ibv_context *ctx, struct ibv_qp_init_attr
 	no = qp_attr_unsupported(a);
 	if (no)
 		return refuse("mlx5dv_create_qp", no);
+	if (a && (a->comp_mask & MLX5DV_QP_INIT_ATTR_MASK_DC)) {
+		fprintf(stderr, "gic-emu: mlx5dv_create_qp: a DCT is made; softnic executes no DC "
+			"WQE, so no traffic reaches it\n");
+		return gic_emu_create_dct(ctx, qp_attr, a->dc_init_attr.dct_access_key);
+	}
 	/* The emulated libibverbs' ibv_create_qp_ex checks the rest. */
 	return ibv_create_qp_ex(ctx, qp_attr);
 }

@@ -326,11 +326,23 @@ static int dest_is_local(const struct ibv_ah_attr *ah)
 	return 0;
 }
 
+int emu_connect_softnic(softnic_qp *s, uint32_t qpn, uint32_t dest)
+{
+	emu_qp *r = emu_qp_lookup(dest); /* r's QP == s: loopback, a QP connected to itself */
+	softnic_qp *local = r ? r->s : emu_devx_qp_lookup(dest);
+	int rc = local ? softnic_qp_connect(s, local) : softnic_qp_connect_wire(s, dest);
+
+	if (rc && rc != EISCONN)
+		fprintf(stderr, "gic-emu: connecting QP 0x%x to QP 0x%x: %s\n", qpn, dest,
+			softnic_last_error(emu.nic));
+	/* In this process, the other side's RTR finds the pair connected. */
+	return rc == EISCONN && local ? 0 : rc;
+}
+
 /* RTR: the remote QP becomes the peer: a QP of this process directly, a
  * QP of another process on this host through softnic's wire. */
 static int qp_connect(emu_qp *q, const struct ibv_qp_attr *a)
 {
-	emu_qp *r;
 	int rc;
 
 	if (!dest_is_local(&a->ah_attr)) {
@@ -340,16 +352,11 @@ static int qp_connect(emu_qp *q, const struct ibv_qp_attr *a)
 		return EINVAL;
 	}
 	pthread_mutex_lock(&emu.lock);
-	r = emu_qp_lookup(a->dest_qp_num); /* r == q: loopback, a QP connected to itself */
-	rc = r ? softnic_qp_connect(q->s, r->s) : softnic_qp_connect_wire(q->s, a->dest_qp_num);
-	if (rc && rc != EISCONN)
-		fprintf(stderr, "gic-emu: ibv_modify_qp(QP 0x%x to RTR, dest QP 0x%x): %s\n",
-			q->qp.qp_num, a->dest_qp_num, softnic_last_error(emu.nic));
+	rc = emu_connect_softnic(q->s, q->qp.qp_num, a->dest_qp_num);
 	pthread_mutex_unlock(&emu.lock);
 	q->dest_qpn = a->dest_qp_num;
 	q->dest_lid = a->ah_attr.dlid;
-	/* In this process, the other side's RTR finds the pair connected. */
-	return rc == EISCONN && r ? 0 : rc;
+	return rc;
 }
 
 /* The attributes each transition needs, as the IB spec's table. */
@@ -377,6 +384,39 @@ static int transition_ok(enum ibv_qp_state from, enum ibv_qp_state to, int mask)
 	return from == IBV_QPS_RTS && to == IBV_QPS_RTS;
 }
 
+/* A DCT's transitions (mlx5 provider): INIT with the port, P_Key and
+ * rights; RTR with the address vector, MTU and RNR timer, no peer; no RTS. */
+static int dct_transition_ok(enum ibv_qp_state from, enum ibv_qp_state to, int mask)
+{
+	const int rtr = IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_MIN_RNR_TIMER;
+
+	if (to == IBV_QPS_ERR || (from == IBV_QPS_RESET && to == IBV_QPS_INIT))
+		return transition_ok(from, to, mask);
+	return from == IBV_QPS_INIT && to == IBV_QPS_RTR && (mask & rtr) == rtr;
+}
+
+struct ibv_qp *gic_emu_create_dct(struct ibv_context *ctx, struct ibv_qp_init_attr_ex *attr,
+				  uint64_t access_key)
+{
+	struct ibv_qp_init_attr_ex a;
+	struct ibv_qp *qp;
+
+	if (!ctx || !attr || !attr->srq) {
+		errno = EINVAL; /* a DCT takes its receives from an SRQ */
+		return NULL;
+	}
+	a = *attr;
+	a.qp_type = IBV_QPT_RC;
+	a.cap.max_send_wr = a.cap.max_send_wr ? a.cap.max_send_wr : 1;
+	qp = ibv_create_qp_ex(ctx, &a);
+	if (qp) {
+		((emu_qp *)qp)->dct = 1;
+		((emu_qp *)qp)->dct_key = access_key;
+		qp->qp_type = IBV_QPT_DRIVER;
+	}
+	return qp;
+}
+
 int ibv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *a, int mask)
 {
 	emu_qp *q = (emu_qp *)qp;
@@ -388,7 +428,7 @@ int ibv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *a, int mask)
 	to = mask & IBV_QP_STATE ? a->qp_state : qp->state;
 	if ((mask & IBV_QP_CUR_STATE) && a->cur_qp_state != qp->state)
 		return EINVAL;
-	if (!transition_ok(qp->state, to, mask))
+	if (q->dct ? !dct_transition_ok(qp->state, to, mask) : !transition_ok(qp->state, to, mask))
 		return EINVAL;
 	if ((mask & IBV_QP_PORT) && a->port_num != 1)
 		return EINVAL;
@@ -396,7 +436,7 @@ int ibv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *a, int mask)
 		return EINVAL;
 	if ((mask & IBV_QP_RNR_RETRY) && a->rnr_retry > 7)
 		return EINVAL;
-	if (to == IBV_QPS_RTR && qp->state == IBV_QPS_INIT)
+	if (to == IBV_QPS_RTR && qp->state == IBV_QPS_INIT && !q->dct) /* a DCT has no peer */
 		rc = qp_connect(q, a);
 	if (!rc && (mask & IBV_QP_ACCESS_FLAGS))
 		rc = softnic_qp_set_rights(q->s, (int)(a->qp_access_flags &

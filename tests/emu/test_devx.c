@@ -3,10 +3,9 @@
  * against the system's libmlx5, run with LD_LIBRARY_PATH=<build>/emu):
  * QUERY_HCA_CAP as NVSHMEM reads it, the kernel's and the firmware's
  * refusals (errno, status, syndrome, the output left alone or written),
- * umems, UARs, the EQ number, ALLOC_PD, and the CREATE_CQ/CREATE_QP checks.
- * Object creation on softnic is not done: a well-formed CREATE_CQ/QP
- * reaches it and is refused with BAD_RES_STATE (checked, so this test
- * changes when it is done).
+ * umems, UARs, the EQ number, ALLOC_PD, and the CREATE_CQ/CREATE_QP checks;
+ * a well-formed CREATE_CQ, RC CREATE_QP and DCI CREATE_QP make objects
+ * (their traffic: test_devx_traffic.c).
  */
 #include <errno.h>
 #include <infiniband/mlx5dv.h>
@@ -81,7 +80,9 @@ static void test_caps(void)
 		CHECK(cap(GIC_PRM_CAP_ATOMIC_OPERATIONS) == 0xf, "CAS, FA, masked CAS, masked FA");
 		CHECK(cap(GIC_PRM_CAP_ATOMIC_SIZE_QP) == (GIC_PRM_ATOMIC_SIZE_4B | GIC_PRM_ATOMIC_SIZE_8B),
 		      "4- and 8-byte atomics on QPs");
-		CHECK(cap(GIC_PRM_CAP_ATOMIC_SIZE_DC) == 0, "none on DC");
+		CHECK(cap(GIC_PRM_CAP_ATOMIC_SIZE_DC) ==
+		      (GIC_PRM_ATOMIC_SIZE_4B | GIC_PRM_ATOMIC_SIZE_8B),
+		      "DC sizes as a ConnectX-7's (DCIs are made; no DC WQE executes)");
 		CHECK(cap(GIC_PRM_CAP_ATOMIC_SUPPORTED_8B_ENDIANNESS_MODE_1) == 1 &&
 		      cap(GIC_PRM_CAP_ATOMIC_REQ_8B_ENDIANNESS_MODE) == 1, "host-endian 8-byte atomics");
 	}
@@ -242,10 +243,21 @@ static int create_fails(uint32_t want_status, uint32_t want_synd, const char *wh
 	return ok;
 }
 
+/* The command in in makes an object (destroyed again). */
+static void create_ok(const char *what)
+{
+	struct mlx5dv_devx_obj *o = mlx5dv_devx_obj_create(ctx, in, 272, out, 16);
+
+	CHECK(o && status() == 0, "%s: errno %d status 0x%x syndrome 0x%x", what, o ? 0 : errno,
+	      status(), syndrome());
+	if (o)
+		CHECK(mlx5dv_devx_obj_destroy(o) == 0, "%s: destroy", what);
+}
+
 static void test_create_cq(void)
 {
 	cq_cmd(6);
-	create_fails(GIC_PRM_STAT_BAD_RES_STATE, SYND_BASE | 0x19, "valid CQ: object step not done");
+	create_ok("a valid CQ");
 	cq_cmd(6);
 	gic_prm_set(in, GIC_PRM_CREATE_CQ_IN_CQ_UMEM_ID, 9999);
 	create_fails(GIC_PRM_STAT_BAD_PARAM, SYND_BASE | 0x06, "bad umem id");
@@ -281,6 +293,37 @@ static void test_create_cq(void)
 	      status() == GIC_PRM_STAT_BAD_OP, "CREATE_RMP not modelled");
 }
 
+/* The verbs objects a QP names by number, as NVSHMEM's: PD, SRQ, CQ. */
+static struct ibv_pd *vpd;
+static struct ibv_cq *vcq;
+static struct ibv_srq *vsrq;
+static uint32_t vpdn, vcqn, vsrqn;
+
+static void verbs_objects(void)
+{
+	struct ibv_srq_init_attr sa = { .attr = { .max_wr = 64, .max_sge = 1 } };
+	struct mlx5dv_pd dpd;
+	struct mlx5dv_cq dcq;
+	struct mlx5dv_srq dsrq = { .comp_mask = MLX5DV_SRQ_MASK_SRQN };
+	struct mlx5dv_obj o;
+
+	vpd = ibv_alloc_pd(ctx);
+	vcq = ibv_create_cq(ctx, 64, NULL, NULL, 0);
+	vsrq = vpd ? ibv_create_srq(vpd, &sa) : NULL;
+	memset(&o, 0, sizeof(o));
+	o.pd.in = vpd;
+	o.pd.out = &dpd;
+	o.cq.in = vcq;
+	o.cq.out = &dcq;
+	o.srq.in = vsrq;
+	o.srq.out = &dsrq;
+	CHECK(vsrq && vcq && !mlx5dv_init_obj(&o, MLX5DV_OBJ_PD | MLX5DV_OBJ_CQ | MLX5DV_OBJ_SRQ),
+	      "verbs PD, CQ and SRQ with their numbers");
+	vpdn = dpd.pdn;
+	vcqn = dcq.cqn;
+	vsrqn = dsrq.srqn;
+}
+
 /* A CREATE_QP as NVSHMEM builds an RC QP: SRQ receives, 64 BBs. */
 static void qp_cmd(uint32_t st, uint32_t log_sq)
 {
@@ -289,12 +332,12 @@ static void qp_cmd(uint32_t st, uint32_t log_sq)
 	gic_prm_set(in, GIC_PRM_CREATE_QP_IN_WQ_UMEM_VALID, 1);
 	gic_prm_set(in, QPC(GIC_PRM_QPC_ST), st);
 	gic_prm_set(in, QPC(GIC_PRM_QPC_PM_STATE), GIC_PRM_QP_PM_MIGRATED);
-	gic_prm_set(in, QPC(GIC_PRM_QPC_PD), 1);
+	gic_prm_set(in, QPC(GIC_PRM_QPC_PD), vpdn);
 	gic_prm_set(in, QPC(GIC_PRM_QPC_UAR_PAGE), uar->page_id);
 	gic_prm_set(in, QPC(GIC_PRM_QPC_RQ_TYPE), GIC_PRM_RQ_SRQ);
-	gic_prm_set(in, QPC(GIC_PRM_QPC_SRQN_RMPN_XRQN), 5);
-	gic_prm_set(in, QPC(GIC_PRM_QPC_CQN_SND), 7);
-	gic_prm_set(in, QPC(GIC_PRM_QPC_CQN_RCV), 8);
+	gic_prm_set(in, QPC(GIC_PRM_QPC_SRQN_RMPN_XRQN), vsrqn);
+	gic_prm_set(in, QPC(GIC_PRM_QPC_CQN_SND), vcqn);
+	gic_prm_set(in, QPC(GIC_PRM_QPC_CQN_RCV), vcqn);
 	gic_prm_set(in, QPC(GIC_PRM_QPC_LOG_SQ_SIZE), log_sq);
 	gic_prm_set(in, QPC(GIC_PRM_QPC_DBR_UMEM_VALID), 1);
 	gic_prm_set64(in, QPC(GIC_PRM_QPC_DBR_ADDR), 64);
@@ -305,9 +348,12 @@ static void qp_cmd(uint32_t st, uint32_t log_sq)
 static void test_create_qp(void)
 {
 	qp_cmd(GIC_PRM_QP_ST_RC, 6);
-	create_fails(GIC_PRM_STAT_BAD_RES_STATE, SYND_BASE | 0x19, "valid QP: object step not done");
+	create_ok("a valid RC QP (verbs PD, SRQ and CQ by number)");
 	qp_cmd(GIC_PRM_QP_ST_DCI, 6);
-	create_fails(GIC_PRM_STAT_BAD_PARAM, SYND_BASE | 0x0d, "DCI");
+	create_ok("a DCI");
+	qp_cmd(GIC_PRM_QP_ST_RC, 6);
+	gic_prm_set(in, QPC(GIC_PRM_QPC_PD), vpdn + 1000);
+	create_fails(GIC_PRM_STAT_BAD_PARAM, SYND_BASE | 0x19, "no such PD");
 	qp_cmd(GIC_PRM_QP_ST_UD, 6);
 	create_fails(GIC_PRM_STAT_BAD_PARAM, SYND_BASE | 0x0e, "UD");
 	qp_cmd(GIC_PRM_QP_ST_RC, 15);
@@ -357,13 +403,20 @@ int main(void)
 	test_umem();
 	test_uar_eqn();
 	test_pd();
-	if (umem_a && umem_small && umem_dbr && uar) {
+	verbs_objects();
+	if (umem_a && umem_small && umem_dbr && uar && vsrq) {
 		test_create_cq();
 		test_create_qp();
 	}
 	CHECK(mlx5dv_devx_umem_dereg(umem_a) == 0 && mlx5dv_devx_umem_dereg(umem_small) == 0 &&
 	      mlx5dv_devx_umem_dereg(umem_dbr) == 0, "dereg after the refused objects");
 	mlx5dv_devx_free_uar(uar);
+	if (vsrq)
+		ibv_destroy_srq(vsrq);
+	if (vcq)
+		ibv_destroy_cq(vcq);
+	if (vpd)
+		ibv_dealloc_pd(vpd);
 	ibv_close_device(ctx);
 	ibv_free_device_list(list);
 	free(buf_a);

@@ -148,6 +148,43 @@ static void check_qp_refused(struct ibv_qp *qp, int e, const char *what)
 		ibv_destroy_qp(qp);
 }
 
+/* A DCT as NVSHMEM's IBGDA makes one: SRQ receives, INIT (mask 0x39)
+ * and RTR (mask 0x8181) without a peer. */
+static void dct_case(struct ibv_context *ctx, struct ibv_pd *pd, struct ibv_cq *cq)
+{
+	struct ibv_srq_init_attr sa = { .attr = { .max_wr = 16, .max_sge = 1 } };
+	struct ibv_srq *srq = ibv_create_srq(pd, &sa);
+	struct ibv_qp_init_attr_ex a = {
+		.qp_type = IBV_QPT_DRIVER, .send_cq = cq, .recv_cq = cq, .srq = srq,
+		.comp_mask = IBV_QP_INIT_ATTR_PD, .pd = pd,
+		.cap = { .max_send_wr = 1, .max_recv_wr = 1, .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	struct mlx5dv_qp_init_attr d = { .comp_mask = MLX5DV_QP_INIT_ATTR_MASK_DC };
+	struct ibv_qp_attr m = { .qp_state = IBV_QPS_INIT, .port_num = 1,
+				 .qp_access_flags = 0xe };
+	struct ibv_qp *dct;
+	struct ibv_port_attr pa;
+
+	d.dc_init_attr.dc_type = MLX5DV_DCTYPE_DCT;
+	d.dc_init_attr.dct_access_key = 0x5623CEAF;
+	dct = srq ? mlx5dv_create_qp(ctx, &a, &d) : NULL;
+	CHECK(dct && dct->qp_num && dct->qp_type == IBV_QPT_DRIVER, "a DCT on an SRQ (errno %d)",
+	      errno);
+	if (dct) {
+		CHECK(!ibv_modify_qp(dct, &m, 0x39), "DCT to INIT (mask 0x39)");
+		ibv_query_port(ctx, 1, &pa);
+		m = (struct ibv_qp_attr){ .qp_state = IBV_QPS_RTR, .path_mtu = IBV_MTU_4096,
+					  .min_rnr_timer = 12, .ah_attr = { .dlid = pa.lid,
+					  .port_num = 1 } };
+		CHECK(!ibv_modify_qp(dct, &m, 0x8181), "DCT to RTR without a peer (mask 0x8181)");
+		m.qp_state = IBV_QPS_RTS;
+		CHECK(ibv_modify_qp(dct, &m, IBV_QP_STATE) == EINVAL, "a DCT has no RTS");
+		CHECK(!ibv_destroy_qp(dct), "DCT destroyed");
+	}
+	if (srq)
+		ibv_destroy_srq(srq);
+}
+
 static void qp_cases(struct ibv_context *ctx, struct ibv_pd *pd, struct ibv_cq *cq)
 {
 	struct mlx5dv_qp_init_attr d = { 0 };
@@ -161,7 +198,8 @@ static void qp_cases(struct ibv_context *ctx, struct ibv_pd *pd, struct ibv_cq *
 	check_qp_refused(dv_qp(ctx, pd, cq, IBV_QPT_RC, &d), EINVAL, "DC on an RC QP");
 	check_qp_refused(dv_qp(ctx, pd, cq, IBV_QPT_DRIVER, &d), EOPNOTSUPP, "a DCI");
 	d.dc_init_attr.dc_type = MLX5DV_DCTYPE_DCT;
-	check_qp_refused(dv_qp(ctx, pd, cq, IBV_QPT_DRIVER, &d), EOPNOTSUPP, "a DCT");
+	check_qp_refused(dv_qp(ctx, pd, cq, IBV_QPT_DRIVER, &d), EINVAL, "a DCT without an SRQ");
+	dct_case(ctx, pd, cq);
 	d = (struct mlx5dv_qp_init_attr){ .comp_mask = 1u << 9 };
 	check_qp_refused(dv_qp(ctx, pd, cq, IBV_QPT_RC, &d), EINVAL, "unknown comp_mask");
 	d = (struct mlx5dv_qp_init_attr){ .comp_mask = MLX5DV_QP_INIT_ATTR_MASK_QP_CREATE_FLAGS,

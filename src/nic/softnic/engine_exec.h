@@ -721,12 +721,32 @@ GIC_HD void snx_watch_update(snx_pass *p, snx_qp *qp, uint16_t need)
 	qp->watch_need = need;
 }
 
+/* SOFTNIC_QP_DB_INDEX: a producer-index doorbell of this QP moves
+ * qp->target to its index by itself (a ConnectX's doorbell write). */
+GIC_HD void snx_take_db_index(snx_pass *p, snx_qp *qp, uint32_t w0, uint32_t w1)
+{
+	uint16_t need = snx_db_need(w0, w1), ahead = (uint16_t)(need - (uint16_t)qp->target);
+
+	if (qp->target + ahead - qp->cons > qp->bb_cnt) {
+		snx_doorbell_error(p, qp, SOFTNIC_VSYND_BAD_DBREC, need, need);
+		return;
+	}
+	qp->target += ahead;
+	qp->watching = SNX_WATCH_OFF;
+}
+
 /* A changed doorbell word: checks it and moves qp->target. */
 GIC_HD void snx_take_doorbell(snx_pass *p, snx_qp *qp, uint64_t db)
 {
 	uint32_t w0 = gic_be32toh((uint32_t)db), w1 = gic_be32toh((uint32_t)(db >> 32)), rec;
-	uint8_t vs = snx_take_record(p, qp, &rec);
 	int foreign = (w1 >> 8) != qp->qpn;
+	uint8_t vs;
+
+	if ((qp->flags & SOFTNIC_QP_DB_INDEX) && !foreign && !(w1 & 0xffu)) {
+		snx_take_db_index(p, qp, w0, w1);
+		return;
+	}
+	vs = snx_take_record(p, qp, &rec);
 
 	if (!vs && foreign && (qp->flags & SOFTNIC_QP_SHARED_DB))
 		return; /* another QP's doorbell on a shared register: the record is ours */

@@ -739,7 +739,8 @@ static int qp_alloc_state(softnic_qp *qp, const softnic_qp_attr *attr)
 	rc = qp_queues(qp, attr);
 	if (rc)
 		return rc;
-	s->flags = attr->flags & (SOFTNIC_QP_NO_IMPLICIT_RECV | SOFTNIC_QP_SHARED_DB);
+	s->flags = attr->flags & (SOFTNIC_QP_NO_IMPLICIT_RECV | SOFTNIC_QP_SHARED_DB |
+				  SOFTNIC_QP_DB_INDEX);
 	s->rights = SOFTNIC_ACCESS_REMOTE_WRITE | SOFTNIC_ACCESS_REMOTE_READ |
 		    SOFTNIC_ACCESS_REMOTE_ATOMIC;
 	s->rnr_retry = (uint32_t)attr->rnr_retry;
@@ -829,7 +830,7 @@ static int qp_attr_check(softnic_pd *pd, const softnic_qp_attr *a)
 		 a->min_rnr_timer > 31)
 		why = "rnr_retry outside 0..7 or min_rnr_timer outside 0..31";
 	else if (a->flags & ~((uint32_t)SOFTNIC_QP_NO_IMPLICIT_RECV | SOFTNIC_QP_SHARED_DB |
-			       SOFTNIC_MEM_INIT))
+			       SOFTNIC_QP_DB_INDEX | SOFTNIC_MEM_INIT))
 		why = "unknown flags";
 	else if (a->rq_mem.addr && !a->log_rq_wqe)
 		why = "a receive ring in caller memory, but no receive queue of its own (log_rq_wqe 0)";
@@ -1277,6 +1278,40 @@ int softnic_srq_destroy(softnic_srq *srq)
 }
 
 uint32_t softnic_srq_num(const softnic_srq *srq) { return srq->s->srqn; }
+
+/* The object on list whose number number_of gives n, or NULL (under the
+ * softnic's lock: the lists change under it). */
+static obj_link *find_on(softnic *nic, obj_link *list, uint32_t n,
+			 uint32_t (*number_of)(const obj_link *l))
+{
+	obj_link *hit = NULL;
+
+	pthread_mutex_lock(&nic->lock);
+	for (obj_link *l = list->next; l != list && !hit; l = l->next)
+		if (number_of(l) == n)
+			hit = l;
+	pthread_mutex_unlock(&nic->lock);
+	return hit;
+}
+
+static uint32_t pd_number(const obj_link *l) { return ((const softnic_pd *)l)->id; }
+static uint32_t cq_number(const obj_link *l) { return ((const softnic_cq *)l)->s->cqn; }
+static uint32_t srq_number(const obj_link *l) { return ((const softnic_srq *)l)->s->srqn; }
+
+softnic_pd *softnic_pd_find(softnic *nic, uint32_t pdn)
+{
+	return nic ? (softnic_pd *)find_on(nic, &nic->pds, pdn, pd_number) : NULL;
+}
+
+softnic_cq *softnic_cq_find(softnic *nic, uint32_t cqn)
+{
+	return nic ? (softnic_cq *)find_on(nic, &nic->cqs, cqn, cq_number) : NULL;
+}
+
+softnic_srq *softnic_srq_find(softnic *nic, uint32_t srqn)
+{
+	return nic ? (softnic_srq *)find_on(nic, &nic->srqs, srqn, srq_number) : NULL;
+}
 
 int softnic_srq_desc_get(const softnic_srq *srq, softnic_srq_desc *out)
 {
