@@ -7,10 +7,10 @@
  * told to stop; meanwhile a probe thread on PE0 and a responder on PE1
  * ping-pong one word. gda path: the background shares each PE's QP 0 by
  * per-thread hand-off; the probe posts on QP 0 too (shared) or on QP 1
- * (reserved). proxy path: a mini-proxy per direction (T1, R2, B16,
- * baseline protocol, so that rings may have several producers); the
- * background uses ring 0, the probe ring 0 too (shared) or ring 1
- * (reserved).
+ * (reserved). proxy path: a mini-proxy per direction (-T/-R/-B, default
+ * T1/R2/B16, baseline protocol, so that rings may have several producers);
+ * the probe uses ring 0, a PE's j-th background thread ring j % R
+ * (shared) or 1 + j % (R - 1) (reserved).
  * Results: the probe's round trip, and the background rate carried while
  * the probe ran. The probe's values and every background slot are checked.
  *
@@ -39,6 +39,12 @@ static const char help[] =
 	"  --queue Q      shared | reserved | both: the probe shares the background's\n"
 	"                 queue, or owns one (default both)\n"
 	"  --pace NS      gap between a background writer's posts in ns (0: unpaced)\n"
+	"  -T N, -R N, -B N\n"
+	"                 --path proxy: workers (1..16), rings (2..32, >= T), batch (1..16)\n"
+	"                 of each PE's mini-proxy; default T4/R32/B16 (GPU), T1/R2/B16\n"
+	"                 (host). Shared and reserved both run the baseline protocol: the\n"
+	"                 probe on ring 0, writers on rings 0..R-1 (shared) or 1..R-1\n"
+	"  --inflight K   --path proxy: chains each worker keeps posted (1..32; default 8)\n"
 	"  --path P       gda | proxy | nvshmem (repeatable; default gda).\n"
 	"                 nvshmem: the NVSHMEM path between two GPUs (PE r on CUDA\n"
 	"                 device r, one process each): nvshmem_p round trip while\n"
@@ -56,10 +62,23 @@ static int loaded_flag(loaded_state *st, int argc, char **argv, int *i)
 	int idx;
 
 	if (!gic_arg_is(arg, "--bg-ctas") && !gic_arg_is(arg, "--queue") &&
-	    !gic_arg_is(arg, "--pace") && !gic_arg_is(arg, "--path"))
+	    !gic_arg_is(arg, "--pace") && !gic_arg_is(arg, "--path") && !gic_arg_is(arg, "-T") &&
+	    !gic_arg_is(arg, "-R") && !gic_arg_is(arg, "-B") && !gic_arg_is(arg, "--inflight"))
 		return gic_arg_unknown(SUB, arg);
 	if (!(val = gic_arg_value(SUB, argc, argv, i)))
 		return EINVAL;
+	if (gic_arg_is(arg, "-T") || gic_arg_is(arg, "-R") || gic_arg_is(arg, "-B") ||
+	    gic_arg_is(arg, "--inflight")) {
+		int t = gic_arg_is(arg, "-T"), r = gic_arg_is(arg, "-R"), b = gic_arg_is(arg, "-B");
+		long hi = t ? GIC_PROXY_MAX_WORKERS : r ? GIC_PROXY_MAX_RINGS :
+			  b ? GIC_PROXY_MAX_BATCH : GIC_PROXY_MAX_INFLIGHT;
+
+		if (gic_arg_int(SUB, t ? "-T" : r ? "-R" : b ? "-B" : "--inflight", val, r ? 2 : 1, hi,
+				&v))
+			return EINVAL;
+		*(t ? &st->T : r ? &st->R : b ? &st->B : &st->inflight) = (int)v;
+		return 0;
+	}
 	if (gic_arg_is(arg, "--bg-ctas"))
 		return gic_arg_int_list(SUB, "--bg-ctas", val, 0, 1024, st->levels,
 					GIC_LOADED_MAX_LEVELS, &st->nlevels);
@@ -99,7 +118,15 @@ static int loaded_parse(int argc, char **argv, void **state)
 		st->paths = 1u << GIC_LOADED_GDA;
 	if (!st->queues)
 		st->queues = GIC_LOADED_SHARED | GIC_LOADED_RESERVED;
-	*state = st;
+	if (!st->inflight)
+		st->inflight = GIC_PROXY_DEFAULT_INFLIGHT;
+	if (st->T && st->R && st->R < st->T) {
+		fprintf(stderr, "gic loaded: -R %d below -T %d: every worker needs a ring\n", st->R,
+			st->T);
+		free(st);
+		return EINVAL;
+	}
+	*state = st; /* T, R, B 0: run() picks the GPU's or the host's defaults */
 	return 0;
 }
 
@@ -159,13 +186,24 @@ static void pace(long ns)
 		gic_cpu_relax();
 }
 
+/* The queue (gda) or ring (proxy) of background thread k. */
+static int bg_lane(const ld_host *L, int k)
+{
+	int j = k / 2, R = L->st->R;
+
+	if (L->st->path != GIC_LOADED_PROXY)
+		return 0;
+	return L->reserved ? 1 + j % (R - 1) : j % R;
+}
+
 static void *bg_main(void *arg)
 {
 	ld_bg *b = arg;
 	ld_host *L = b->L;
+	int lane = bg_lane(L, b->k);
 
 	while (!__atomic_load_n(&L->stop, __ATOMIC_ACQUIRE) && !b->rc) {
-		b->rc = ld_post(L, b->pe, 0, bg_off(b->k, b->sent),
+		b->rc = ld_post(L, b->pe, lane, bg_off(b->k, b->sent),
 				hx_value(200 + (uint64_t)b->k, b->sent), 1);
 		if (!b->rc)
 			__atomic_store_n(&b->sent, b->sent + 1, __ATOMIC_RELAXED);
@@ -181,6 +219,7 @@ static int ld_probe_send(ld_host *L, int pe, uint64_t v)
 	int lane = L->reserved, rc;
 
 	if (L->st->path == GIC_LOADED_PROXY) {
+		lane = 0; /* the probe's ring; the writers' rings make it shared or not */
 		rc = hxp_put_u64(&L->px[pe], lane, 0, v, 0, hx_deadline());
 		if (!rc)
 			rc = gic_proxy_wait_counter(&L->px[pe].views[lane], &L->px[pe].counters[0],
@@ -316,10 +355,14 @@ static int ld_emit(ld_host *L, gic_sink *sink, const gic_samples *s, double bg_r
 		gic_result_param(&r[i], "bg=%d pace_ns=%ld queue=%s path=%s probes=%d", L->nbg,
 				 L->st->pace_ns, L->reserved ? "reserved" : "shared",
 				 L->st->path ? "proxy" : "gda", L->probes);
+		if (L->st->path == GIC_LOADED_PROXY)
+			gic_result_param(&r[i], "T=%d R=%d B=%d inflight=%d protocol=baseline",
+					 L->st->T, L->st->R, L->st->B, L->st->inflight);
 		snprintf(r[i].transport, sizeof(r[i].transport), "%s", gic_transport(L->o));
 		snprintf(r[i].note, sizeof(r[i].note), "host analogue: %d background host "
-			 "thread%s (asked %d CTAs)", L->nbg, L->nbg == 1 ? "" : "s",
-			 L->st->bg_ctas);
+			 "thread%s (asked %d CTAs)%s", L->nbg, L->nbg == 1 ? "" : "s",
+			 L->st->bg_ctas, L->st->path == GIC_LOADED_PROXY ? "; proxy: baseline "
+			 "protocol on both queues, writers spread over the rings" : "");
 		r[i].validated = valid;
 		gic_result_paper(&r[i]);
 		if (gic_emit(sink, &r[i]))
@@ -375,8 +418,9 @@ static int ld_open_proxies(ld_host *L)
 	int rc = 0;
 
 	for (int pe = 0; pe < 2 && !rc; pe++)
-		rc = hxp_open(&L->px[pe], L->h, &(hxp_cfg){ .from = pe, .workers = 1, .rings = 2,
-							    .batch = 16,
+		rc = hxp_open(&L->px[pe], L->h, &(hxp_cfg){ .from = pe, .workers = L->st->T,
+							    .rings = L->st->R, .batch = L->st->B,
+							    .inflight = L->st->inflight,
 							    .protocol = GIC_PROXY_BASELINE });
 	return rc;
 }
@@ -464,6 +508,14 @@ static int loaded_run(const gic_opts *o, void *state, const gic_run_info *info, 
 
 			one.path = p;
 			one.bg_ctas = st->levels[k];
+			one.T = st->T ? st->T : o->host ? 1 : 4;
+			one.R = st->R ? st->R : o->host ? 2 : 32;
+			one.B = st->B ? st->B : 16;
+			if (p == GIC_LOADED_PROXY && one.R < one.T) {
+				fprintf(stderr, "gic loaded: R%d below T%d: every worker needs a ring\n",
+					one.R, one.T);
+				return EINVAL;
+			}
 			prc = o->host ? ld_host_run(o, &one, sink) : gic_gpu_loaded(o, &one, info, sink);
 			rc = rc ? rc : prc;
 		}

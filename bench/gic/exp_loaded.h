@@ -55,6 +55,12 @@ typedef struct loaded_state {
 	unsigned paths;   /* --path gda|proxy|nvshmem (repeatable): bits 1u << GIC_LOADED_*;
 			   * default gda */
 	int path;         /* the path of this run: GIC_LOADED_GDA or GIC_LOADED_PROXY */
+	/* --path proxy: each PE's mini-proxy (-T, -R, -B, --inflight); 0: the
+	 * defaults, T4/R32/B16 on the GPU (the paper's), T1/R2/B16 on the host;
+	 * K 8. Both queues use the baseline protocol (rings with several
+	 * producers); the probe is on ring 0, the writers on rings 0..R-1
+	 * (shared) or 1..R-1 (reserved). */
+	int T, R, B, inflight;
 } loaded_state;
 
 /* GPU mode (bench/gic/gpu_loaded.cu): st->path at st->bg_ctas (the

@@ -29,7 +29,13 @@ static const char help[] =
 	"  --protocol P   baseline | tuned | both (default tuned)\n"
 	"  --counter C    host | gpu: completion counter bumped by the worker (host) or\n"
 	"                 by a NIC atomic into producer memory (gpu); default host\n"
-	"  --warm MS      spin each worker's core MS ms before measuring (0: cold, default)\n"
+	"  --warm MS      warm workers: spin each worker's core MS ms before measuring\n"
+	"                 (0..60000; the paper: 20000); metric ends in ' warm'\n"
+	"  --idle MS      cold workers: leave each worker's core idle MS ms before\n"
+	"                 measuring (0..120000; the paper: 45000); metric ends in ' cold'.\n"
+	"                 Neither (default): the worker state is not set\n"
+	"  --inflight K   chains each worker keeps posted (1..32; default 8; 1: post,\n"
+	"                 then wait, as before this flag)\n"
 	"  --metric M     rate | lat | both (default both)\n";
 
 static int list_flag(const char *flag, const char *val, long hi, int *out, int *n)
@@ -45,7 +51,8 @@ static int proxy_flag(proxy_state *st, int argc, char **argv, int *i)
 
 	if (!gic_arg_is(arg, "-T") && !gic_arg_is(arg, "-R") && !gic_arg_is(arg, "-B") &&
 	    !gic_arg_is(arg, "--protocol") && !gic_arg_is(arg, "--counter") &&
-	    !gic_arg_is(arg, "--warm") && !gic_arg_is(arg, "--metric"))
+	    !gic_arg_is(arg, "--warm") && !gic_arg_is(arg, "--metric") &&
+	    !gic_arg_is(arg, "--idle") && !gic_arg_is(arg, "--inflight"))
 		return gic_arg_unknown(SUB, arg);
 	if (!(val = gic_arg_value(SUB, argc, argv, i)))
 		return EINVAL;
@@ -59,6 +66,16 @@ static int proxy_flag(proxy_state *st, int argc, char **argv, int *i)
 		if (gic_arg_int(SUB, "--warm", val, 0, 60000, &v))
 			return EINVAL;
 		return st->warm_ms = (int)v, 0;
+	}
+	if (gic_arg_is(arg, "--idle")) {
+		if (gic_arg_int(SUB, "--idle", val, 0, 120000, &v))
+			return EINVAL;
+		return st->idle_ms = (int)v, 0;
+	}
+	if (gic_arg_is(arg, "--inflight")) {
+		if (gic_arg_int(SUB, "--inflight", val, 1, GIC_PROXY_MAX_INFLIGHT, &v))
+			return EINVAL;
+		return st->inflight = (int)v, 0;
 	}
 	if (gic_arg_is(arg, "--counter")) {
 		if (gic_arg_choice(SUB, "--counter", val, (const char *const[]){ "host", "gpu" },
@@ -90,6 +107,13 @@ static int proxy_parse(int argc, char **argv, void **state)
 			return EINVAL;
 		}
 	}
+	if (st->warm_ms && st->idle_ms) {
+		fprintf(stderr, "gic proxy: --warm and --idle: a worker is warm or cold, not both\n");
+		free(st);
+		return EINVAL;
+	}
+	if (!st->inflight)
+		st->inflight = GIC_PROXY_DEFAULT_INFLIGHT;
 	if (!st->nT)
 		st->T[st->nT++] = 1;
 	if (!st->nB) {
@@ -102,6 +126,15 @@ static int proxy_parse(int argc, char **argv, void **state)
 		st->metrics = GIC_PROXY_EXP_RATE | GIC_PROXY_EXP_LAT;
 	*state = st; /* nR 0: run() picks 32 (GPU) or 4 (host) */
 	return 0;
+}
+
+const char *gic_proxy_exp_metric(const proxy_state *st, const char *metric)
+{
+	static __thread char buf[64];
+
+	snprintf(buf, sizeof(buf), "%s%s", metric, st->warm_ms ? " warm" : st->idle_ms ? " cold" :
+		 "");
+	return buf;
 }
 
 /* ------------------------------------------------------------------ */
@@ -170,11 +203,14 @@ static int px_validate(px_host *P)
 
 static void px_describe(px_host *P, gic_result *r, const char *note)
 {
-	gic_result_param(r, "T=%d R=%d B=%d protocol=%s counter=%s warm_ms=%d", P->c.T, P->c.R,
-			 P->c.B, P->c.protocol == GIC_PROXY_TUNED ? "tuned" : "baseline",
-			 P->st->counter_gpu ? "gpu" : "host", P->st->warm_ms);
+	gic_result_param(r, "T=%d R=%d B=%d protocol=%s counter=%s warm_ms=%d idle_ms=%d "
+			 "inflight=%d", P->c.T, P->c.R, P->c.B,
+			 P->c.protocol == GIC_PROXY_TUNED ? "tuned" : "baseline",
+			 P->st->counter_gpu ? "gpu" : "host", P->st->warm_ms, P->st->idle_ms,
+			 P->st->inflight);
 	snprintf(r->transport, sizeof(r->transport), "%s", gic_transport(P->o));
-	snprintf(r->note, sizeof(r->note), "%s", note);
+	snprintf(r->note, sizeof(r->note), "%s; %d chains in flight per worker", note,
+		 P->st->inflight);
 	gic_result_paper(r);
 }
 
@@ -212,8 +248,7 @@ static int px_rate(px_host *P)
 	if (rc)
 		return rc;
 	px_name(P, name, sizeof(name));
-	gic_result_init(&r, SUB, name, P->st->warm_ms ? "message rate warm" : "message rate",
-			"M msg/s");
+	gic_result_init(&r, SUB, name, gic_proxy_exp_metric(P->st, "message rate"), "M msg/s");
 	gic_result_set_value(&r, (double)P->c.R * P->o->iters * 1e3 / (double)ns);
 	r.validated = px_validate(P);
 	px_describe(P, &r, "host analogue: one host producer thread per ring");
@@ -243,8 +278,7 @@ static int px_lat(px_host *P)
 			valid = 0;
 	}
 	px_name(P, name, sizeof(name));
-	gic_result_init(&r, SUB, name, P->st->warm_ms ? "put+completion warm" : "put+completion",
-			"us");
+	gic_result_init(&r, SUB, name, gic_proxy_exp_metric(P->st, "put+completion"), "us");
 	gic_result_set_samples(&r, &s, (size_t)P->o->warmup);
 	r.validated = valid;
 	px_describe(P, &r, "host analogue: host producer, ring 0, one request at a time");
@@ -256,7 +290,8 @@ static int px_config(px_host *P)
 {
 	hxp_cfg c = { .from = 0, .workers = P->c.T, .rings = P->c.R, .batch = P->c.B,
 		      .protocol = P->c.protocol, .counter_gpu = P->st->counter_gpu,
-		      .warm_ms = P->st->warm_ms, .log_slots = 8 };
+		      .warm_ms = P->st->warm_ms, .idle_ms = P->st->idle_ms,
+		      .inflight = P->st->inflight, .log_slots = 8 };
 	int rc = hxp_open(&P->x, P->h, &c);
 
 	if (!rc && (P->st->metrics & GIC_PROXY_EXP_RATE))

@@ -11,7 +11,10 @@
  *
  * Result names: "<protocol> T<t>/R<r>/B<b>" (e.g. "tuned T1/R32/B16");
  * metric "message rate" (M msg/s) or "put+completion" (us), with " warm"
- * appended to the metric when --warm > 0 (the paper's cold/warm columns).
+ * appended to the metric when --warm > 0 and " cold" when --idle > 0 (the
+ * paper's cold/warm columns; neither: the worker state was not set).
+ * Params carry inflight=K (chains per worker in flight; before --inflight
+ * existed a worker had one).
  */
 #ifndef GIC_BENCH_EXP_PROXY_H
 #define GIC_BENCH_EXP_PROXY_H
@@ -36,9 +39,17 @@ typedef struct proxy_state {
 	int nB, B[GIC_PROXY_EXP_MAX_LIST]; /* -B: batch (1..16), default 1,4,16 */
 	unsigned protocols; /* --protocol baseline|tuned|both; default tuned */
 	int counter_gpu;    /* --counter gpu (1): NIC ATOMIC_FA counter; host (0, default) */
-	int warm_ms;        /* --warm MS: worker warm-up spin; 0 (default): cold */
+	int warm_ms;        /* --warm MS: workers spin MS ms before measuring (the paper's
+			     * warm: 20 s of load); 0 (default): none */
+	int idle_ms;        /* --idle MS: workers idle MS ms before measuring (the paper's
+			     * cold: 45 s idle); 0 (default): none; not with --warm */
+	int inflight;       /* --inflight K: chains per worker in flight (1..32); 0: 8 */
 	unsigned metrics;   /* --metric rate|lat|both; default both */
 } proxy_state;
+
+/* metric with " warm" (--warm), " cold" (--idle) or nothing appended; the
+ * text lives until the calling thread's next call. */
+const char *gic_proxy_exp_metric(const proxy_state *st, const char *metric);
 
 /* GPU mode (bench/gic/gpu_proxy.cu): GPU producers. */
 int gic_gpu_proxy(const gic_opts *o, const proxy_state *st, const gic_run_info *info,

@@ -11,11 +11,15 @@
  *   shared:   the probe and PE0's writers share QP 0, the responder and
  *             PE1's writers share PE1's QP 0 (per-thread hand-off);
  *   reserved: probe and responder own QP 0; each writer owns a QP.
- * mini-proxy (T4/R32/B16 per PE, CPU workers, softnic CPU engine):
- *   shared:   the probe and its side's writers enqueue into ring 0
- *             (baseline protocol: several producers per ring);
- *   reserved: the probe owns ring 0; writers own rings 1..31 (tuned
- *             protocol: one producer per ring, so at most 31 per side).
+ * mini-proxy (-T/-R/-B per PE, default T4/R32/B16, CPU workers with K
+ * chains in flight, softnic CPU engine), the baseline protocol in both
+ * (several producers per ring), workers, rings and batch held fixed:
+ *   shared:   the probe enqueues into ring 0; a side's j-th writer into
+ *             ring j % R, so ring 0 carries background too;
+ *   reserved: the probe owns ring 0; a side's j-th writer uses ring
+ *             1 + j % (R - 1).
+ * (Before -T/-R/-B: shared put every writer on ring 0, reserved ran the
+ * tuned protocol with at most 31 writers per side.)
  * Results: the probe's rtt ("loaded rtt") and the background's carried rate
  * over the probe's span ("background rate", M msg/s). Payloads: every
  * answer, and the last write of every background slot, are checked.
@@ -151,7 +155,7 @@ __global__ void loaded_kernel(gic_sq *pe0, gic_sq *pe1, loaded_cfg c, long long 
 /* mini-proxy on the device. */
 
 typedef struct proxy_loaded_cfg {
-	int n, nbg, per_side;  /* probe samples; writers; writers per side */
+	int n, nbg, rings;     /* probe samples; writers; rings per side */
 	int shared;
 	long pace_ns;
 	gic_proxy_ring *views[2]; /* proxy k's ring views (PE k's producers) */
@@ -160,19 +164,23 @@ typedef struct proxy_loaded_cfg {
 	unsigned long long *window, *bg_count;
 } proxy_loaded_cfg;
 
-/* One request on ring r of side k: the tuned protocol on a reserved ring
- * (its view in registers, *local), the baseline one on a shared ring. */
-static __device__ int proxy_put(const proxy_loaded_cfg &c, gic_proxy_ring *local, int k, int ring,
-				uint64_t off, uint64_t v)
+/* One request on ring r of side k (baseline protocol: rings have several
+ * producers), counted on counter r. */
+static __device__ int proxy_put(const proxy_loaded_cfg &c, int k, int ring, uint64_t off,
+				uint64_t v)
 {
 	gic_proxy_desc d;
 	int rc = gic_proxy_desc_inline(&d, off, v, 8, (uint32_t)ring);
 
 	if (rc)
 		return rc;
-	if (c.shared)
-		return gic_proxy_enqueue_baseline(&c.views[k][ring], &d, DL, NULL);
-	return gic_proxy_enqueue_tuned(local, &d, DL, NULL);
+	return gic_proxy_enqueue_baseline(&c.views[k][ring], &d, DL, NULL);
+}
+
+/* The ring of a side's j-th writer. */
+static __host__ __device__ int proxy_writer_ring(int shared, int rings, int j)
+{
+	return shared ? j % rings : 1 + j % (rings - 1);
 }
 
 /* CTA 0: the probe; CTA 1: the responder; CTAs 2..: writers (even: PE0's,
@@ -181,12 +189,7 @@ __global__ void proxy_loaded_kernel(proxy_loaded_cfg c, long long *cycles, int *
 {
 	int b = blockIdx.x, rc = 0;
 	int k = b < 2 ? b : (b - 2) % 2, w = b - 2;
-	int active = b < 2 || w / 2 < c.per_side; /* reserved: one writer per ring */
-	int ring = b < 2 || c.shared || !active ? 0 : 1 + w / 2;
-	gic_proxy_ring local;
-
-	if (active && !c.shared)
-		local = c.views[k][ring];
+	int ring = b < 2 ? 0 : proxy_writer_ring(c.shared, c.rings, w / 2);
 
 	if (b < 2) {
 		if (b == 0)
@@ -197,7 +200,7 @@ __global__ void proxy_loaded_kernel(proxy_loaded_cfg c, long long *cycles, int *
 			if (b == 1)
 				rc = gpu_wait_word((const uint64_t *)(c.region[1] + 8 * i), lval(i, 1));
 			if (!rc)
-				rc = proxy_put(c, &local, k, 0, 8 * (uint64_t)i, b ? ~lval(i, 1) : lval(i, 1));
+				rc = proxy_put(c, k, 0, 8 * (uint64_t)i, b ? ~lval(i, 1) : lval(i, 1));
 			if (!rc && b == 0)
 				rc = gpu_wait_word((const uint64_t *)(c.region[0] + 8 * i), ~lval(i, 1));
 			if (b == 0)
@@ -207,19 +210,17 @@ __global__ void proxy_loaded_kernel(proxy_loaded_cfg c, long long *cycles, int *
 			c.window[1] = gic_now_ns();
 			gic_st_release_gpu_u32(c.stop, 1);
 		}
-	} else if (active) {
+	} else {
 		uint64_t i = 0, deadline = gic_now_ns() + 60000000000ull;
 
 		while (!rc && !gic_ld_acquire_gpu_u32(c.stop) && gic_now_ns() < deadline) {
-			rc = proxy_put(c, &local, k, ring, bg_off(c.n, w, i % BG_SLOTS), lval(i, 100 + w));
+			rc = proxy_put(c, k, ring, bg_off(c.n, w, i % BG_SLOTS), lval(i, 100 + w));
 			i += !rc;
 			if (c.pace_ns)
 				__nanosleep((unsigned)c.pace_ns);
 		}
 		c.bg_count[w] = i;
 	}
-	if (active && !c.shared)
-		c.views[k][ring] = local; /* a tuned view goes back where it came from */
 	rc_out[b] = rc;
 }
 
@@ -405,15 +406,14 @@ static int run_gda(const gic_opts *o, const loaded_state *st, const gic_run_info
 
 /* Waits until every ring's counter shows what was enqueued on it, so that
  * the regions are final before they are checked. */
-static int drain_counters(proxy_env *e, const loaded_out *r, int shared, int per_side)
+static int drain_counters(proxy_env *e, const loaded_out *r, int shared, int rings)
 {
 	uint64_t want[2][PROXY_ENV_RINGS] = { { 0 } }, deadline = gic_now_ns() + 10000000000ull;
 
 	for (int k = 0; k < 2; k++)
 		want[k][0] = (uint64_t)r->n;
 	for (int w = 0; w < r->nbg; w++)
-		if (w / 2 < per_side)
-			want[w % 2][shared ? 0 : 1 + w / 2] += r->count[w];
+		want[w % 2][proxy_writer_ring(shared, rings, w / 2)] += r->count[w];
 	for (int k = 0; k < 2; k++)
 		for (int ring = 0; ring < PROXY_ENV_RINGS; ring++)
 			while (__atomic_load_n(&e->counters[k][ring], __ATOMIC_ACQUIRE) < want[k][ring]) {
@@ -432,10 +432,9 @@ static int run_proxy(const gic_opts *o, const loaded_state *st, const gic_run_in
 		     gic_sink *sink, int shared, loaded_dev *d)
 {
 	int nbg = st->bg_ctas & ~1, n = o->iters + o->warmup;
-	int per_side = shared ? nbg / 2 : (nbg / 2 < PROXY_ENV_RINGS - 1 ? nbg / 2 : PROXY_ENV_RINGS - 1);
-	proxy_env_cfg cfg = { PROXY_NIC_CPU, 2, 4, PROXY_ENV_RINGS, 16,
-			      shared ? GIC_PROXY_BASELINE : GIC_PROXY_TUNED, 10,
-			      (size_t)bg_off(n, nbg, 0), 0, 0 };
+	proxy_env_cfg cfg = { PROXY_NIC_CPU, 2, st->T, st->R, st->B, GIC_PROXY_BASELINE, 10,
+			      (size_t)bg_off(n, nbg, 0), 0, 0, st->inflight, 0 };
+	char note[160];
 	proxy_loaded_cfg c;
 	proxy_env e;
 	int ran, ok;
@@ -450,7 +449,7 @@ static int run_proxy(const gic_opts *o, const loaded_state *st, const gic_run_in
 	memset(&c, 0, sizeof(c));
 	c.n = n;
 	c.nbg = nbg;
-	c.per_side = per_side;
+	c.rings = st->R;
 	c.shared = shared;
 	c.pace_ns = st->pace_ns;
 	for (int k = 0; k < 2; k++) {
@@ -465,12 +464,13 @@ static int run_proxy(const gic_opts *o, const loaded_state *st, const gic_run_in
 	proxy_loaded_kernel<<<2 + nbg, 1, 0, e.stream>>>(c, d->cycles, d->rc);
 	ran = !proxy_env_wait(&e, "gic loaded proxy", 180);
 	ok = ran && !fetch(d, &out, read_proxy_env, &e) && all_ok(&out) &&
-	     !drain_counters(&e, &out, shared, per_side) &&
+	     !drain_counters(&e, &out, shared, st->R) &&
 	     check(&out, e.region[1], e.region[0], read_proxy_env, &e);
 	proxy_env_close(&e);
-	emit_loaded(sink, o, st, info, "proxy", shared, "softnic-cpu", &out, ok,
-		    shared ? "T4/R32/B16, baseline: probe and writers share ring 0"
-			   : "T4/R32/B16, tuned: probe on ring 0, writers on rings 1..31");
+	snprintf(note, sizeof(note), "T%d/R%d/B%d K%d, baseline protocol (both queues; reserved ran "
+		 "tuned before): probe ring 0, writers rings %s", st->T, st->R, st->B, st->inflight,
+		 shared ? "0..R-1" : "1..R-1");
+	emit_loaded(sink, o, st, info, "proxy", shared, "softnic-cpu", &out, ok, note);
 	return ran ? 0 : EIO;
 }
 

@@ -121,17 +121,19 @@ static int check_region(proxy_env *e, int rings, int per)
 static void fill_result(proxy_run *P, gic_result *r, const proxy_cfg *c, const char *metric,
 			const char *unit, proxy_env *e)
 {
-	char name[96], mhz[64];
+	char name[96], mhz[24];
 
 	snprintf(name, sizeof(name), "%s T%d/R%d/B%d", c->protocol ? "tuned" : "baseline", c->T,
 		 c->R, c->B);
 	gic_result_init(r, "proxy", name, metric, unit);
 	gic_proxy_worker_mhz_text(e->proxy[0], 0, mhz, sizeof(mhz));
 	snprintf(r->params, sizeof(r->params),
-		 "protocol=%s T=%d R=%d B=%d counter=%s warm_ms=%d per_ring=%d", c->protocol ? "tuned"
-		 : "baseline", c->T, c->R, c->B, P->st->counter_gpu ? "gpu" : "host", P->st->warm_ms,
-		 P->o->iters);
-	snprintf(r->note, sizeof(r->note), "worker 0: %s; %s", mhz,
+		 "protocol=%s T=%d R=%d B=%d counter=%s warm_ms=%d idle_ms=%d inflight=%d per_ring=%d",
+		 c->protocol ? "tuned" : "baseline", c->T, c->R, c->B,
+		 P->st->counter_gpu ? "gpu" : "host", P->st->warm_ms, P->st->idle_ms,
+		 P->st->inflight, P->o->iters);
+	snprintf(r->note, sizeof(r->note), "worker 0: %s; K%d chains in flight; %s", mhz,
+		 P->st->inflight,
 		 P->st->counter_gpu ? "softnic GPU engine serving host queues (slow: PCIe reads)"
 				    : "softnic CPU engine");
 	snprintf(r->transport, sizeof(r->transport), "%s",
@@ -159,7 +161,7 @@ static void rate_one(proxy_run *P, const proxy_cfg *c, proxy_env *e)
 		hi = t1[k] > hi ? t1[k] : hi;
 	}
 	ok = ok && check_region(e, c->R, per);
-	fill_result(P, &r, c, P->st->warm_ms ? "message rate warm" : "message rate", "M msg/s", e);
+	fill_result(P, &r, c, gic_proxy_exp_metric(P->st, "message rate"), "M msg/s", e);
 	gic_result_set_value(&r, ok ? (double)c->R * per / (double)(hi - lo) * 1e3 : 0);
 	r.validated = ok;
 	gic_emit(P->sink, &r); /* a failed check is the row's verdict, not an error */
@@ -182,7 +184,7 @@ static void putc_one(proxy_run *P, const proxy_cfg *c, proxy_env *e)
 			gic_proxy_error(e->proxy[0]));
 	for (int i = 0; i < n && h && v; i++)
 		v[i] = (double)h[i] / P->info->sm_mhz;
-	fill_result(P, &r, c, P->st->warm_ms ? "put+completion warm" : "put+completion", "us", e);
+	fill_result(P, &r, c, gic_proxy_exp_metric(P->st, "put+completion"), "us", e);
 	r.validated = ok;
 	if (v)
 		gpu_samples_emit(P->sink, &r, v, n, P->o->warmup);
@@ -198,7 +200,8 @@ static void run_cfg(proxy_run *P, const proxy_cfg *c)
 		int n = P->o->iters + P->o->warmup;
 		size_t len = m == GIC_PROXY_EXP_RATE ? (size_t)c->R * P->o->iters * 8 : (size_t)n * 8;
 		proxy_env_cfg cfg = { P->st->counter_gpu ? PROXY_NIC_GPU : PROXY_NIC_CPU, 1, c->T, c->R,
-				      c->B, c->protocol, 0, len, 0, P->st->warm_ms };
+				      c->B, c->protocol, 0, len, 0, P->st->warm_ms, P->st->inflight,
+				      P->st->idle_ms };
 		proxy_env e;
 
 		if (!(P->st->metrics & m))

@@ -217,6 +217,7 @@ int hxp_open(hxp *x, hx *h, const hxp_cfg *c)
 		.protocol = c->protocol,
 		.counter_kind = c->counter_gpu ? GIC_PROXY_COUNTER_GPU : GIC_PROXY_COUNTER_HOST,
 		.log_ring_slots = c->log_slots, .first_cpu = -1, .warmup_ms = c->warm_ms,
+		.idle_ms = c->idle_ms, .inflight = c->inflight,
 		.idle_sleep_ns = 1000, /* shared cores (CI): sleep after empty polls */
 		.dst_addr = (uint64_t)(uintptr_t)dst->dst, .dst_rkey = dst->dst_rkey,
 		.src_addr = (uint64_t)(uintptr_t)src->src, .src_lkey = src->src_lkey,

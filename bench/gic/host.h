@@ -99,6 +99,8 @@ typedef struct hxp_cfg {
 	int protocol;             /* GIC_PROXY_BASELINE or GIC_PROXY_TUNED */
 	int counter_gpu;          /* GIC_PROXY_COUNTER_GPU when 1 */
 	int warm_ms;
+	int idle_ms;              /* workers idle this long before the warm-up (cold) */
+	int inflight;             /* K chains per worker; 0: the proxy's default */
 	int log_slots;            /* 0: 256 slots */
 } hxp_cfg;
 

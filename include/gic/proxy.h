@@ -7,9 +7,17 @@
  * each a thread pinned to a core and owning one RC QP of the softnic
  * (connected to a peer QP in the target PE), poll their rings round-robin
  * (ring r belongs to worker r % T), chain up to B descriptors into one post
- * (B WQEs, one doorbell, the last WQE signaled), wait for the CQE, then bump
- * each request's completion counter and publish their progress on the
- * rings (which frees the slots).
+ * (B WQEs, one doorbell, the last WQE signaled), and keep up to K such
+ * chains posted (inflight) while they take more. A worker reclaims
+ * completions as they arrive, without waiting for a particular chain: each
+ * CQE retires the send queue up to the WQE it names, and every chain that
+ * ends at or before that point is complete (one CQE may complete several
+ * chains: the unsignaled ones before it, signal_every > 1). For each
+ * completed chain, oldest first, the worker bumps each request's
+ * completion counter and publishes the rings' progress (which frees the
+ * slots). With K chains posted, or no room in its send queue for the next
+ * chain, a worker polls completions until there is room (stalls, counted
+ * in the stats); K = 1 is post-then-wait (before the inflight attribute).
  *
  * Completion counters are 64-bit words the producers wait on
  * (gic_proxy_wait_counter). Two kinds:
@@ -54,6 +62,8 @@ enum {
 	GIC_PROXY_MAX_WORKERS = 16,
 	GIC_PROXY_MAX_RINGS = 32,
 	GIC_PROXY_MAX_BATCH = 16,
+	GIC_PROXY_MAX_INFLIGHT = 32,
+	GIC_PROXY_DEFAULT_INFLIGHT = 8,
 	GIC_PROXY_ERR_LEN = 512,
 };
 
@@ -75,8 +85,19 @@ typedef struct gic_proxy_attr {
 	int counter_kind;      /* GIC_PROXY_COUNTER_* */
 	int log_ring_slots;    /* ring of 2^n slots, 1..16; 0: 256 slots */
 	int first_cpu;         /* worker w pinned to core first_cpu + w; -1: unpinned */
-	int warmup_ms;         /* start(): spin each worker's core this long; 0: none */
-	int timeout_ms;        /* a worker's limit for any wait (CQE, queue space); 0: 2000 */
+	int idle_ms;           /* start(): each worker sleeps this long first (0..600000; the
+				* paper's cold workers follow 45 s idle); 0: none */
+	int warmup_ms;         /* start(): then spins its core this long (0..60000; the
+				* paper's warm workers follow 20 s of load); 0: none */
+	int inflight;          /* K: chains a worker keeps posted (1..32); 0: 8 */
+	int signal_every;      /* S: every S-th chain signaled (1..K; also the chain that
+				* reaches K, one that would leave more than half the send
+				* queue unsignaled, and a signaled NOP when the worker
+				* finds its rings empty); 0: 1 (every chain) */
+	int log_sq_bb;         /* data send queue of 2^n BBs (2^n >= B, n <= 14); 0: room
+				* for K chains of B, at least 64 */
+	int timeout_ms;        /* a worker's limit for any wait (a completion while it has
+				* chains posted, queue space); 0: 2000 */
 	int idle_sleep_ns;     /* 0: workers spin (a core each); 1..999999999: after 64
 				* empty polls a worker sleeps this long (cores shared
 				* with other busy threads, e.g. CI) */
@@ -110,17 +131,17 @@ typedef struct gic_proxy_attr {
  * out of range, ENOMEM, or the softnic's error. */
 gic_proxy *gic_proxy_create(const gic_proxy_attr *attr);
 
-/* Starts the workers: each pins itself (when first_cpu >= 0), spins for
- * warmup_ms, samples its core, and starts polling. Returns once every
- * worker polls: 0; EINVAL when a worker could not be pinned (every worker
- * is stopped again; gic_proxy_error() says which); EALREADY when started
- * before; ETIMEDOUT when the workers did not report within the warm-up
- * plus timeout_ms. */
+/* Starts the workers: each pins itself (when first_cpu >= 0), sleeps for
+ * idle_ms, spins for warmup_ms, samples its core, and starts polling.
+ * Returns once every worker polls: 0; EINVAL when a worker could not be
+ * pinned (every worker is stopped again; gic_proxy_error() says which);
+ * EALREADY when started before; ETIMEDOUT when the workers did not report
+ * within idle_ms plus warmup_ms plus timeout_ms. */
 int gic_proxy_start(gic_proxy *p);
 
-/* Stops the workers: each finishes the chain it has posted (its CQE, its
- * counter updates, its ring progress), leaves later descriptors in the
- * rings, and exits; stop joins them. Every wait in it has the timeout_ms
+/* Stops the workers: each finishes the chains it has posted (their CQEs,
+ * counter updates, ring progress), leaves later descriptors in the rings,
+ * and exits; stop joins them. Every wait in it has the timeout_ms
  * limit. Producers still waiting then time out (ETIMEDOUT). Returns 0
  * (also when not running), or ETIMEDOUT when the proxy's recorded error is
  * a worker that gave up waiting (a CQE, its counter QP draining). */
@@ -157,9 +178,14 @@ int gic_proxy_error_info(const gic_proxy *p, gic_proxy_failure *out);
 /* Counters since create, summed over workers (worker < 0) or of one. */
 typedef struct gic_proxy_stats {
 	uint64_t requests;        /* descriptors completed and counted */
-	uint64_t chains;          /* posts: one doorbell and one CQE each */
+	uint64_t chains;          /* posts: one doorbell each (one CQE each when S = 1) */
 	uint64_t chain_len[GIC_PROXY_MAX_BATCH + 1]; /* chains by length */
 	uint64_t counter_updates; /* counter adds (host RMWs or NIC atomics) */
+	uint64_t inflight_max;    /* most chains posted at once (summed: the largest) */
+	uint64_t bound_stalls;    /* a chain ready, K posted: waited for a completion */
+	uint64_t sq_full_stalls;  /* a chain ready, no send-queue room: waited */
+	uint64_t multi_reclaims;  /* CQEs that completed more than one chain */
+	uint64_t nops;            /* signaled NOPs closing an unsignaled tail */
 } gic_proxy_stats;
 
 /* Fills *out: EINVAL for a bad worker number. */

@@ -6,6 +6,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
+#include <time.h>
 
 #include "proxy_internal.h"
 
@@ -38,6 +39,27 @@ void proxy_spin_ms(int ms, const int *stop)
 			sink += (uint64_t)i * 2654435761u;
 	}
 	(void)sink;
+}
+
+/* Leaves the calling core idle for ms milliseconds (or until *stop), in
+ * sleeps of at most 10 ms: the paper's cold workers follow an idle period
+ * (App. C.1: 45 s). */
+void proxy_sleep_ms(int ms, const int *stop)
+{
+	uint64_t end = gic_now_ns() + (uint64_t)ms * 1000000ull;
+
+	/* Relaxed: the stop flag only shortens the idle period. */
+	for (;;) {
+		uint64_t now = gic_now_ns(), left;
+		struct timespec ts;
+
+		if (now >= end || __atomic_load_n(stop, __ATOMIC_RELAXED))
+			return;
+		left = end - now < 10000000ull ? end - now : 10000000ull;
+		ts.tv_sec = 0;
+		ts.tv_nsec = (long)left;
+		nanosleep(&ts, NULL);
+	}
 }
 
 long proxy_cpu_mhz(int cpu)

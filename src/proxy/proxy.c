@@ -50,6 +50,10 @@ static int check_attr(gic_proxy_attr *a)
 		a->log_ring_slots = PROXY_DEFAULT_LOG_SLOTS;
 	if (!a->timeout_ms)
 		a->timeout_ms = PROXY_DEFAULT_TIMEOUT_MS;
+	if (!a->inflight)
+		a->inflight = GIC_PROXY_DEFAULT_INFLIGHT;
+	if (!a->signal_every)
+		a->signal_every = 1;
 	if (!a->nic || !a->local_pd || !a->target_pd || !a->counters)
 		return EINVAL;
 	if (!in_range(a->workers, 1, GIC_PROXY_MAX_WORKERS) ||
@@ -58,7 +62,12 @@ static int check_attr(gic_proxy_attr *a)
 	    !in_range(a->protocol, GIC_PROXY_BASELINE, GIC_PROXY_TUNED) ||
 	    !in_range(a->counter_kind, GIC_PROXY_COUNTER_HOST, GIC_PROXY_COUNTER_GPU) ||
 	    !in_range(a->log_ring_slots, 1, 16) || a->first_cpu < -1 ||
-	    !in_range(a->warmup_ms, 0, 60000) || !in_range(a->timeout_ms, 1, 600000) ||
+	    !in_range(a->warmup_ms, 0, 60000) || !in_range(a->idle_ms, 0, 600000) ||
+	    !in_range(a->timeout_ms, 1, 600000) ||
+	    !in_range(a->inflight, 1, GIC_PROXY_MAX_INFLIGHT) ||
+	    !in_range(a->signal_every, 1, a->inflight) ||
+	    !in_range(a->log_sq_bb, 0, PROXY_MAX_LOG_SQ_BB) ||
+	    (a->log_sq_bb && (1 << a->log_sq_bb) < a->batch) ||
 	    !in_range(a->idle_sleep_ns, 0, 999999999))
 		return EINVAL;
 	if (a->counter_cnt < 1 || a->counter_cnt > GIC_PROXY_DESC_MAX_COUNTERS)
@@ -69,15 +78,27 @@ static int check_attr(gic_proxy_attr *a)
 /* ------------------------------------------------------------------ */
 /* QPs. */
 
+/* The data QP's size: attr.log_sq_bb, or room for K chains of B BBs. */
+static int data_log_sq_bb(const gic_proxy_attr *a)
+{
+	int n = PROXY_MIN_LOG_SQ_BB;
+
+	if (a->log_sq_bb)
+		return a->log_sq_bb;
+	while (n < PROXY_MAX_LOG_SQ_BB && (1 << n) < a->inflight * a->batch)
+		n++;
+	return n;
+}
+
 /* A QP in pd connected to a peer QP in peer_pd, each with its send CQ. */
 static int qp_open(softnic *nic, softnic_pd *pd, softnic_pd *peer_pd, int log_sq_bb,
-		   proxy_qp *q)
+		   int log_cqe, proxy_qp *q)
 {
 	softnic_qp_attr qa = { .log_sq_bb = log_sq_bb };
 	int rc;
 
-	q->cq = softnic_cq_create(nic, PROXY_LOG_CQE);
-	q->peer_cq = q->cq ? softnic_cq_create(nic, PROXY_LOG_CQE) : NULL;
+	q->cq = softnic_cq_create(nic, log_cqe);
+	q->peer_cq = q->cq ? softnic_cq_create(nic, log_cqe) : NULL;
 	if (!q->peer_cq)
 		return errno;
 	qa.send_cq = q->cq;
@@ -113,10 +134,12 @@ static int worker_open(gic_proxy *p, proxy_worker *w)
 	w->cpu = -1;
 	for (int r = w->index; r < a->rings; r += a->workers)
 		w->rings[w->nrings++] = r;
-	rc = qp_open(a->nic, a->local_pd, a->target_pd, PROXY_LOG_SQ_BB, &w->data);
+	rc = qp_open(a->nic, a->local_pd, a->target_pd, data_log_sq_bb(a), PROXY_LOG_CQE,
+		     &w->data);
 	if (rc || a->counter_kind != GIC_PROXY_COUNTER_GPU)
 		return rc;
-	rc = qp_open(a->nic, a->local_pd, a->local_pd, PROXY_LOG_COUNTER_SQ_BB, &w->counter);
+	rc = qp_open(a->nic, a->local_pd, a->local_pd, PROXY_LOG_COUNTER_SQ_BB,
+		     PROXY_LOG_COUNTER_CQE, &w->counter);
 	if (rc)
 		return rc;
 	/* The NIC writes the fetched value here: ring memory, which a GPU
@@ -232,7 +255,8 @@ static void join_workers(gic_proxy *p)
 /* Waits until every worker reached its loop or one failed to pin. */
 static int wait_workers_ready(gic_proxy *p)
 {
-	uint64_t deadline = gic_now_ns() + (uint64_t)p->attr.warmup_ms * 1000000ull +
+	uint64_t deadline = gic_now_ns() +
+			    (uint64_t)(p->attr.idle_ms + p->attr.warmup_ms) * 1000000ull +
 			    p->timeout_ns;
 	uint32_t spins = 0;
 
@@ -364,6 +388,12 @@ static void stats_add(gic_proxy_stats *sum, const gic_proxy_stats *s)
 	sum->requests += __atomic_load_n(&s->requests, __ATOMIC_RELAXED);
 	sum->chains += __atomic_load_n(&s->chains, __ATOMIC_RELAXED);
 	sum->counter_updates += __atomic_load_n(&s->counter_updates, __ATOMIC_RELAXED);
+	sum->bound_stalls += __atomic_load_n(&s->bound_stalls, __ATOMIC_RELAXED);
+	sum->sq_full_stalls += __atomic_load_n(&s->sq_full_stalls, __ATOMIC_RELAXED);
+	sum->multi_reclaims += __atomic_load_n(&s->multi_reclaims, __ATOMIC_RELAXED);
+	sum->nops += __atomic_load_n(&s->nops, __ATOMIC_RELAXED);
+	if (__atomic_load_n(&s->inflight_max, __ATOMIC_RELAXED) > sum->inflight_max)
+		sum->inflight_max = __atomic_load_n(&s->inflight_max, __ATOMIC_RELAXED);
 	for (int i = 0; i <= GIC_PROXY_MAX_BATCH; i++)
 		sum->chain_len[i] += __atomic_load_n(&s->chain_len[i], __ATOMIC_RELAXED);
 }

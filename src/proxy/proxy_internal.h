@@ -13,9 +13,11 @@
 enum {
 	PROXY_DEFAULT_LOG_SLOTS = 8,
 	PROXY_DEFAULT_TIMEOUT_MS = 2000,
-	PROXY_LOG_SQ_BB = 6,          /* data QP: 64 BBs >= one chain of B */
+	PROXY_MIN_LOG_SQ_BB = 6,      /* data QP: at least 64 BBs; else room for K chains of B */
+	PROXY_MAX_LOG_SQ_BB = 14,     /* softnic's doorbell word (NOTES open problem 6) */
 	PROXY_LOG_COUNTER_SQ_BB = 8,  /* counter QP: several chains in flight */
-	PROXY_LOG_CQE = 6,
+	PROXY_LOG_CQE = 6,            /* data CQ: >= K + 1 signaled WQEs outstanding */
+	PROXY_LOG_COUNTER_CQE = 8,    /* counter CQ: one CQE per counter SQ BB at most */
 	PROXY_ORDER = GIC_ORDER_RELEASE_SYS,
 };
 
@@ -44,6 +46,7 @@ typedef struct proxy_chain {
 	int refused;               /* 1: `bad` is a descriptor the worker refuses */
 	proxy_request bad;
 	const char *why;           /* why `bad` was refused */
+	uint64_t end;              /* send-queue position past its last WQE, once posted */
 } proxy_chain;
 
 /* A QP of the worker with its CQ and its connected peer (in the target PD
@@ -64,6 +67,12 @@ typedef struct proxy_worker {
 	int rings[GIC_PROXY_MAX_RINGS];
 	int nrings;
 	int next_ring;             /* index into rings[] where the next sweep starts */
+	/* Chains posted and not yet complete, oldest at fly_head (a ring of
+	 * attr.inflight entries); worker-private. */
+	proxy_chain fly[GIC_PROXY_MAX_INFLIGHT];
+	uint32_t fly_head, fly_cnt;
+	uint32_t unsignaled;       /* chains posted since the last signaled one */
+	uint64_t stall_since;      /* when the worker last began waiting without progress; 0 */
 	proxy_qp data;
 	proxy_qp counter;          /* COUNTER_GPU only */
 	uint64_t *fetch_buf;       /* ATOMIC_FA old values land here (never read) */
@@ -99,6 +108,7 @@ void proxy_record_failure(proxy_worker *w, const gic_proxy_failure *f, const cha
 int proxy_pin_self(int cpu);               /* 0 or an errno */
 int proxy_current_cpu(void);               /* -1 when unknown */
 void proxy_spin_ms(int ms, const int *stop);
+void proxy_sleep_ms(int ms, const int *stop); /* idle, checking stop every 10 ms */
 long proxy_cpu_mhz(int cpu);               /* -1 when unknown */
 
 static inline void stat_add(uint64_t *counter, uint64_t v)

@@ -1,8 +1,10 @@
 /*
  * mini-proxy worker: sweep the rings round-robin, chain up to B valid
- * descriptors into one post, wait for its CQE, bump the completion
- * counters, publish the rings' progress. One thread per worker; everything
- * here but the error record and the ring control lines is the worker's own.
+ * descriptors into one post, keep up to K chains posted, reclaim
+ * completions as CQEs arrive (each completes every chain up to the WQE it
+ * names, oldest first): bump the completion counters, publish the rings'
+ * progress. One thread per worker; everything here but the error record
+ * and the ring control lines is the worker's own.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -151,10 +153,26 @@ static void build_wqe(proxy_worker *w, uint64_t pos, const gic_proxy_desc *d, ui
 			      a->src_addr + d->payload, a->src_lkey, len, fm_ce_se, 0);
 }
 
-/* B WQEs, the last signaled, announced by one doorbell. */
+/* Whether the chain about to be posted is signaled: every S-th chain,
+ * the one that fills the bound K (a full worker then waits for a CQE that
+ * will come), and one that would leave more than half of the send queue
+ * unsignaled (a worker waiting for room then has a CQE to wait for). */
+static int chain_signaled(const proxy_worker *w, const proxy_chain *chain)
+{
+	const gic_proxy_attr *a = &w->proxy->attr;
+	const gic_sq *sq = &w->data.sq;
+
+	return w->unsignaled + 1 >= (uint32_t)a->signal_every ||
+	       w->fly_cnt + 1 >= (uint32_t)a->inflight ||
+	       sq->resv + (uint64_t)chain->len - sq->signaled > sq->bb_cnt / 2;
+}
+
+/* B WQEs announced by one doorbell; the last one signaled when
+ * chain_signaled says so. The caller made room (one BB per request). */
 static int post_chain(proxy_worker *w, proxy_chain *chain)
 {
 	gic_sq *sq = &w->data.sq;
+	int sig = chain_signaled(w, chain);
 	uint64_t deadline = worker_deadline(w);
 
 	for (int i = 0; i < chain->len; i++) {
@@ -165,13 +183,36 @@ static int post_chain(proxy_worker *w, proxy_chain *chain)
 		if (rc)
 			return rc;
 		chain->req[i].wqe_pos = pos;
-		build_wqe(w, pos, &chain->req[i].desc, last ? GIC_CTRL_CQ_UPDATE : 0);
-		if (last)
+		build_wqe(w, pos, &chain->req[i].desc, last && sig ? GIC_CTRL_CQ_UPDATE : 0);
+		if (last && sig)
 			gic_sq_note_signaled(sq, pos + 1, 0);
 	}
+	chain->end = sq->resv;
+	w->unsignaled = sig ? 0 : w->unsignaled + 1;
 	/* The doorbell record and doorbell are release stores: they order the
 	 * WQE stores before the NIC can see them (gic_sq_ring). */
 	gic_sq_publish_excl(sq, PROXY_ORDER);
+	return 0;
+}
+
+/* A signaled NOP after an unsignaled tail (the worker found nothing more to
+ * take), when the queue has room: its CQE retires the tail. */
+static int post_nop(proxy_worker *w)
+{
+	gic_sq *sq = &w->data.sq;
+	uint64_t pos;
+	int rc;
+
+	if (sq->ready <= sq->signaled || sq->resv + 1 > sq->retired + sq->bb_cnt)
+		return 0;
+	rc = gic_sq_reserve_excl(sq, 1, &pos, PROXY_ORDER, worker_deadline(w));
+	if (rc)
+		return rc;
+	gic_wqe_nop(sq, pos, GIC_CTRL_CQ_UPDATE);
+	gic_sq_note_signaled(sq, pos + 1, 0);
+	gic_sq_publish_excl(sq, PROXY_ORDER);
+	w->unsignaled = 0;
+	stat_add(&w->stats.nops, 1);
 	return 0;
 }
 
@@ -267,33 +308,58 @@ static void release_slots(proxy_worker *w, const proxy_chain *chain, int n)
 	}
 }
 
-/* Counts, bumps and releases the chain's first n requests. */
+/* Releases, counts and bumps the chain's first n requests: the slots and
+ * the stats before the counters, so that whoever sees a counter sees the
+ * slots free and the requests counted. */
 static int complete_requests(proxy_worker *w, const proxy_chain *chain, int n)
 {
-	int rc = bump_counters(w, chain, n);
-
 	release_slots(w, chain, n);
 	stat_add(&w->stats.requests, (uint64_t)n);
-	return rc;
+	return bump_counters(w, chain, n);
 }
 
 /* ------------------------------------------------------------------ */
-/* Running a chain. */
+/* Chains in flight. */
 
-/* The error CQE names a WQE of the chain: that request failed; the ones
- * before it completed. */
-static int chain_failed(proxy_worker *w, const proxy_chain *chain)
+static proxy_chain *fly_at(proxy_worker *w, uint32_t k)
+{
+	return &w->fly[(w->fly_head + k) % (uint32_t)w->proxy->attr.inflight];
+}
+
+static int inflight_stuck(proxy_worker *w, int rc);
+
+/* The error CQE names a WQE of a chain in flight: that request failed;
+ * the ones before it (earlier chains, and earlier requests of its chain)
+ * completed. A NOP's or another WQE's error blames the oldest chain's first
+ * request. */
+static int inflight_failed(proxy_worker *w)
 {
 	const gic_cqe_info *e = &w->data.sq.err_info;
-	uint32_t slots;
+	proxy_chain *chain = NULL;
+	uint32_t slots, k;
 	gic_proxy_failure f;
 	char what[256];
 	int i = 0;
 
-	while (i < chain->len && (uint16_t)chain->req[i].wqe_pos != e->wqe_counter)
-		i++;
-	if (i == chain->len) /* not ours: blame the first request */
+	for (k = 0; k < w->fly_cnt && !chain; k++) {
+		proxy_chain *c = fly_at(w, k);
+
+		for (i = 0; i < c->len; i++) {
+			if ((uint16_t)c->req[i].wqe_pos == e->wqe_counter) {
+				chain = c;
+				break;
+			}
+		}
+	}
+	if (!chain && !w->fly_cnt)
+		return inflight_stuck(w, EIO); /* a NOP's error, nothing in flight */
+	if (!chain) {
+		chain = fly_at(w, 0);
 		i = 0;
+		k = 1;
+	}
+	for (uint32_t j = 0; j + 1 < k; j++)
+		complete_requests(w, fly_at(w, j), fly_at(w, j)->len);
 	complete_requests(w, chain, i);
 	slots = w->proxy->rings[chain->req[i].ring].slot_cnt;
 	describe_request(what, sizeof(what), &chain->req[i], slots);
@@ -305,58 +371,147 @@ static int chain_failed(proxy_worker *w, const proxy_chain *chain)
 	return EIO;
 }
 
-/* No CQE (or a foreign one) within the deadline. */
-static int chain_stuck(proxy_worker *w, const proxy_chain *chain, int rc)
+/* No completion (or a foreign CQE) within the limit: blames the oldest
+ * chain in flight. */
+static int inflight_stuck(proxy_worker *w, int rc)
 {
-	uint32_t slots = w->proxy->rings[chain->req[0].ring].slot_cnt;
-	gic_proxy_failure f = failure_of(rc, &chain->req[0], 0, 0);
+	const proxy_chain *chain = fly_at(w, 0);
+	uint32_t slots;
+	gic_proxy_failure f;
 	char what[256];
 
+	if (!w->fly_cnt) { /* only a NOP outstanding */
+		f = no_request(rc);
+		proxy_record_failure(w, &f, "worker %d: data QP: %s", w->index,
+				     rc == ETIMEDOUT ? "no completion within the timeout" :
+				     strerror(rc));
+		return rc;
+	}
+	slots = w->proxy->rings[chain->req[0].ring].slot_cnt;
+	f = failure_of(rc, &chain->req[0], 0, 0);
 	describe_request(what, sizeof(what), &chain->req[0], slots);
-	proxy_record_failure(w, &f, "worker %d: chain of %d requests starting at %s: %s",
-			     w->index, chain->len, what,
+	proxy_record_failure(w, &f, "worker %d: chain of %d requests starting at %s (%u chains in "
+			     "flight): %s", w->index, chain->len, what, w->fly_cnt,
 			     rc == ETIMEDOUT ? "no completion within the timeout" : strerror(rc));
 	return rc;
 }
 
-/* Polls the data QP's CQ until everything posted has retired: 0, EIO
- * (error CQE), EPROTO or ETIMEDOUT. As gic_sq_wait_retired, with the
- * worker's spin policy (worker_spin). */
-static int wait_chain_cqe(proxy_worker *w)
+/* Polls the data CQ until it is empty and completes, oldest first, every
+ * chain that ends at or before the retired position (one CQE may complete
+ * several). Never waits. 0, or the recorded errno: EIO (error CQE), EPROTO
+ * (a CQE of another QP), ETIMEDOUT (chains in flight and no completion for
+ * timeout_ms). */
+static int reap(proxy_worker *w)
 {
 	gic_sq *sq = &w->data.sq;
-	uint64_t deadline = worker_deadline(w);
-	uint32_t spins = 0;
+	int progress = 0;
 
 	while (sq->retired < sq->ready) {
-		int rc = gic_sq_poll_once(sq, PROXY_ORDER, 0);
+		int rc = gic_sq_poll_once(sq, PROXY_ORDER, 0), done = 0;
 
-		if (rc != EAGAIN && rc)
-			return rc;
-		if (rc == EAGAIN) {
-			if (gic_now_ns() > deadline)
-				return ETIMEDOUT;
-			worker_spin(w, &spins);
+		if (rc == EIO)
+			return inflight_failed(w);
+		if (rc == EAGAIN)
+			break;
+		if (rc)
+			return inflight_stuck(w, rc);
+		while (w->fly_cnt && fly_at(w, 0)->end <= sq->retired) {
+			proxy_chain *c = fly_at(w, 0);
+
+			rc = complete_requests(w, c, c->len);
+			w->fly_head = (w->fly_head + 1) % (uint32_t)w->proxy->attr.inflight;
+			w->fly_cnt--;
+			done++;
+			if (rc)
+				return rc;
 		}
+		if (done > 1)
+			stat_add(&w->stats.multi_reclaims, 1);
+		progress = 1;
 	}
+	if (progress || sq->retired >= sq->ready) {
+		w->stall_since = 0;
+		return 0;
+	}
+	/* No progress with WQEs posted: the limit runs from the first such
+	 * poll (the clock is read only while nothing completes). */
+	if (!w->stall_since)
+		w->stall_since = gic_now_ns();
+	else if (gic_now_ns() - w->stall_since > w->proxy->timeout_ns)
+		return inflight_stuck(w, ETIMEDOUT);
 	return 0;
 }
 
-/* Posts the chain, waits for its CQE, completes it. 0 or an errno (the
- * failure is recorded). */
-static int run_chain(proxy_worker *w, proxy_chain *chain)
+/* Polls completions until fewer than K chains are posted and the send
+ * queue has room for `need` BBs, counting a stall when it had to wait.
+ * 0 or the recorded errno. */
+static int make_room(proxy_worker *w, uint32_t need)
+{
+	gic_sq *sq = &w->data.sq;
+	uint32_t k = (uint32_t)w->proxy->attr.inflight, spins = 0;
+	int bound = 0, full = 0;
+
+	for (;;) {
+		int rc;
+
+		if (w->fly_cnt >= k) {
+			if (!bound++)
+				stat_add(&w->stats.bound_stalls, 1);
+		} else if (sq->resv + need > sq->retired + sq->bb_cnt) {
+			if (!full++)
+				stat_add(&w->stats.sq_full_stalls, 1);
+		} else {
+			return 0;
+		}
+		rc = reap(w);
+		if (rc)
+			return rc;
+		if (w->fly_cnt < k && sq->resv + need <= sq->retired + sq->bb_cnt)
+			return 0;
+		worker_spin(w, &spins);
+	}
+}
+
+/* Posts the chain gathered in the slot after the newest one in flight and
+ * adds it to the chains in flight. 0 or the recorded errno. */
+static int launch(proxy_worker *w, proxy_chain *chain)
 {
 	int rc = post_chain(w, chain);
 
+	if (rc) {
+		/* make_room left room: only the deadline of a queue that a
+		 * failed NIC stopped retiring gets here. */
+		gic_proxy_failure f = failure_of(rc, &chain->req[0], 0, 0);
+
+		proxy_record_failure(w, &f, "worker %d: could not post a chain: %s", w->index,
+				     strerror(rc));
+		return rc;
+	}
 	stat_add(&w->stats.chains, 1);
 	stat_add(&w->stats.chain_len[chain->len], 1);
-	if (!rc)
-		rc = wait_chain_cqe(w);
-	if (rc == EIO)
-		return chain_failed(w, chain);
-	if (rc)
-		return chain_stuck(w, chain, rc);
-	return complete_requests(w, chain, chain->len);
+	w->fly_cnt++;
+	if (w->fly_cnt > w->stats.inflight_max)
+		__atomic_store_n(&w->stats.inflight_max, w->fly_cnt, __ATOMIC_RELAXED);
+	return 0;
+}
+
+/* Completes every chain in flight (a signaled NOP first when the newest is
+ * unsignaled). 0 or the recorded errno. */
+static int drain_inflight(proxy_worker *w)
+{
+	uint32_t spins = 0;
+
+	while (w->fly_cnt) {
+		int rc = post_nop(w);
+
+		if (!rc)
+			rc = reap(w);
+		if (rc)
+			return rc;
+		if (w->fly_cnt)
+			worker_spin(w, &spins);
+	}
+	return 0;
 }
 
 /* Records a descriptor the worker will not serve. */
@@ -403,27 +558,39 @@ static void drain_counter_qp(proxy_worker *w)
 static void worker_loop(proxy_worker *w)
 {
 	gic_proxy *p = w->proxy;
-	proxy_chain chain;
 	uint32_t idle = 0;
 
 	/* A service loop, not a wait: it ends when stop is set (acquire: the
-	 * flag only; stop publishes nothing else). */
+	 * flag only; stop publishes nothing else). Then the chains posted are
+	 * completed (drain_inflight). */
 	while (!__atomic_load_n(&p->stop, __ATOMIC_ACQUIRE)) {
-		if (poll_counter_cq(w))
+		proxy_chain *chain;
+
+		if (poll_counter_cq(w) || reap(w))
 			return;
-		gather(w, &chain);
-		if (!chain.len && !chain.refused) {
+		if (w->fly_cnt >= (uint32_t)p->attr.inflight && make_room(w, 1))
+			return;
+		chain = fly_at(w, w->fly_cnt);
+		gather(w, chain);
+		if (!chain->len && !chain->refused) {
+			/* Nothing to take: an unsignaled tail gets its CQE. */
+			if (post_nop(w))
+				return;
 			worker_spin(w, &idle);
 			continue;
 		}
 		idle = 0;
-		if (chain.len && run_chain(w, &chain))
+		if (chain->len && (make_room(w, (uint32_t)chain->len) || launch(w, chain)))
 			return;
-		if (chain.refused) {
-			refuse(w, &chain);
+		if (chain->refused) {
+			/* The requests before it complete first. */
+			if (!drain_inflight(w))
+				refuse(w, chain);
 			return;
 		}
 	}
+	if (!w->failed)
+		drain_inflight(w);
 }
 
 /* Pins (when asked), warms up, reports ready, runs. */
@@ -446,6 +613,7 @@ void *proxy_worker_main(void *arg)
 			return NULL;
 		}
 	}
+	proxy_sleep_ms(p->attr.idle_ms, &p->stop);
 	proxy_spin_ms(p->attr.warmup_ms, &p->stop);
 	/* Relaxed: a number; the release of `ready` orders it before start()
 	 * returns. */

@@ -2,6 +2,7 @@
 #include "proxy_env.h"
 
 #include <errno.h>
+#include <unistd.h>
 
 static void deferred_free(void *p, void *ctx)
 {
@@ -56,6 +57,24 @@ static softnic *env_nic(const proxy_env *e)
 	return softnic_open(&na);
 }
 
+/* Proxy k's first worker core: from core 8 (engines on 2..5, the host
+ * thread elsewhere), proxy 1's workers after proxy 0's; when that passes
+ * the machine's last core, packed from core 6 (T = 8 with two proxies on
+ * 16 cores); -1 (unpinned, said once) when even that does not fit. */
+static int env_first_cpu(const proxy_env_cfg *c, int k)
+{
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	int need = c->pes * c->workers, base = 8 + need <= ncpu ? 8 : 6;
+
+	if (base + need > ncpu) {
+		if (k == 0)
+			fprintf(stderr, "proxy_env: %d workers do not fit cores 6..%ld: unpinned\n",
+				need, ncpu - 1);
+		return -1;
+	}
+	return base + k * c->workers;
+}
+
 /* Proxy k: PE k's producers, writing into PE 1-k's region. */
 static gic_proxy *env_proxy(proxy_env *e, int k)
 {
@@ -73,9 +92,11 @@ static gic_proxy *env_proxy(proxy_env *e, int k)
 	pa.protocol = c->protocol;
 	pa.counter_kind = c->nic_kind == PROXY_NIC_GPU ? GIC_PROXY_COUNTER_GPU : GIC_PROXY_COUNTER_HOST;
 	pa.log_ring_slots = c->log_ring_slots ? c->log_ring_slots : 10;
-	pa.first_cpu = 8 + 4 * k; /* engines and the host thread elsewhere */
+	pa.first_cpu = env_first_cpu(c, k);
 	pa.timeout_ms = 2000;
 	pa.warmup_ms = c->warmup_ms;
+	pa.idle_ms = c->idle_ms;
+	pa.inflight = c->inflight;
 	pa.dst_addr = (uint64_t)(uintptr_t)e->region[1 - k];
 	pa.dst_rkey = softnic_mr_rkey(e->region_mr[1 - k]) ^ (k == 0 && c->bad_rkey ? 0x5a00 : 0);
 	pa.src_addr = (uint64_t)(uintptr_t)e->src[k];

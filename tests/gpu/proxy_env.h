@@ -35,7 +35,9 @@ typedef struct proxy_env_cfg {
 	int log_ring_slots; /* 0: 2^10 slots */
 	size_t region_len;  /* bytes of each PE's region and source */
 	int bad_rkey;       /* 1: proxy 0 writes with a wrong rkey (error cases) */
-	int warmup_ms;      /* workers spin their cores this long at start (0: cold) */
+	int warmup_ms;      /* workers spin their cores this long at start (0: none) */
+	int inflight;       /* K chains per worker (0: the proxy's default, 8) */
+	int idle_ms;        /* workers idle this long before the warm-up (0: none) */
 } proxy_env_cfg;
 
 typedef struct proxy_env {

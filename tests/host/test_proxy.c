@@ -54,6 +54,8 @@ typedef struct fx_cfg {
 	uint32_t counters; /* default MAX_COUNTERS */
 	uint32_t counter_rkey_xor; /* nonzero: a wrong counter rkey */
 	int no_start;
+	int inflight, signal_every, log_sq_bb, idle_ms; /* 0: the proxy's defaults */
+	int manual_engine; /* 1: no engine threads; the test calls softnic_progress() */
 } fx_cfg;
 
 typedef struct fx {
@@ -100,7 +102,8 @@ static gic_proxy_attr fx_attr(const fx *f, const fx_cfg *c)
 		.workers = c->workers, .rings = c->rings, .batch = c->batch,
 		.protocol = c->protocol, .counter_kind = c->counter_kind,
 		.log_ring_slots = c->log_slots, .first_cpu = c->first_cpu,
-		.warmup_ms = c->warmup_ms,
+		.warmup_ms = c->warmup_ms, .idle_ms = c->idle_ms, .inflight = c->inflight,
+		.signal_every = c->signal_every, .log_sq_bb = c->log_sq_bb,
 		.idle_sleep_ns = 1000, /* this machine's cores are shared (2 cores, CI) */
 		.dst_addr = (uint64_t)(uintptr_t)f->dst, .dst_rkey = softnic_mr_rkey(f->dst_mr),
 		.src_addr = (uint64_t)(uintptr_t)f->src, .src_lkey = softnic_mr_lkey(f->src_mr),
@@ -125,7 +128,7 @@ static void fx_close(fx *f)
  * failure, with a message. */
 static fx *fx_open(const fx_cfg *c)
 {
-	softnic_attr na = { .engine_threads = 1 };
+	softnic_attr na = { .engine_threads = c->manual_engine ? 0 : 1 };
 	fx *f = calloc(1, sizeof(*f));
 	gic_proxy_attr a;
 
@@ -365,7 +368,31 @@ CASE(attr_checks)
 	BAD(warmup_ms, -1);
 	BAD(counters, 0);
 	BAD(counters, 257);
+	BAD(inflight, -1);
+	BAD(inflight, 33);
+	BAD(signal_every, -1);
+	BAD(signal_every, 9); /* above the default K = 8 */
+	BAD(log_sq_bb, -1);
+	BAD(log_sq_bb, 15);
+	BAD(idle_ms, -1);
+	BAD(idle_ms, 600001);
 #undef BAD
+	c.batch = 16;
+	c.log_sq_bb = 3;
+	CHECK(create_fails_einval(f, &c, "send queue smaller than a chain"), "log_sq_bb 3, B 16");
+	c.log_sq_bb = 4;
+	c.inflight = 2;
+	c.signal_every = 2;
+	{
+		gic_proxy_attr ok = fx_attr(f, &c);
+		gic_proxy *p = gic_proxy_create(&ok);
+
+		CHECK(p, "K 2, S 2, log_sq_bb 4, B 16: %s", p ? "" : strerror(errno));
+		gic_proxy_destroy(p);
+	}
+	c.batch = 1;
+	c.log_sq_bb = 0;
+	c.inflight = c.signal_every = 0;
 	c.workers = 4;
 	c.rings = 3;
 	CHECK(create_fails_einval(f, &c, "fewer rings than workers"), "rings < workers");
@@ -760,6 +787,249 @@ CASE(chain_b16)
 {
 	run_chain_prefilled(16);
 	run_chain_streaming(16);
+}
+
+/* ------------------------------------------------------------------ */
+/* Chains in flight (attr.inflight K, signal_every S). The manual-engine
+ * cases drive the NIC with softnic_progress(), so the worker's state at a
+ * stall is fixed: K chains posted, or a send queue with no room. */
+
+/* Fills rings 0..rings-1 with n requests each (ids r * RING_IDS + i,
+ * counter r). */
+static int prefill(fx *f, int rings, uint64_t n)
+{
+	for (int r = 0; r < rings; r++)
+		for (uint64_t i = 0; i < n; i++)
+			if (enqueue_id(&f->views[r], (uint64_t)r * RING_IDS + i, (uint32_t)r,
+				       after(SEC), NULL))
+				return 0;
+	return 1;
+}
+
+/* Waits until the worker has posted want chains (stats), at most 10 s. */
+static int wait_chains(fx *f, uint64_t want)
+{
+	uint64_t deadline = after(LONG_WAIT);
+	gic_proxy_stats st;
+
+	for (;;) {
+		gic_proxy_get_stats(f->proxy, -1, &st);
+		if (st.chains >= want)
+			return 1;
+		if (gic_now_ns() > deadline)
+			return 0;
+		sched_yield();
+	}
+}
+
+/* Runs the NIC by hand until every ring 0..rings-1's counter reaches n,
+ * waiting in reverse ring order (not the order the chains complete);
+ * 0 or ETIMEDOUT. */
+static int drive_until(fx *f, int rings, uint64_t n)
+{
+	uint64_t deadline = after(LONG_WAIT);
+
+	for (int r = rings - 1; r >= 0; r--) {
+		while (__atomic_load_n(&f->counters[r], __ATOMIC_ACQUIRE) < n) {
+			if (gic_now_ns() > deadline)
+				return ETIMEDOUT;
+			if (!softnic_progress(f->nic))
+				sched_yield();
+		}
+	}
+	return 0;
+}
+
+/* Checks the counters, every payload and the requests of rings 0..rings-1. */
+static void check_exact(fx *f, int rings, uint64_t n, const char *what)
+{
+	gic_proxy_stats st;
+	uint64_t in_chains = 0;
+
+	for (int r = 0; r < rings; r++) {
+		CHECK(counter_value(f, (uint32_t)r) == n, "%s: ring %d counter %llu, want %llu", what,
+		      r, (unsigned long long)counter_value(f, (uint32_t)r), (unsigned long long)n);
+		CHECK(bad_payloads(f, (uint64_t)r * RING_IDS, 1, n) == 0, "%s: ring %d payloads", what,
+		      r);
+		CHECK(ring_consumed(f, r) == n, "%s: ring %d consumed %llu", what, r,
+		      (unsigned long long)ring_consumed(f, r));
+	}
+	gic_proxy_get_stats(f->proxy, -1, &st);
+	for (int len = 0; len <= GIC_PROXY_MAX_BATCH; len++)
+		in_chains += st.chain_len[len] * (uint64_t)len;
+	CHECK(st.requests == (uint64_t)rings * n && in_chains == st.requests,
+	      "%s: %llu requests completed, %llu in chains, want %llu", what,
+	      (unsigned long long)st.requests, (unsigned long long)in_chains,
+	      (unsigned long long)rings * n);
+	CHECK(guards_intact(f), "%s: guard zones", what);
+}
+
+/* K = 3: the worker posts three chains and stalls (the rings stay full:
+ * another enqueue times out); the NIC runs; everything completes. */
+CASE(inflight_bound_stall)
+{
+	fx_cfg c = fx_default(1, 4, 4, GIC_PROXY_TUNED);
+	gic_proxy_stats st;
+	fx *f;
+
+	c.manual_engine = 1;
+	c.inflight = 3;
+	c.log_slots = 4;
+	c.no_start = 1;
+	f = fx_open(&c);
+	REQUIRE(f, "fixture");
+	REQUIRE(prefill(f, 4, 16), "prefill");
+	REQUIRE(gic_proxy_start(f->proxy) == 0, "start");
+	REQUIRE(wait_chains(f, 3), "three chains posted");
+	usleep(50000); /* the worker is at its bound: no fourth chain */
+	gic_proxy_get_stats(f->proxy, -1, &st);
+	CHECK(st.chains == 3 && st.requests == 0 && st.inflight_max == 3 && st.bound_stalls == 1,
+	      "at the bound: %llu chains, %llu requests, %llu in flight, %llu stalls",
+	      (unsigned long long)st.chains, (unsigned long long)st.requests,
+	      (unsigned long long)st.inflight_max, (unsigned long long)st.bound_stalls);
+	CHECK(counter_value(f, 0) == 0 && ring_consumed(f, 0) == 0, "nothing completed yet");
+	CHECK(enqueue_id(&f->views[1], 999, 1, after(20 * MS), NULL) == ETIMEDOUT,
+	      "ring 1 full while its requests are in flight");
+	REQUIRE(drive_until(f, 4, 16) == 0, "resume: %s", gic_proxy_error(f->proxy));
+	check_exact(f, 4, 16, "K=3");
+	gic_proxy_get_stats(f->proxy, -1, &st);
+	CHECK(st.chains == 16 && st.inflight_max == 3 && st.bound_stalls >= 1,
+	      "%llu chains, %llu in flight at most", (unsigned long long)st.chains,
+	      (unsigned long long)st.inflight_max);
+	/* The freed slots take new requests, which complete too. */
+	for (uint64_t i = 16; i < 24; i++)
+		REQUIRE(enqueue_id(&f->views[0], i, 0, after(SEC), NULL) == 0, "enqueue %llu",
+			(unsigned long long)i);
+	REQUIRE(drive_until(f, 1, 24) == 0, "second round: %s", gic_proxy_error(f->proxy));
+	CHECK(bad_payloads(f, 0, 1, 24) == 0, "second round payloads");
+	gic_proxy_stop(f->proxy);
+	fx_close(f);
+}
+
+/* A send queue of 16 BBs and B = 16: one chain fills it, the next waits
+ * for room (K = 4 is not the limit), then resumes. */
+CASE(inflight_sq_full)
+{
+	fx_cfg c = fx_default(1, 4, 16, GIC_PROXY_TUNED);
+	gic_proxy_stats st;
+	fx *f;
+
+	c.manual_engine = 1;
+	c.inflight = 4;
+	c.log_sq_bb = 4;
+	c.log_slots = 4;
+	c.no_start = 1;
+	f = fx_open(&c);
+	REQUIRE(f, "fixture");
+	REQUIRE(prefill(f, 4, 16), "prefill");
+	REQUIRE(gic_proxy_start(f->proxy) == 0, "start");
+	REQUIRE(wait_chains(f, 1), "first chain posted");
+	usleep(50000);
+	gic_proxy_get_stats(f->proxy, -1, &st);
+	CHECK(st.chains == 1 && st.sq_full_stalls == 1 && st.bound_stalls == 0,
+	      "queue full: %llu chains, %llu full stalls, %llu bound stalls",
+	      (unsigned long long)st.chains, (unsigned long long)st.sq_full_stalls,
+	      (unsigned long long)st.bound_stalls);
+	REQUIRE(drive_until(f, 4, 16) == 0, "resume: %s", gic_proxy_error(f->proxy));
+	check_exact(f, 4, 16, "full queue");
+	gic_proxy_get_stats(f->proxy, -1, &st);
+	CHECK(st.chains == 4 && st.chain_len[16] == 4 && st.sq_full_stalls >= 1,
+	      "%llu chains, %llu full stalls", (unsigned long long)st.chains,
+	      (unsigned long long)st.sq_full_stalls);
+	gic_proxy_stop(f->proxy);
+	fx_close(f);
+}
+
+/* S = 4: three unsignaled chains before each signaled one, so one CQE
+ * completes four chains. The NIC writes one CQE per signaled chain, and
+ * every request is counted once. */
+CASE(inflight_one_cqe_many_chains)
+{
+	fx_cfg c = fx_default(1, 8, 4, GIC_PROXY_TUNED);
+	softnic_stats s0, s1;
+	gic_proxy_stats st;
+	fx *f;
+
+	c.manual_engine = 1;
+	c.inflight = 8;
+	c.signal_every = 4;
+	c.log_slots = 3;
+	c.no_start = 1;
+	f = fx_open(&c);
+	REQUIRE(f, "fixture");
+	REQUIRE(prefill(f, 8, 8), "prefill");
+	softnic_get_stats(f->nic, &s0);
+	REQUIRE(gic_proxy_start(f->proxy) == 0, "start");
+	REQUIRE(wait_chains(f, 8), "eight chains posted");
+	REQUIRE(drive_until(f, 8, 8) == 0, "drive: %s", gic_proxy_error(f->proxy));
+	check_exact(f, 8, 8, "S=4");
+	gic_proxy_stop(f->proxy);
+	softnic_get_stats(f->nic, &s1);
+	gic_proxy_get_stats(f->proxy, -1, &st);
+	CHECK(st.chains == 16 && st.inflight_max == 8, "%llu chains, %llu in flight at most",
+	      (unsigned long long)st.chains, (unsigned long long)st.inflight_max);
+	CHECK(st.multi_reclaims == 4 && st.nops == 0, "%llu CQEs completed several chains, %llu "
+	      "NOPs", (unsigned long long)st.multi_reclaims, (unsigned long long)st.nops);
+	CHECK(s1.cqes_written - s0.cqes_written == 4 && s1.wqes_executed - s0.wqes_executed == 64,
+	      "NIC: %llu CQEs, %llu WQEs", (unsigned long long)(s1.cqes_written - s0.cqes_written),
+	      (unsigned long long)(s1.wqes_executed - s0.wqes_executed));
+	fx_close(f);
+}
+
+/* S = 4 with one request at a time: every chain is unsignaled when the
+ * rings run dry, so the worker closes it with a signaled NOP. */
+CASE(inflight_idle_nop)
+{
+	fx_cfg c = fx_default(1, 1, 4, GIC_PROXY_TUNED);
+	gic_proxy_stats st;
+	fx *f;
+
+	c.signal_every = 4;
+	f = fx_open(&c);
+	REQUIRE(f, "fixture");
+	for (uint64_t i = 0; i < 20; i++) {
+		REQUIRE(enqueue_id(&f->views[0], i, 0, after(SEC), NULL) == 0, "enqueue %llu",
+			(unsigned long long)i);
+		REQUIRE(wait_counter(f, 0, 0, i + 1, LONG_WAIT) == 0, "request %llu: %s",
+			(unsigned long long)i, gic_proxy_error(f->proxy));
+	}
+	check_exact(f, 1, 20, "one at a time");
+	gic_proxy_get_stats(f->proxy, -1, &st);
+	CHECK(st.nops >= 1, "%llu NOPs", (unsigned long long)st.nops);
+	fx_close(f);
+}
+
+/* Streaming producers, several workers, K and S varied: counters,
+ * payloads and each worker's share exact. */
+CASE(inflight_streaming)
+{
+	static const int shapes[][5] = { /* T, R, B, K, S */
+		{ 1, 4, 1, 8, 1 }, { 1, 6, 4, 5, 2 }, { 2, 6, 4, 32, 3 }, { 3, 7, 16, 2, 1 },
+		{ 2, 2, 1, 1, 1 } };
+	producer prs[MAX_PRODUCERS];
+
+	for (size_t i = 0; i < sizeof(shapes) / sizeof(shapes[0]); i++) {
+		fx_cfg c = fx_default(shapes[i][0], shapes[i][1], shapes[i][2], GIC_PROXY_TUNED);
+		gic_proxy_stats st;
+		fx *f;
+
+		c.inflight = shapes[i][3];
+		c.signal_every = shapes[i][4];
+		c.log_slots = 5;
+		f = fx_open(&c);
+		REQUIRE(f, "fixture T%d R%d B%d K%d S%d", c.workers, c.rings, c.batch, c.inflight,
+			c.signal_every);
+		REQUIRE(stream_rings(f, c.rings, 1, 300, prs) == c.rings, "producers");
+		for (int k = 0; k < c.rings; k++)
+			CHECK(prs[k].rc == 0, "producer %d: %s", k, gic_proxy_error(f->proxy));
+		check_rings(f, &c, 300);
+		gic_proxy_stop(f->proxy);
+		check_exact(f, c.rings, 300, "streaming");
+		gic_proxy_get_stats(f->proxy, -1, &st);
+		CHECK(st.inflight_max <= (uint64_t)c.inflight, "K%d: %llu in flight", c.inflight,
+		      (unsigned long long)st.inflight_max);
+		fx_close(f);
+	}
 }
 
 /* ------------------------------------------------------------------ */
@@ -1188,7 +1458,9 @@ static const tk_case cases[] = {
 	TK_ENTRY(wrap_baseline), TK_ENTRY(wrap_tuned), TK_ENTRY(full_ring_baseline),
 	TK_ENTRY(full_ring_tuned), TK_ENTRY(rings_workers_baseline),
 	TK_ENTRY(rings_workers_tuned), TK_ENTRY(chain_b1), TK_ENTRY(chain_b4),
-	TK_ENTRY(chain_b16), TK_ENTRY(counter_gpu_baseline), TK_ENTRY(counter_gpu_tuned),
+	TK_ENTRY(chain_b16), TK_ENTRY(inflight_bound_stall), TK_ENTRY(inflight_sq_full),
+	TK_ENTRY(inflight_one_cqe_many_chains), TK_ENTRY(inflight_idle_nop),
+	TK_ENTRY(inflight_streaming), TK_ENTRY(counter_gpu_baseline), TK_ENTRY(counter_gpu_tuned),
 	TK_ENTRY(counter_host), TK_ENTRY(payload_sizes), TK_ENTRY(error_remote_bounds),
 	TK_ENTRY(error_bad_source), TK_ENTRY(error_refused), TK_ENTRY(error_counter_qp),
 	TK_ENTRY(shutdown_host_counters), TK_ENTRY(shutdown_gpu_counters),
