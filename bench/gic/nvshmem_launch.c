@@ -66,8 +66,11 @@ const char *gic_nv_qp_quiet_unavailable(void)
 {
 	static char why[GIC_PL_NOTE_MAX];
 	const char *remote = getenv("NVSHMEM_REMOTE_TRANSPORT");
+	const char *ibgda = getenv("NVSHMEM_IB_ENABLE_IBGDA");
 	static const char *const no_qps[] = { "none", "ucx", "libfabric" };
 
+	if (ibgda && (!strcmp(ibgda, "1") || !strcasecmp(ibgda, "true")))
+		return NULL; /* IBGDA makes RC QPs of its own, whatever the remote transport */
 	if (!remote || !*remote)
 		remote = "ibrc"; /* NVSHMEM's own default when nobody sets it */
 	for (size_t i = 0; i < sizeof(no_qps) / sizeof(no_qps[0]); i++) {

@@ -264,7 +264,7 @@ softnic *emu_gpu_open(int device, int warps);
 int emu_gpu_region_check(const void *addr, size_t len);
 
 /* The CPU engine's GPU regions (gic/softnic_devmem.h): when [addr, addr +
- * len) is device memory of one CUDA GPU, attaches the CUDA part to emu.nic
+ * len) starts in device memory of a CUDA GPU, attaches the CUDA part to emu.nic
  * (once, for the first such GPU) and returns 0; else (host memory, no
  * CUDA, a build without it, the part failing: said on stderr) an errno. */
 int emu_gpu_devmem_prepare(const void *addr, size_t len);

@@ -371,7 +371,7 @@ struct ibv_mr *ibv_reg_mr_iova2(struct ibv_pd *pd, void *addr, size_t len, uint6
 
 		if (rc == EFAULT)
 			fprintf(stderr, "gic-emu: ibv_reg_mr(%p, %zu): neither host memory this "
-				"process can read nor device memory of one CUDA GPU\n", addr, len);
+				"process can read nor device memory of a CUDA GPU\n", addr, len);
 		if (rc)
 			return fail_null(rc);
 		device = 1; /* the CPU engine moves its bytes through CUDA */
