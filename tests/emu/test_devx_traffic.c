@@ -27,7 +27,8 @@
 #define QPC(f) gic_prm_at(GIC_PRM_CREATE_QP_IN_QPC, f)
 #define ADS(f) QPC(gic_prm_at(GIC_PRM_QPC_PRIMARY_ADDRESS_PATH, f))
 
-enum { LOG_CQ = 10, LOG_SQ = 6, WRITES = 40, CQ_BYTES = 64 << LOG_CQ, SQ_BYTES = 64 << LOG_SQ };
+enum { LOG_CQ = 10, LOG_SQ = 6, WRITES = 40, CQ_BYTES = 64 << LOG_CQ, SQ_BYTES = 64 << LOG_SQ,
+       MEM_BYTES = 2 * 65536 /* CQ ring | SQ ring | records (4 KiB), rounded up */ };
 
 static struct ibv_context *ctx;
 static uint8_t in[512], out[512];
@@ -61,13 +62,12 @@ typedef struct dq {
 
 static int make_umem(dq *q)
 {
-	q->mem = aligned_alloc(65536, CQ_BYTES + SQ_BYTES + 4096);
+	q->mem = aligned_alloc(65536, MEM_BYTES); /* a multiple of the alignment (C11) */
 	if (!q->mem)
 		return 1;
-	memset(q->mem, 0, CQ_BYTES + SQ_BYTES + 4096);
+	memset(q->mem, 0, MEM_BYTES);
 	memset(q->mem, 0xff, CQ_BYTES); /* as NVSHMEM: every CQE reads as not done */
-	q->umem = mlx5dv_devx_umem_reg(ctx, q->mem, CQ_BYTES + SQ_BYTES + 4096,
-				       IBV_ACCESS_LOCAL_WRITE);
+	q->umem = mlx5dv_devx_umem_reg(ctx, q->mem, MEM_BYTES, IBV_ACCESS_LOCAL_WRITE);
 	q->uar = mlx5dv_devx_alloc_uar(ctx, 1u << 31); /* NC dedicated: a page per QP */
 	return !q->umem || !q->uar;
 }
