@@ -77,10 +77,14 @@ def main(argv):
     made.append(bar(plt, os.path.join(out, "lat_issue.png"), "issue time per ordering",
                     items_of([r for r in rows(results, "lat", "issue")
                               if "size=" not in r["name"]]), "us"))
-    sweep = [r for r in rows(results, "lat", "issue")
-             if "size=" in r["name"] and not r["name"].endswith("floor")]
+    # The register-payload rows (gda-inline, the paper's mini-gda); the
+    # staged rows (gda-inline-staged) are in the report's table.
+    sweep = sorted([r for r in rows(results, "lat", "issue")
+                    if "size=" in r["name"] and not r["name"].endswith("floor")
+                    and r["name"].startswith("gda-inline ")],
+                   key=lambda r: int(r["name"].split("size=")[1]))
     made.append(line(plt, os.path.join(out, "lat_inline_sweep.png"),
-                     "issue time against inline payload size",
+                     "issue time against inline payload size (payload in registers)",
                      [int(r["name"].split("size=")[1]) for r in sweep],
                      [r["p50"] for r in sweep], "inline payload bytes", "us"))
     made.append(bar(plt, os.path.join(out, "rate.png"), "message rate per row",

@@ -92,7 +92,10 @@ static const char help[] =
 	"  --qps N        QPs configured per PE (1..64; default 1); QP 0 is used\n"
 	"  --scope S      qp: complete the used QP; all: PE-wide quiet over every QP\n"
 	"  --sweep        inline payload size sweep over -b..-e by -f (gda-inline;\n"
-	"                 default sizes 8..512 with --quick 8..64)\n";
+	"                 default sizes 8..512 with --quick 8..64; on the GPU per size\n"
+	"                 a row with the payload in registers, built for 8 12 16 32\n"
+	"                 48 64 128 256 512, and a gda-inline-staged row loading it\n"
+	"                 from GPU memory)\n";
 
 /* Applies one flag at argv[*i]; 0 or EINVAL. */
 static int lat_flag(lat_state *st, int argc, char **argv, int *i)

@@ -19,7 +19,12 @@
  * Result names (also the keys of the paper table, bench/gic/paper.c):
  *   "<path> <order>"   for mini-gda paths, e.g. "gda-inline fence-gpu";
  *   "<path>"           for proxy paths, e.g. "proxy-tuned";
- *   "<path> <order> size=<B>" for --sweep rows;
+ *   "<path> <order> size=<B>" for --sweep rows; on the GPU two per size:
+ *   "gda-inline ..." with the payload in registers when the clock starts
+ *   (gic_wqe_write_inline_regs, the paper's mini-gda; sizes 8 12 16 32 48
+ *   64 128 256 512) and "gda-inline-staged ..." loading it from GPU memory
+ *   inside the timed span (gic_wqe_write_inline); params payload=registers
+ *   or payload=memory;
  *   "nvshmem put" (issue, put+completion) and "nvshmem p" (issue,
  *   put+completion, rtt) for the NVSHMEM path, transport "nvshmem-p2p"
  *   (or the NIC transport NVSHMEM was told to use); with issue or

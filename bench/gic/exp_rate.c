@@ -41,15 +41,31 @@ static const rate_row table5[] = {
 	{ "t64-q64-s64-b16", 64, 64, 64, 16, GIC_RATE_OWN, 0, 8 },
 };
 
-/* Figure 3b: inline against pointer payloads as the size grows, one
- * thread on one QP, 16 WQEs per doorbell; asked for by name or as fig3b. */
+/* Figure 3b: inline against pointer payloads as the size grows, at the
+ * paper's 16 QPs (16 threads, each owning one, on 16 CTAs), 16 WQEs per
+ * doorbell; inline payloads in registers (the paper's mini-gda) and staged
+ * in GPU memory (payload in memory). The fig3b-q1-* rows are the same on
+ * one thread and one QP. Asked for by name, as fig3b (the 16-QP rows) or
+ * as fig3b-q1 (the one-QP rows). */
 static const rate_row fig3b_rows[] = {
-	{ "fig3b-inline-8", 1, 1, 1, 16, GIC_RATE_OWN, 0, 8 },
-	{ "fig3b-pointer-8", 1, 1, 1, 16, GIC_RATE_OWN, 1, 8 },
-	{ "fig3b-inline-64", 1, 1, 1, 16, GIC_RATE_OWN, 0, 64 },
-	{ "fig3b-pointer-64", 1, 1, 1, 16, GIC_RATE_OWN, 1, 64 },
-	{ "fig3b-inline-256", 1, 1, 1, 16, GIC_RATE_OWN, 0, 256 },
-	{ "fig3b-pointer-256", 1, 1, 1, 16, GIC_RATE_OWN, 1, 256 },
+	{ "fig3b-inline-8", 16, 16, 16, 16, GIC_RATE_OWN, 0, 8, 0 },
+	{ "fig3b-inline-staged-8", 16, 16, 16, 16, GIC_RATE_OWN, 0, 8, 1 },
+	{ "fig3b-pointer-8", 16, 16, 16, 16, GIC_RATE_OWN, 1, 8, 0 },
+	{ "fig3b-inline-64", 16, 16, 16, 16, GIC_RATE_OWN, 0, 64, 0 },
+	{ "fig3b-inline-staged-64", 16, 16, 16, 16, GIC_RATE_OWN, 0, 64, 1 },
+	{ "fig3b-pointer-64", 16, 16, 16, 16, GIC_RATE_OWN, 1, 64, 0 },
+	{ "fig3b-inline-256", 16, 16, 16, 16, GIC_RATE_OWN, 0, 256, 0 },
+	{ "fig3b-inline-staged-256", 16, 16, 16, 16, GIC_RATE_OWN, 0, 256, 1 },
+	{ "fig3b-pointer-256", 16, 16, 16, 16, GIC_RATE_OWN, 1, 256, 0 },
+	{ "fig3b-q1-inline-8", 1, 1, 1, 16, GIC_RATE_OWN, 0, 8, 0 },
+	{ "fig3b-q1-inline-staged-8", 1, 1, 1, 16, GIC_RATE_OWN, 0, 8, 1 },
+	{ "fig3b-q1-pointer-8", 1, 1, 1, 16, GIC_RATE_OWN, 1, 8, 0 },
+	{ "fig3b-q1-inline-64", 1, 1, 1, 16, GIC_RATE_OWN, 0, 64, 0 },
+	{ "fig3b-q1-inline-staged-64", 1, 1, 1, 16, GIC_RATE_OWN, 0, 64, 1 },
+	{ "fig3b-q1-pointer-64", 1, 1, 1, 16, GIC_RATE_OWN, 1, 64, 0 },
+	{ "fig3b-q1-inline-256", 1, 1, 1, 16, GIC_RATE_OWN, 0, 256, 0 },
+	{ "fig3b-q1-inline-staged-256", 1, 1, 1, 16, GIC_RATE_OWN, 0, 256, 1 },
+	{ "fig3b-q1-pointer-256", 1, 1, 1, 16, GIC_RATE_OWN, 1, 256, 0 },
 };
 
 /* The NVSHMEM rows (exp_rate.h): asked for by name only. */
@@ -80,6 +96,11 @@ const char *gic_rate_mode_name(int mode)
 		       ? mode_names[mode] : NULL;
 }
 
+const char *gic_rate_payload_name(const rate_row *r)
+{
+	return r->pointer ? "pointer" : r->staged ? "inline-staged" : "inline";
+}
+
 /* ------------------------------------------------------------------ */
 /* Flags. A row from flags keeps -1 for threads, sms and size until run()
  * takes them from -t, -c and -b. */
@@ -89,9 +110,10 @@ static const char help[] =
 	"                 t32-q1-lock, t256-q1-handoff, t32-q1-warp, t256-q1-warp,\n"
 	"                 t16-q16-s16-b1, t16-q16-s16-b16, t32-q32-s1-b16,\n"
 	"                 t64-q64-s1-b16, t64-q64-s64-b16\n"
-	"                 or Figure 3b's (not in all): fig3b-inline-8, fig3b-pointer-8,\n"
-	"                 fig3b-inline-64, fig3b-pointer-64, fig3b-inline-256,\n"
-	"                 fig3b-pointer-256 (one thread, one QP, 16 per doorbell), or fig3b\n"
+	"                 or Figure 3b's (not in all; 16 threads each on its own QP, 16\n"
+	"                 CTAs, 16 per doorbell): fig3b-inline-S, fig3b-inline-staged-S,\n"
+	"                 fig3b-pointer-S for S = 8, 64, 256, or fig3b for these nine;\n"
+	"                 fig3b-q1-* (or fig3b-q1): the same on one thread and one QP\n"
 	"                 or the NVSHMEM path (never in all; two GPUs, GPU mode only):\n"
 	"                 nvshmem-t1, nvshmem-t32, nvshmem-t256, nvshmem-t4096-c16\n"
 	"                 (4096 threads over 16 CTAs), or nvshmem for these four;\n"
@@ -112,7 +134,9 @@ static const char help[] =
 	"  --batch N      WQEs per doorbell (1..256; default 1)\n"
 	"  --mode M       own | lock | handoff | warp (default own; own gives every\n"
 	"                 thread its own QP: threads == qps on the GPU, <= on the host)\n"
-	"  --payload P    inline | pointer (default inline)\n"
+	"  --payload P    inline | inline-staged | pointer (default inline; GPU: inline\n"
+	"                 holds the payload in registers, built for 8, 12, 16, 32, 48,\n"
+	"                 64, 128, 256, 512 B; inline-staged loads it from GPU memory)\n"
 	"  -b SIZE        payload bytes (common flag; default 8)\n";
 
 /* Appends row; EINVAL when full. */
@@ -173,7 +197,9 @@ static int add_fig3b_rows(rate_state *st, const char *val)
 	int n = (int)(sizeof(fig3b_rows) / sizeof(fig3b_rows[0])), hit = 0;
 
 	for (int i = 0; i < n; i++) {
-		if (strcmp(val, "fig3b") && strcmp(val, fig3b_rows[i].name))
+		int q1 = !strncmp(fig3b_rows[i].name, "fig3b-q1-", 9);
+
+		if (strcmp(val, q1 ? "fig3b-q1" : "fig3b") && strcmp(val, fig3b_rows[i].name))
 			continue;
 		if (add_row(st, &fig3b_rows[i]))
 			return -1;
@@ -239,8 +265,15 @@ static int rate_flag(rate_state *st, rate_row *custom, int *by_flags, int argc, 
 	}
 	if (gic_arg_is(arg, "--mode"))
 		return gic_arg_choice(SUB, "--mode", val, mode_names, 4, &custom->mode);
-	return gic_arg_choice(SUB, "--payload", val, (const char *const[]){ "inline", "pointer" },
-			      2, &custom->pointer);
+	{
+		int k = 0, rc = gic_arg_choice(SUB, "--payload", val,
+					   (const char *const[]){ "inline", "pointer", "inline-staged" },
+					   3, &k);
+
+		custom->pointer = k == 1;
+		custom->staged = k == 2;
+		return rc;
+	}
 }
 
 static int rate_parse(int argc, char **argv, void **state)
@@ -507,7 +540,7 @@ static int rate_host_row(const gic_opts *o, const rate_row *row, gic_sink *sink)
 		gic_result_param(&r, "threads=%d qps=%d sms=%d batch=%d mode=%s payload=%s "
 				 "size=%zu msgs_per_thread=%d", R->row.threads, R->row.qps,
 				 row->sms, R->row.batch, mode_names[R->row.mode],
-				 R->row.pointer ? "pointer" : "inline", R->row.size, o->iters);
+				 gic_rate_payload_name(&R->row), R->row.size, o->iters);
 		snprintf(r.transport, sizeof(r.transport), "%s", gic_transport(o));
 		snprintf(r.note, sizeof(r.note), "%s", note);
 		r.validated = rate_validate(R);

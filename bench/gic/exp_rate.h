@@ -45,6 +45,9 @@ typedef struct rate_row {
 	int mode;       /* GIC_RATE_* */
 	int pointer;    /* 0: inline payload, 1: payload read from a registered source */
 	size_t size;    /* payload bytes */
+	int staged;     /* inline payloads on the GPU: 0 in registers (the paper's mini-gda;
+			 * sizes other than 8 built for 12..512, see gpu_rate.cu), 1 loaded
+			 * from a staging buffer in GPU memory at each post (payload in memory) */
 } rate_row;
 
 typedef struct rate_state {
@@ -69,6 +72,10 @@ const rate_row *gic_rate_rows(int *n);
 
 /* "own", "lock", "handoff", "warp"; NULL for a bad mode. */
 const char *gic_rate_mode_name(int mode);
+
+/* The row's payload as its params say it: "pointer", "inline" (GPU: in
+ * registers) or "inline-staged" (GPU: loaded from GPU memory). */
+const char *gic_rate_payload_name(const rate_row *r);
 
 /* GPU mode (bench/gic/gpu_rate.cu): one result per row. */
 int gic_gpu_rate(const gic_opts *o, const rate_state *st, const gic_run_info *info,

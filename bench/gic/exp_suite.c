@@ -87,7 +87,8 @@ static const suite_step steps[] = {
 	{ &gic_exp_lat, NULL, "--path gda-inline --order fence-gpu --metric timer-check" },
 	{ &gic_exp_rate, "--row t1-q1-b1 --row t1-q1-b16 --row t32-q1-lock "
 	  "--row t256-q1-handoff --row t16-q16-s16-b16", "--row all" NVSHMEM_RATE GIN_RATE },
-	{ &gic_exp_rate, "--row fig3b-inline-64 --row fig3b-pointer-64", "--row fig3b" },
+	{ &gic_exp_rate, "--row fig3b-inline-64 --row fig3b-inline-staged-64 --row fig3b-pointer-64",
+	  "--row fig3b" },
 	{ &gic_exp_proxy, "-T 1 -R 2 -B 1,16 --protocol both",
 	  "-T 1,2,4 -R 8,32 -B 1,4,16 --protocol both" },
 	{ &gic_exp_loaded, "--bg-ctas 2 --queue both", "--bg-ctas 64 --queue both" },

@@ -17,6 +17,13 @@
  * The ordering variant is a template parameter: the paper selects it at
  * build time, and a run-time switch in the posting path would be part of
  * what is timed. Every payload is checked after each run.
+ *
+ * Inline payloads (Figure 3a, --sweep) come two ways: in registers when the
+ * clock starts (gic_wqe_write_inline_regs, the size a template parameter:
+ * the paper's mini-gda; rows "gda-inline <order> size=N", payload=registers)
+ * or loaded from a staging buffer in GPU memory inside the timed span
+ * (gic_wqe_write_inline: the payload-in-memory case; rows
+ * "gda-inline-staged <order> size=N", payload=memory).
  */
 #include "exp_lat.h"
 #include "gpu_common.h"
@@ -37,6 +44,39 @@ static __host__ __device__ uint64_t lat_val(uint64_t i, uint64_t tag)
 static __host__ __device__ uint8_t lat_byte(uint64_t i, uint32_t j)
 {
 	return (uint8_t)(lat_val(i, 9) >> (8 * (j & 7))) ^ (uint8_t)(j * 29u);
+}
+
+/* Payload byte j of sample i of a size-byte payload (what the staging
+ * buffer holds and the check expects). */
+static __host__ __device__ uint8_t lat_payload_byte(uint64_t i, uint32_t j, uint32_t size)
+{
+	return size == 8 ? (uint8_t)(lat_val(i, 1) >> (8 * j)) : lat_byte(i, j);
+}
+
+/* Chunks of a LEN-byte register payload (at least one, so the array exists). */
+#define LAT_CHUNKS(LEN) ((LEN) > 0 ? ((LEN) + 15) / 16 : 1)
+
+/* Sample i's payload of LEN bytes made in registers: word q holds bytes
+ * 4q..4q+3 of lat_payload_byte (one 64-bit hash per sample, then one
+ * XOR with a constant per word, all before the clock starts). PE0 is
+ * thread 0: the XOR with threadIdx.x changes nothing but keeps the words
+ * in per-thread registers, as a caller's computed payload is, and not in
+ * uniform ones (a one-thread kernel's values are uniform), which would
+ * cost one move per word inside the timed span. */
+template <int LEN>
+static __device__ __forceinline__ void lat_payload_regs(gic_inl16 *p, uint64_t i)
+{
+	uint64_t h = (LEN == 8 ? lat_val(i, 1) : lat_val(i, 9)) ^ threadIdx.x;
+
+#pragma unroll
+	for (uint32_t q = 0; q < LAT_CHUNKS(LEN) * 4; q++) {
+		uint32_t k = 0;
+
+#pragma unroll
+		for (uint32_t b = 0; b < 4; b++) /* the constant byte pattern */
+			k |= (uint32_t)(uint8_t)(LEN == 8 ? 0u : (4 * q + b) * 29u) << (8 * b);
+		p[q / 4].w[q % 4] = (uint32_t)(h >> (32 * (q & 1))) ^ k;
+	}
 }
 
 typedef struct gda_cfg {
@@ -66,21 +106,26 @@ typedef struct lat_sample {
 
 /* What a sample posts (a template parameter, so that the timed path holds
  * no branch on it): an 8-byte inline value, an inline payload of c.size
- * bytes from the staging buffer, or a pointer write of c.size bytes. */
-enum { K_INLINE8 = 0, K_INLINE = 1, K_POINTER = 2 };
+ * bytes from the staging buffer, a pointer write of c.size bytes, or an
+ * inline payload of LEN bytes held in registers. */
+enum { K_INLINE8 = 0, K_INLINE = 1, K_POINTER = 2, K_INLINE_REGS = 3 };
 
 /* Posts sample i on the exclusive local view; returns the rc. */
-template <int O, int KIND>
+template <int O, int KIND, int LEN>
 static __device__ __forceinline__ int gda_post(gic_sq *s, const gda_cfg &c, int i, uint64_t v,
-					      uint64_t raddr, uint32_t rkey, uint64_t deadline_ns)
+					      const gic_inl16 *p, uint64_t raddr, uint32_t rkey,
+					      uint64_t deadline_ns)
 {
 	uint64_t pos;
-	uint32_t nbb = KIND == K_INLINE ? gic_bb_for_ds(gic_ds_inline_write(c.size)) : 1;
+	uint32_t nbb = KIND == K_INLINE ? gic_bb_for_ds(gic_ds_inline_write(c.size))
+		       : KIND == K_INLINE_REGS ? gic_bb_for_ds(gic_ds_inline_write(LEN)) : 1;
 	int rc = gic_sq_reserve_excl(s, nbb, &pos, O, deadline_ns);
 
 	if (rc)
 		return rc;
-	if (KIND == K_POINTER)
+	if (KIND == K_INLINE_REGS)
+		gic_wqe_write_inline_regs(s, pos, raddr, rkey, p, LEN, GIC_CTRL_CQ_UPDATE);
+	else if (KIND == K_POINTER)
 		gic_wqe_write(s, pos, GIC_OPCODE_RDMA_WRITE, raddr, rkey,
 			      (uint64_t)(c.src + (uint64_t)i * c.stride), c.lkey, c.size,
 			      GIC_CTRL_CQ_UPDATE, 0);
@@ -95,7 +140,7 @@ static __device__ __forceinline__ int gda_post(gic_sq *s, const gda_cfg &c, int 
 }
 
 /* PE0: the measured side. */
-template <int O, int KIND>
+template <int O, int KIND, int LEN>
 static __device__ void gda_pe0(gic_sq *g, const gda_cfg &c, lat_sample *out)
 {
 	gic_sq s;
@@ -115,9 +160,19 @@ static __device__ void gda_pe0(gic_sq *g, const gda_cfg &c, lat_sample *out)
 		uint64_t deadline = DL;
 		uint32_t rkey = c.rkey + (uint32_t)(k - i);
 
+		gic_inl16 p[LAT_CHUNKS(LEN)];
+
+		if (KIND == K_INLINE_REGS) {
+			/* The payload, in registers before the clock starts. */
+			lat_payload_regs<LEN>(p, (uint64_t)k);
+#pragma unroll
+			for (int j = 0; j < LAT_CHUNKS(LEN); j++)
+				asm volatile("" : "+r"(p[j].w[0]), "+r"(p[j].w[1]), "+r"(p[j].w[2]),
+					     "+r"(p[j].w[3]));
+		}
 		asm volatile("" : "+l"(v), "+l"(raddr), "+l"(deadline), "+r"(rkey));
 		long long c0 = clock64();
-		int rc = gda_post<O, KIND>(&s, c, i, v, raddr, rkey, deadline);
+		int rc = gda_post<O, KIND, LEN>(&s, c, i, v, p, raddr, rkey, deadline);
 		c1 = clock64();
 
 		if (!rc && c.rtt)
@@ -171,11 +226,11 @@ static __device__ void gda_pe1(gic_sq *g, const gda_cfg &c)
 	gic_sq_local_end(g, &s);
 }
 
-template <int O, int KIND>
+template <int O, int KIND, int LEN>
 __global__ void gda_lat_kernel(gic_sq *pe0, gic_sq *pe1, gda_cfg c, lat_sample *out)
 {
 	if (blockIdx.x == 0)
-		gda_pe0<O, KIND>(pe0, c, out);
+		gda_pe0<O, KIND, LEN>(pe0, c, out);
 	else
 		gda_pe1<O, 0>(pe1, c);
 }
@@ -185,7 +240,7 @@ template <int O>
 __global__ void gda_timer_kernel(gic_sq *pe0, gic_sq *pe1, gda_cfg c, lat_sample *out)
 {
 	if (blockIdx.x == 0)
-		gda_pe0<O, K_INLINE8>(pe0, c, out);
+		gda_pe0<O, K_INLINE8, 0>(pe0, c, out);
 	else
 		gda_pe1<O, 1>(pe1, c);
 }
@@ -216,12 +271,34 @@ __global__ void gda_floor_kernel(gic_sq *g, int n, lat_sample *out)
 
 typedef void (*gda_kernel_fn)(gic_sq *, gic_sq *, gda_cfg, lat_sample *);
 typedef void (*floor_kernel_fn)(gic_sq *, int, lat_sample *);
-#define GDA_KINDS(O) { gda_lat_kernel<O, K_INLINE8>, gda_lat_kernel<O, K_INLINE>, \
-			  gda_lat_kernel<O, K_POINTER> }
+#define GDA_KINDS(O) { gda_lat_kernel<O, K_INLINE8, 0>, gda_lat_kernel<O, K_INLINE, 0>, \
+			  gda_lat_kernel<O, K_POINTER, 0> }
 static const gda_kernel_fn gda_kernels[GIC_LAT_ORDERS][3] = {
 	GDA_KINDS(0), GDA_KINDS(1), GDA_KINDS(2), GDA_KINDS(3), GDA_KINDS(4), GDA_KINDS(5),
 	GDA_KINDS(6),
 };
+/* The sizes built with the payload in registers (a kernel each, per
+ * order): Figure 3a's 8 .. 512 by 2, with 12 (the largest payload of one
+ * segment after the header) and 48 (the largest of one BB is 44). */
+static const uint32_t regs_sizes[] = { 8, 12, 16, 32, 48, 64, 128, 256, 512 };
+enum { REGS_SIZES = sizeof(regs_sizes) / sizeof(regs_sizes[0]) };
+#define GDA_REGS(O) { gda_lat_kernel<O, K_INLINE_REGS, 8>, gda_lat_kernel<O, K_INLINE_REGS, 12>, \
+	gda_lat_kernel<O, K_INLINE_REGS, 16>, gda_lat_kernel<O, K_INLINE_REGS, 32>, \
+	gda_lat_kernel<O, K_INLINE_REGS, 48>, gda_lat_kernel<O, K_INLINE_REGS, 64>, \
+	gda_lat_kernel<O, K_INLINE_REGS, 128>, gda_lat_kernel<O, K_INLINE_REGS, 256>, \
+	gda_lat_kernel<O, K_INLINE_REGS, 512> }
+static const gda_kernel_fn regs_kernels[GIC_LAT_ORDERS][REGS_SIZES] = {
+	GDA_REGS(0), GDA_REGS(1), GDA_REGS(2), GDA_REGS(3), GDA_REGS(4), GDA_REGS(5), GDA_REGS(6),
+};
+
+/* The register kernel of size, or NULL when that size is not built. */
+static gda_kernel_fn regs_kernel(int order, uint32_t size)
+{
+	for (int i = 0; i < REGS_SIZES; i++)
+		if (regs_sizes[i] == size)
+			return regs_kernels[order][i];
+	return NULL;
+}
 static const gda_kernel_fn timer_kernels[GIC_LAT_ORDERS] = {
 	gda_timer_kernel<0>, gda_timer_kernel<1>, gda_timer_kernel<2>, gda_timer_kernel<3>,
 	gda_timer_kernel<4>, gda_timer_kernel<5>, gda_timer_kernel<6>,
@@ -260,8 +337,7 @@ static int prepare_payloads(lat_run *L, uint32_t size, uint32_t stride)
 		return ENOMEM;
 	for (int i = 0; i < L->n; i++)
 		for (uint32_t j = 0; j < size; j++)
-			h[(size_t)i * stride + j] = size == 8 ? (uint8_t)(lat_val(i, 1) >> (8 * j))
-							      : lat_byte(i, j);
+			h[(size_t)i * stride + j] = lat_payload_byte((uint64_t)i, j, size);
 	rc = gpu_env_write(&L->e, L->stage, h, bytes) || gpu_env_write(&L->e, L->e.src, h, bytes);
 	memset(h, 0, bytes);
 	rc = rc || gpu_env_write(&L->e, L->e.dst, h, bytes) ||
@@ -281,8 +357,7 @@ static int validate(lat_run *L, const gda_cfg *c)
 
 	for (int i = 0; i < L->n && ok; i++) {
 		for (uint32_t j = 0; j < c->size && ok; j++)
-			ok = h[(size_t)i * c->stride + j] ==
-			     (c->size == 8 ? (uint8_t)(lat_val(i, 1) >> (8 * j)) : lat_byte(i, j));
+			ok = h[(size_t)i * c->stride + j] == lat_payload_byte((uint64_t)i, j, c->size);
 		if (ok && c->rtt)
 			ok = b[i] == ~lat_val(i, 1);
 		if (!ok)
@@ -437,30 +512,57 @@ static void gda_timer(lat_run *L, const lat_state *st)
 	gic_samples_free(&delayed);
 }
 
+/* Where a mini-gda sample's payload comes from. */
+enum {
+	SRC_INLINE8 = 0, /* 8 bytes in registers, gic_wqe_write_inline_u64 (Table 3's row) */
+	SRC_POINTER = 1, /* read by the NIC from PE0's source region */
+	SRC_REGS = 2,    /* inline, in registers: gic_wqe_write_inline_regs (--sweep) */
+	SRC_STAGED = 3,  /* inline, loaded from GPU memory in the span (--sweep) */
+};
+
 /* One mini-gda configuration: a path, an order, a size; emits the
  * selected metrics. */
-static void gda_one(lat_run *L, const lat_state *st, int pointer, int order, uint32_t size,
+static void gda_one(lat_run *L, const lat_state *st, int src, int order, uint32_t size,
 		    int sweep)
 {
+	static const char *const paths[] = { "gda-inline", "gda-pointer", "gda-inline",
+					      "gda-inline-staged" };
+	static const char *const payloads[] = { "registers", "pointer", "registers", "memory" };
+	static const char *const notes[] = {
+		"", "",
+		"payload in registers when the clock starts (the paper's mini-gda): one 16-byte "
+		"store per segment",
+		"payload loaded from a staging buffer in GPU memory inside the timed span (the "
+		"payload-in-memory case)",
+	};
+	gda_kernel_fn fn = src == SRC_REGS ? regs_kernel(order, size)
+			   : gda_kernels[order][src == SRC_POINTER ? K_POINTER
+						 : src == SRC_STAGED ? K_INLINE : K_INLINE8];
 	gda_cfg c;
-	char name[96], params[256], issue_note[512] = "";
-	const char *path = pointer ? "gda-pointer" : "gda-inline";
+	char name[96], params[256], issue_note[512];
+	const char *path = paths[src];
 	int bad, valid;
 
-	gda_cfg_fill(L, st, &c, pointer, size);
+	if (!fn) {
+		fprintf(stderr, "gic lat --sweep: size %u: no register-payload kernel of that size "
+			"(built: 8 12 16 32 48 64 128 256 512); its staged row runs\n", size);
+		return;
+	}
+	gda_cfg_fill(L, st, &c, src == SRC_POINTER, size);
 	if (sweep)
 		snprintf(name, sizeof(name), "%s %s size=%u", path, gic_lat_order_name(order), size);
 	else
 		snprintf(name, sizeof(name), "%s %s", path, gic_lat_order_name(order));
-	snprintf(params, sizeof(params), "size=%u qps=%d scope=%s order=%s", size, st->qps,
-		 st->scope_all ? "all" : "qp", gic_lat_order_name(order));
-	if ((st->metrics & GIC_LAT_ISSUE) && size == 8) {
+	snprintf(params, sizeof(params), "size=%u qps=%d scope=%s order=%s payload=%s", size,
+		 st->qps, st->scope_all ? "all" : "qp", gic_lat_order_name(order), payloads[src]);
+	snprintf(issue_note, sizeof(issue_note), "%s", notes[src]);
+	if ((st->metrics & GIC_LAT_ISSUE) && size == 8 && src != SRC_STAGED) {
 		/* The floor first: the issue row's note cites it. */
-		double fl = floor_of(L, order, name, params, !pointer);
+		double fl = floor_of(L, order, name, params, src != SRC_POINTER);
 
 		snprintf(issue_note, sizeof(issue_note),
-			 "%sfloor here (same stores and fences, no queue logic) %.3f us; softnic's "
-			 "doorbell is a GPU-memory store, not MMIO",
+			 "%s%s%sfloor here (same stores and fences, no queue logic) %.3f us; softnic's "
+			 "doorbell is a GPU-memory store, not MMIO", notes[src], *notes[src] ? "; " : "",
 			 order == GIC_ORDER_NONE ? "unordered, unsafe; " : "", fl);
 	}
 	for (int rtt = 0; rtt <= 1; rtt++) {
@@ -473,8 +575,7 @@ static void gda_one(lat_run *L, const lat_state *st, int pointer, int order, uin
 			continue;
 		}
 		clear_samples(L, L->e.stream);
-		gda_kernels[order][pointer ? K_POINTER : size == 8 ? K_INLINE8 : K_INLINE]
-			<<<rtt ? 2 : 1, 1, 0, L->e.stream>>>(L->e.d_sq, L->e.d_peer_sq, c, L->d);
+		fn<<<rtt ? 2 : 1, 1, 0, L->e.stream>>>(L->e.d_sq, L->e.d_peer_sq, c, L->d);
 		bad = run_samples(L, name);
 		if (bad < 0) {
 			L->failed++;
@@ -532,7 +633,7 @@ static void gda_all(lat_run *L, const lat_state *st)
 			if (!(st->orders & (1u << o)))
 				continue;
 			gic_progress("lat", o, GIC_LAT_ORDERS, gic_lat_order_name(o));
-			gda_one(L, st, p, o, 8, 0);
+			gda_one(L, st, p ? SRC_POINTER : SRC_INLINE8, o, 8, 0);
 		}
 	}
 	if (st->sweep && (st->paths & GIC_LAT_GDA_INLINE)) {
@@ -551,9 +652,12 @@ static void gda_all(lat_run *L, const lat_state *st)
 					"and %zu B per sample fit the region)\n", size, max);
 				continue;
 			}
+			/* The register payload (the paper's), then the staged one. */
 			for (int o = 0; o < GIC_LAT_ORDERS; o++)
-				if (st->orders & (1u << o))
-					gda_one(L, st, 0, o, size, 1);
+				if (st->orders & (1u << o)) {
+					gda_one(L, st, SRC_REGS, o, size, 1);
+					gda_one(L, st, SRC_STAGED, o, size, 1);
+				}
 		}
 	}
 	if (st->metrics & GIC_LAT_TIMER)

@@ -13,8 +13,13 @@
  * wait for the last CQE on softnic (engine-bound, not a NIC number). Each
  * result summarizes RATE_ROUNDS rounds (p50 is their median), each round
  * with its own payload values, checked after the round. Inline payloads
- * other than 8 bytes are copied from a staging buffer in GPU memory;
- * pointer payloads are read by the engine from PE0's source region.
+ * are made in registers by the posting thread (one hash per message, one
+ * XOR per word) and stored with gic_wqe_write_inline_regs (8 bytes:
+ * gic_wqe_write_inline_u64), the size a template parameter (the paper's
+ * mini-gda); staged rows (payload=inline-staged) copy them from a staging
+ * buffer in GPU memory at each post (gic_wqe_write_inline, the payload-in-
+ * memory case); pointer payloads are read by the engine from PE0's source
+ * region.
  * Ordering: GPU-scope fence.
  */
 #include "exp_rate.h"
@@ -42,6 +47,7 @@ typedef struct rate_cfg {
 	int per;          /* messages per thread */
 	int qps, batch;
 	int pointer;
+	int staged;       /* inline from the staging buffer, also at 8 bytes */
 	uint32_t size, stride;
 	uint64_t tag;     /* the round's payload tag */
 	uint8_t *dst;
@@ -83,7 +89,7 @@ __global__ void rate_own(gic_sq *g, rate_cfg c, span *out)
 				gic_wqe_write(&s, pos, GIC_OPCODE_RDMA_WRITE, raddr, c.rkey,
 					      (uint64_t)(c.src + slot_off(c, t, i + j)), c.lkey, c.size,
 					      sig ? GIC_CTRL_CQ_UPDATE : 0, 0);
-			else if (c.size == 8)
+			else if (c.size == 8 && !c.staged)
 				gic_wqe_write_inline_u64(&s, pos, raddr, c.rkey, rate_val(i + j, t + c.tag),
 							 sig ? GIC_CTRL_CQ_UPDATE : 0);
 			else
@@ -101,6 +107,89 @@ __global__ void rate_own(gic_sq *g, rate_cfg c, span *out)
 	out[t].t1 = gic_now_ns();
 	out[t].rc = rc;
 	gic_sq_local_end(&g[t], &s);
+}
+
+/* Message i of thread t's payload of LEN bytes, made in registers: the
+ * bytes rate_byte() gives (host side), word q = one half of the message's
+ * hash XOR a constant. */
+template <int LEN>
+static __device__ __forceinline__ void rate_payload_regs(gic_inl16 *p, uint64_t i, uint64_t tag)
+{
+	uint64_t h = rate_val(i, tag);
+
+#pragma unroll
+	for (uint32_t q = 0; q < (LEN + 15) / 16 * 4; q++) {
+		uint32_t k = 0;
+
+#pragma unroll
+		for (uint32_t b = 0; b < 4; b++) /* the constant byte pattern */
+			k |= (uint32_t)(uint8_t)((4 * q + b) * 13u) << (8 * b);
+		p[q / 4].w[q % 4] = (uint32_t)(h >> (32 * (q & 1))) ^ k;
+	}
+}
+
+/* rate_own with inline payloads of LEN bytes (not 8) held in registers. */
+template <int LEN>
+__global__ void rate_own_regs(gic_sq *g, rate_cfg c, span *out)
+{
+	enum { NBB = (2 + (4 + LEN + 15) / 16 + 3) / 4 }; /* gic_bb_for_ds(gic_ds_inline_write) */
+	int t = blockIdx.x * blockDim.x + threadIdx.x;
+	gic_sq s;
+	gic_cq cq;
+	int rc = 0;
+
+	gic_sq_local_begin(&s, &cq, &g[t]);
+	out[t].t0 = gic_now_ns();
+	for (int i = 0; i < c.per && !rc; i += c.batch) {
+		int n = c.per - i < c.batch ? c.per - i : c.batch;
+
+		for (int j = 0; j < n && !rc; j++) {
+			uint64_t pos, raddr = (uint64_t)(c.dst + slot_off(c, t, i + j));
+			int k = i + j + 1, sig = j + 1 == n && (k % 16 == 0 || k == c.per);
+			gic_inl16 p[(LEN + 15) / 16];
+
+			rc = gic_sq_reserve_excl(&s, NBB, &pos, ORD, DL);
+			if (rc)
+				break;
+			rate_payload_regs<LEN>(p, (uint64_t)(i + j), (uint64_t)t + c.tag);
+			gic_wqe_write_inline_regs(&s, pos, raddr, c.rkey, p, LEN,
+						  sig ? GIC_CTRL_CQ_UPDATE : 0);
+			if (sig)
+				gic_sq_note_signaled(&s, pos + NBB, 0);
+		}
+		gic_sq_publish_excl(&s, ORD);
+	}
+	out[t].tp = gic_now_ns();
+	if (!rc)
+		rc = gic_sq_quiet(&s, ORD, DL);
+	out[t].t1 = gic_now_ns();
+	out[t].rc = rc;
+	gic_sq_local_end(&g[t], &s);
+}
+
+/* The register-payload sizes built (sizes other than 8: 8 is
+ * gic_wqe_write_inline_u64 in rate_own). */
+typedef void (*rate_kernel_fn)(gic_sq *, rate_cfg, span *);
+static const uint32_t regs_sizes[] = { 12, 16, 32, 48, 64, 128, 256, 512 };
+static const rate_kernel_fn regs_kernels[] = {
+	rate_own_regs<12>, rate_own_regs<16>, rate_own_regs<32>, rate_own_regs<48>,
+	rate_own_regs<64>, rate_own_regs<128>, rate_own_regs<256>, rate_own_regs<512>,
+};
+
+/* The register-payload kernel of size, or NULL when that size is not built. */
+static rate_kernel_fn regs_kernel(size_t size)
+{
+	for (size_t i = 0; i < sizeof(regs_sizes) / sizeof(regs_sizes[0]); i++)
+		if (regs_sizes[i] == size)
+			return regs_kernels[i];
+	return NULL;
+}
+
+/* 1 when the row posts inline payloads from registers of a size other
+ * than 8 (rate_own_regs). */
+static int row_regs(const rate_row *r)
+{
+	return r->mode == GIC_RATE_OWN && !r->pointer && !r->staged && r->size != 8;
 }
 
 /* Threads share QP t % qps, one lock per WQE. */
@@ -200,14 +289,17 @@ static int check_row(const rate_row *r)
 		why = "mode own gives every thread its own QP: threads must equal --qps";
 	else if (r->mode == GIC_RATE_WARP && (r->threads / r->sms) % 32)
 		why = "mode warp needs whole warps per CTA";
-	else if (r->mode != GIC_RATE_OWN && (r->pointer || r->size != 8))
-		why = "lock, handoff and warp post 8-byte inline writes";
+	else if (r->mode != GIC_RATE_OWN && (r->pointer || r->staged || r->size != 8))
+		why = "lock, handoff and warp post 8-byte inline writes from registers";
 	else if (r->mode == GIC_RATE_HANDOFF && (r->batch & (r->batch - 1)))
 		why = "handoff rings every --batch WQEs: a power of two";
 	else if (r->qps > ENV_MAX_QPS)
 		why = "too many QPs for the fixture";
 	else if (!r->pointer && r->size > 512)
 		why = "inline payloads up to 512 bytes here";
+	else if (row_regs(r) && !regs_kernel(r->size))
+		why = "inline payloads in registers are built for 8, 12, 16, 32, 48, 64, 128, 256 "
+		      "and 512 bytes (--payload inline-staged takes any size)";
 	if (!why)
 		return 0;
 	fprintf(stderr, "gic rate: row %s: %s\n", r->name, why);
@@ -241,7 +333,10 @@ static void launch(gpu_env *e, const rate_row *r, const rate_cfg *c, span *d)
 
 	switch (r->mode) {
 	case GIC_RATE_OWN:
-		rate_own<<<r->sms, tpb, 0, e->stream>>>(e->d_sq, *c, d);
+		if (row_regs(r))
+			regs_kernel(r->size)<<<r->sms, tpb, 0, e->stream>>>(e->d_sq, *c, d);
+		else
+			rate_own<<<r->sms, tpb, 0, e->stream>>>(e->d_sq, *c, d);
 		break;
 	case GIC_RATE_LOCK:
 		rate_lock<<<r->sms, tpb, 0, e->stream>>>(e->d_sq, *c, d);
@@ -358,7 +453,7 @@ static void emit_rate(gic_sink *sink, const gic_opts *o, const rate_row *r, cons
 		 "rounds=%d order=fence-gpu", r->threads, r->qps, r->sms,
 		 /* the WQEs per doorbell that ran: lock rings every WQE, warp every 32 */
 		 r->mode == GIC_RATE_LOCK ? 1 : r->mode == GIC_RATE_WARP ? 32 : r->batch,
-		 gic_rate_mode_name(r->mode), r->pointer ? "pointer" : "inline", r->size, c->per,
+		 gic_rate_mode_name(r->mode), gic_rate_payload_name(r), r->size, c->per,
 		 RATE_ROUNDS);
 	snprintf(res.note, sizeof(res.note), "%s", note);
 	gpu_result_transport(&res, o->gpu_engine);
@@ -390,14 +485,18 @@ static void note_rates(const rate_row *r, const double *post, const double *drai
 		       double cas_ns, char notes[2][512])
 {
 	double p = median(post, n), d = median(drain, n);
+	const char *src = r->pointer ? ""
+			  : r->staged ? "; inline payload loaded from GPU memory at each post"
+				      : "; inline payload made in registers by the poster";
 	char unit[160] = "";
 
 	if (r->mode == GIC_RATE_LOCK || r->mode == GIC_RATE_HANDOFF)
 		snprintf(unit, sizeof(unit), "; one dependent L2 atomic round trip here: %.0f ns, "
 			 "and a WQE takes a chain of about four", cas_ns);
 	snprintf(notes[0], 512, "GPU side, first post to last doorbell (with drain on softnic: "
-		 "%.2f)%s", d, unit);
-	snprintf(notes[1], 512, "until the last CQE, softnic-bound (GPU side alone: %.2f)", p);
+		 "%.2f)%s%s", d, unit, src);
+	snprintf(notes[1], 512, "until the last CQE, softnic-bound (GPU side alone: %.2f)%s", p,
+		 src);
 }
 
 static int run_row(const gic_opts *o, const rate_row *r, double cas_ns, gic_sink *sink)
@@ -423,6 +522,7 @@ static int run_row(const gic_opts *o, const rate_row *r, double cas_ns, gic_sink
 	c.qps = r->qps;
 	c.batch = r->batch;
 	c.pointer = r->pointer;
+	c.staged = r->staged;
 	c.size = (uint32_t)r->size;
 	c.stride = (c.size + 7) & ~7u;
 	c.per = per_thread(o, r, c.stride);

@@ -241,6 +241,74 @@ GIC_HD uint32_t gic_wqe_write_inline(gic_sq *sq, uint64_t pos, uint64_t raddr, u
 	return gic_bb_for_ds(ds);
 }
 
+/* An inline payload as the poster holds it: 16 payload bytes per chunk,
+ * chunk k holding bytes [16k, 16k + 16) in memory order (w[0] is bytes
+ * 0..3 as a little-endian word, what a 16-byte load of the payload gives).
+ * On a GPU an array of these indexed only by constants lives in registers. */
+typedef struct GIC_ALIGN16 gic_inl16 {
+	uint32_t w[4];
+} gic_inl16;
+
+/* Full unrolling where the loop bounds are compile-time constants (device
+ * code); host compilers get the plain loop. */
+#if defined(__CUDA_ARCH__)
+#define GIC_UNROLL _Pragma("unroll")
+#else
+#define GIC_UNROLL
+#endif
+
+/* Word q of a WQE's inline data (the 4-byte header, then the payload):
+ * q = 0 is the header, q >= 1 payload word q - 1 of p; bytes past len are
+ * zero. */
+GIC_HD uint32_t gic_inline_word(const gic_inl16 *p, uint32_t len, uint32_t q)
+{
+	uint32_t b = 4 * (q - 1), v;
+
+	if (q == 0)
+		return gic_inline_hdr_be(len);
+	if (b >= len)
+		return 0;
+	v = p[(q - 1) / 4].w[(q - 1) % 4];
+	return len - b >= 4 ? v : v & ((1u << (8 * (len - b))) - 1);
+}
+
+/* RDMA write with an inline payload the caller already holds (the paper's
+ * mini-gda: no load on the posting path): len payload bytes from p[0 ..
+ * (len + 15) / 16), len <= sq->max_inline; bytes of the last chunk past
+ * len are ignored. The same bytes as gic_wqe_write_inline() with the
+ * payload in memory. Each 16-byte segment is one store of words already in
+ * registers (the header shifts the payload by one word, which costs no
+ * instruction: the words are only renamed); each basic block's address is
+ * computed once, the WQE wrapping to the ring's start between two blocks
+ * where it runs past the end. Call it with a compile-time len (a template
+ * parameter): the loops unroll and p stays in registers; with a run-time
+ * len p is indexed by variables and goes to local memory (correct, slow). */
+GIC_HD uint32_t gic_wqe_write_inline_regs(gic_sq *sq, uint64_t pos, uint64_t raddr, uint32_t rkey,
+					  const gic_inl16 *p, uint32_t len, uint8_t fm_ce_se)
+{
+	uint32_t ds = gic_ds_inline_write(len);
+	uint32_t c[4] GIC_ALIGN16, r[4] GIC_ALIGN16;
+	uint8_t *bb = gic_sq_slot(sq, pos);
+
+	gic_ctrl_seg_words(c, (uint16_t)pos, GIC_OPCODE_RDMA_WRITE, 0, sq->qpn, fm_ce_se,
+			   (uint8_t)ds, 0);
+	gic_raddr_seg_words(r, raddr, rkey);
+	gic_st_seg16(bb, c);
+	gic_st_seg16(bb + GIC_SEG_SIZE, r);
+	GIC_UNROLL
+	for (uint32_t s = 2; s < ds; s++) {
+		uint32_t seg[4] GIC_ALIGN16;
+
+		if (s % GIC_SEGS_PER_BB == 0) /* the next BB: after the ring's last, its first */
+			bb = gic_sq_slot(sq, pos + s / GIC_SEGS_PER_BB);
+		GIC_UNROLL
+		for (uint32_t j = 0; j < 4; j++)
+			seg[j] = gic_inline_word(p, len, 4 * (s - 2) + j);
+		gic_st_seg16(bb + GIC_SEG_SIZE * (s % GIC_SEGS_PER_BB), seg);
+	}
+	return gic_bb_for_ds(ds);
+}
+
 /* RDMA write of one 8-byte value carried inline (what NVSHMEM, GDAKI and
  * DeepEP inline): the same bytes as gic_wqe_write_inline(.., &value, 8, ..),
  * built in registers and stored as three 16-byte segments. */

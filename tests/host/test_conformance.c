@@ -65,6 +65,53 @@ CASE(inline_limit)
 	tk_pair_close(p);
 }
 
+/* Inline writes from gic_wqe_write_inline_regs (payload as 16-byte
+ * chunks), 16 per doorbell, of one size per run (so on the GPU engine a
+ * doorbell's WQEs run as one batch, one per lane, however many BBs each
+ * takes), sizes of one to sixteen BBs, on a 256-BB ring that every run
+ * wraps several times; every payload checked at its own destination. */
+CASE(inline_regs_batches)
+{
+	static const uint32_t sizes[] = { 8, 12, 13, 44, 45, 60, 64, 100, 256, 512, 0 };
+	tk_pair_cfg cfg = { .engine_threads = 1, .log_sq_bb = 8 }; /* 16 WQEs of 16 BBs */
+	tk_pair *p = tk_pair_open(&cfg);
+	gic_inl16 chunks[16][63];
+	uint8_t want[16][1008];
+
+	REQUIRE(p, "fixture");
+	for (unsigned k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
+		gic_sq *sq = &p->pe[0].sq;
+		uint32_t len = sizes[k] ? sizes[k] : sq->max_inline; /* 0: the largest */
+		uint32_t nbb = gic_bb_for_ds(gic_ds_inline_write(len)), stride = (len + 15) & ~15u;
+		int rounds = (int)(3 * sq->bb_cnt / (16 * nbb)) + 1;
+
+		for (int r = 0; r < rounds; r++) {
+			for (int j = 0; j < 16; j++) {
+				uint64_t pos, off = (uint64_t)j * stride;
+
+				tk_fill((uint8_t *)chunks[j], sizeof chunks[j], k * 1000 + r * 16 + j + 1);
+				memcpy(want[j], chunks[j], len);
+				REQUIRE(gic_sq_reserve_excl(sq, nbb, &pos, GIC_ORDER_RELEASE_SYS,
+							    tk_deadline()) == 0, "reserve %u", len);
+				CHECK(gic_wqe_write_inline_regs(sq, pos, (uint64_t)(uintptr_t)(p->dst + off),
+								softnic_mr_rkey(p->dst_mr), chunks[j],
+								len, j == 15 ? GIC_CTRL_CQ_UPDATE : 0)
+				      == nbb, "BBs of %u bytes", len);
+				if (j == 15)
+					gic_sq_note_signaled(sq, pos + nbb, 0);
+			}
+			gic_sq_publish_excl(sq, GIC_ORDER_RELEASE_SYS); /* one doorbell for 16 */
+			REQUIRE(gic_sq_quiet(sq, GIC_ORDER_RELEASE_SYS, tk_deadline()) == 0,
+				"inline %u round %d: %s", len, r, softnic_qp_error(p->pe[0].qp));
+			for (int j = 0; j < 16; j++)
+				REQUIRE(memcmp(p->dst + (uint64_t)j * stride, want[j], len) == 0,
+					"payload %d of %u bytes, round %d", j, len, r);
+		}
+	}
+	CHECK(tk_guards_intact(p), "guard zones");
+	tk_pair_close(p);
+}
+
 /* The register-built 8-byte inline write equals the generic builder's. */
 CASE(inline_u64_bytes)
 {
@@ -1056,7 +1103,8 @@ CASE(loopback_qp)
 /* ------------------------------------------------------------------ */
 
 static const tk_case cases[] = {
-	TK_ENTRY(inline_sizes), TK_ENTRY(inline_limit), TK_ENTRY(inline_u64_bytes),
+	TK_ENTRY(inline_sizes), TK_ENTRY(inline_limit), TK_ENTRY(inline_regs_batches),
+	TK_ENTRY(inline_u64_bytes),
 	TK_ENTRY(pointer_sizes), TK_ENTRY(batch_sizes), TK_ENTRY(wraparound),
 	TK_ENTRY(threads_own_qp), TK_ENTRY(many_qps_one_nic), TK_ENTRY(threads_shared_qp),
 	TK_ENTRY(signaled_mix), TK_ENTRY(quiet_unsignaled_tail), TK_ENTRY(atomic_fa),

@@ -641,6 +641,48 @@ static void test_wqe_inline_wrap(void)
 	check_untouched(3, 3);
 }
 
+/* The register-payload inline builder, every length that fits the ring (0
+ * to 220 bytes: up to four BBs) at every start slot (so every way of
+ * wrapping) and at positions past 2^32: the bytes of rdma-core's ctrl and
+ * raddr setters and mlx5_wqe_inl_data_seg with the payload, zero padding,
+ * the bytes of the memory builder, BB count, no other BB touched; chunk
+ * bytes past len (filled with garbage here) are ignored. */
+static void test_wqe_inline_regs(void)
+{
+	static const uint64_t base[] = { 0, (1ull << 32), (1ull << 40) + 0xfff0 };
+
+	for (uint32_t len = 0; len <= 220; len++) {
+		for (unsigned b = 0; b < sizeof base / sizeof base[0]; b++) {
+			for (unsigned first = 0; first < RING_BB; first++) {
+				gic_sq sq = ring_sq();
+				uint64_t pos = base[b] + first, raddr = rnd();
+				uint32_t rkey = (uint32_t)rnd(), ds = 2 + (4 + len + 15) / 16;
+				uint32_t nbb = (ds + 3) / 4;
+				uint8_t exp[RING_BB * 64], mem[RING_BB * 64], payload[224];
+				gic_inl16 p[14];
+				uint8_t fm = len & 1 ? GIC_CTRL_CQ_UPDATE : 0;
+
+				fill(p, sizeof p); /* garbage past len */
+				memcpy(payload, p, len);
+				memset(exp, FILL, sizeof exp);
+				put_ctrl(exp, (uint16_t)pos, MLX5_OPCODE_RDMA_WRITE, fm, (uint8_t)ds, 0);
+				put_raddr(exp + 16, raddr, rkey);
+				put_inline(exp + 32, payload, len);
+				CHECK_EQ(nbb, gic_wqe_write_inline_regs(&sq, pos, raddr, rkey, p, len,
+									 fm));
+				for (unsigned i = 0; i < nbb; i++)
+					if (!CHECK_EQ_BYTES(exp + 64 * i, bb(first + i), 64))
+						fprintf(stderr, "  len %u slot %u BB %u\n", len, first, i);
+				check_untouched(first, nbb);
+				memcpy(mem, ring, sizeof mem);
+				sq = ring_sq();
+				CHECK_EQ(nbb, gic_wqe_write_inline(&sq, pos, raddr, rkey, payload, len, fm));
+				CHECK_EQ_BYTES(mem, ring, sizeof mem);
+			}
+		}
+	}
+}
+
 static void test_wqe_write(void)
 {
 	gic_sq sq = ring_sq();
@@ -744,6 +786,7 @@ int main(void)
 	/* A position past 2^32: slot 3 of the ring, WQE index 7. */
 	test_wqe_inline_small((1ull << 32) + 7, 7);
 	test_wqe_inline_wrap();
+	test_wqe_inline_regs();
 	test_wqe_write();
 	test_wqe_atomic_fa();
 	test_wqe_nop();

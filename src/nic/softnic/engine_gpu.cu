@@ -2,9 +2,10 @@
  * softnic GPU engine: a kernel whose warps scan the QP table and run the
  * shared execution core (engine_core.h) on each QP with work. A QP table
  * slot belongs to one warp, which gives per-QP in-order execution without
- * locks. Within a QP, runs of single-basic-block RDMA writes that check out
- * and whose destinations do not overlap execute one per lane (so no order
- * can show); everything else runs on lane 0 through the serial core.
+ * locks. Within a QP, runs of RDMA writes of one size in basic blocks (the
+ * first WQE's: one BB, or more for inline payloads past one BB) that check
+ * out and whose destinations do not overlap execute one per lane (so no
+ * order can show); everything else runs on lane 0 through the serial core.
  * Persistent by default (started at open, stopped at close); on demand for
  * tools that serialize kernels.
  */
@@ -46,17 +47,19 @@ typedef struct gpu_engine {
 
 #define FULL_WARP 0xffffffffu
 
-/* Lane l (< n) checks the WQE at cons + l: a single-BB RDMA write that
- * decodes and resolves. Fills *w, src, *dst. Returns 1 when it qualifies. */
-static __device__ int lane_prepare(snx_pass *p, snx_qp *qp, uint64_t pos, softnic_wqe *w,
-				   uint8_t *src[SOFTNIC_MAX_SGE], uint8_t **dst, uint8_t *buf)
+/* Lane l (< n) checks the WQE of nbb BBs at pos, already copied into buf:
+ * an RDMA write of nbb BBs that decodes and resolves. Fills *w, src, *dst
+ * (an inline payload stays in buf). Returns 1 when it qualifies. */
+static __device__ int lane_prepare(snx_pass *p, snx_qp *qp, uint64_t pos, uint32_t nbb,
+				   softnic_wqe *w, uint8_t *src[SOFTNIC_MAX_SGE], uint8_t **dst,
+				   uint8_t *buf)
 {
 	uint8_t vs;
 
-	snx_copy_wqe(qp, pos, 1, buf);
-	if (gic_wqe_bb_count(((const gic_ctrl_seg *)buf)->qpn_ds_be) != 1)
+	if (gic_wqe_bb_count(((const gic_ctrl_seg *)buf)->qpn_ds_be) != nbb)
 		return 0;
-	if (snx_decode_wqe(buf, GIC_SEND_WQE_BB, w, &vs) || w->opcode != GIC_OPCODE_RDMA_WRITE)
+	if (snx_decode_wqe(buf, (size_t)nbb * GIC_SEND_WQE_BB, w, &vs) ||
+	    w->opcode != GIC_OPCODE_RDMA_WRITE)
 		return 0;
 	if (p->sh->strict && w->wqe_index != (uint16_t)pos)
 		return 0;
@@ -132,21 +135,40 @@ static __device__ void warp_move(const softnic_wqe *w, uint8_t *const src[SOFTNI
 	}
 }
 
-/* Runs the n WQEs at cons one per lane, when every one is a single-BB RDMA
- * write that checks out, no two destinations overlap (so order cannot
- * show) and the send CQ has slots for the signaled ones. Returns n, or 0
- * when lane 0 must take them one at a time instead. All lanes call it. */
-static __device__ int warp_batch(snx_pass *p, snx_qp *qp, uint64_t cons, int n, int lane)
+/* Runs up to 32 WQEs of the left BBs at cons one per lane, when all are
+ * RDMA writes of as many BBs as the first (nbb), each checks out, no two
+ * destinations overlap (so order cannot show) and the send CQ has slots
+ * for the signaled ones; WQE l starts at cons + l * nbb, which each lane
+ * proves for the next by finding nbb in its own ctrl segment. Returns the
+ * WQEs run, or 0 when lane 0 must take them one at a time instead. All
+ * lanes call it. */
+static __device__ int warp_batch(snx_pass *p, snx_qp *qp, uint64_t cons, uint64_t left, int lane)
 {
-	uint8_t buf[GIC_SEND_WQE_BB];
+	uint8_t buf[GIC_WQE_MAX_BB * GIC_SEND_WQE_BB];
 	uint8_t *src[SOFTNIC_MAX_SGE], *dst = NULL;
 	softnic_wqe w;
-	int ok = 1, sig = 0, got = 1;
+	int ok = 1, sig = 0, got = 1, n = left < 32 ? (int)left : 32;
 	uint64_t lo = 0, hi = 0;
+	uint32_t nbb;
 	unsigned sigmask;
 
+	/* One BB per lane first (the common case costs one round trip); the
+	 * first WQE's ctrl segment says how many BBs the batch's WQEs take. */
+	if (lane < n)
+		snx_copy_wqe(qp, cons + lane, 1, buf);
+	nbb = __shfl_sync(FULL_WARP,
+			  lane ? 1 : gic_wqe_bb_count(((const gic_ctrl_seg *)buf)->qpn_ds_be), 0);
+	if (nbb > 1) { /* multi-BB WQEs (inline payloads): copy each lane's whole WQE */
+		uint64_t fit = left / nbb;
+
+		n = fit < 32 ? (int)fit : 32;
+		if (n == 0)
+			return 0;
+		if (lane < n)
+			snx_copy_wqe(qp, cons + (uint64_t)lane * nbb, nbb, buf);
+	}
 	if (lane < n) {
-		ok = lane_prepare(p, qp, cons + lane, &w, src, &dst, buf);
+		ok = lane_prepare(p, qp, cons + (uint64_t)lane * nbb, nbb, &w, src, &dst, buf);
 		sig = ok && (w.fm_ce_se & GIC_CTRL_CQ_UPDATE);
 		lo = (uint64_t)dst;
 		hi = ok && dst ? lo + w.total_len : lo;
@@ -176,7 +198,7 @@ static __device__ int warp_batch(snx_pass *p, snx_qp *qp, uint64_t cons, int n, 
 		memset(&f, 0, sizeof(f));
 		f.cqe_opcode = GIC_CQE_REQ;
 		f.wqe_opcode = GIC_OPCODE_RDMA_WRITE;
-		f.wqe_counter = (uint16_t)(cons + l);
+		f.wqe_counter = (uint16_t)(cons + (uint64_t)l * nbb);
 		f.qpn = qp->qpn;
 		f.byte_cnt = len;
 		snx_cq_write_locked(p->sh, qp->send_cq, &f, &p->st);
@@ -184,16 +206,17 @@ static __device__ int warp_batch(snx_pass *p, snx_qp *qp, uint64_t cons, int n, 
 	if (lane == 0 && sigmask)
 		snx_cq_unlock(qp->send_cq);
 	if (lane == 0) {
-		qp->cons = cons + n;
+		qp->cons = cons + (uint64_t)n * nbb;
 		p->st.wqes_executed += n;
 	}
 	return n;
 }
 
 /* Executes what the QP's doorbell announced with the whole warp: batches
- * run one WQE per lane (warp_batch); anything else runs on lane 0 through
- * the serial core, which keeps every semantic of the CPU engine. Lane 0's
- * pass holds the state; the other lanes' passes only cache MRs. */
+ * run one WQE per lane (warp_batch: WQEs of one size, one BB or more);
+ * anything else runs on lane 0 through the serial core, which keeps every
+ * semantic of the CPU engine. Lane 0's pass holds the state; the other
+ * lanes' passes only cache MRs. */
 static __device__ int warp_progress(snx_pass &p, snx_qp *qp, softnic_stats *st, int lane)
 {
 	int active = 0, done = 0;
@@ -216,13 +239,13 @@ static __device__ int warp_progress(snx_pass &p, snx_qp *qp, softnic_stats *st, 
 		uint64_t cons = __shfl_sync(FULL_WARP, lane ? 0 : qp->cons, 0);
 		uint64_t left = __shfl_sync(FULL_WARP, lane ? 0 : qp->target - qp->cons, 0);
 		int healthy = __shfl_sync(FULL_WARP, lane ? 0 : !qp->in_error && !qp->pending_synd, 0);
-		int n = left < 32 ? (int)left : 32, k = 0;
+		int k = 0;
 
 		if (!left)
 			break;
 		if (healthy && p.link == SNX_QP_CONNECTED &&
 		    (p.peer_rights & SOFTNIC_ACCESS_REMOTE_WRITE))
-			k = warp_batch(&p, qp, cons, n, lane);
+			k = warp_batch(&p, qp, cons, left, lane);
 		if (!k)
 			k = __shfl_sync(FULL_WARP, lane ? 0 : snx_step(&p, qp), 0);
 		if (!k)
