@@ -678,6 +678,11 @@ CASE(shared_doorbell)
 	gic_wqe_nop(&sq[0], sq[0].resv++, GIC_CTRL_CQ_UPDATE);
 	gic_sq_ring(&sq[0], sq[0].resv, GIC_ORDER_RELEASE_SYS);
 	CHECK(!poll_cqe(&cv[0], &info) && !info.syndrome, "QP 0's NOP on the shared register");
+	/* QP 2's engine pass has to see QP 0's doorbell before QP 2 rings its
+	 * own over it: the error moves QP 2 to the error state. */
+	for (uint64_t end = tk_deadline(); !softnic_qp_in_error(a[2]) && gic_now_ns() < end;)
+		;
+	CHECK(softnic_qp_in_error(a[2]), "QP 2 in error after the foreign doorbell");
 	/* Its next WQE carries the error (as every doorbell error). */
 	gic_wqe_nop(&sq[2], sq[2].resv++, GIC_CTRL_CQ_UPDATE);
 	gic_sq_ring(&sq[2], sq[2].resv, GIC_ORDER_RELEASE_SYS);
