@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Checks gic result files (gic <sub> --json FILE) against a JSON Schema.
 
-usage: check-results.py [--schema SCHEMA] [--repeat N] [--timer-row] [--timer-grows] [--state] FILE...
+usage: check-results.py [--schema SCHEMA] [--repeat N] [--timer-row] [--timer-grows]
+       [--scope-rows QPS SCOPES] [--state] FILE...
 
 Implements the subset of JSON Schema (draft 2020-12) that
 bench/gic/result.schema.json uses: type (a name or a list of names),
@@ -14,7 +15,12 @@ runs with aggregate rows. --timer-row: the file must hold a timer-check
 row with sane, consistent fields; its validity is the machine's (a noisy
 host fails it), so it is not required. --timer-grows: also a positive
 difference (for a quiet machine: on a loaded 2-core host the scheduler's
-slices swamp even 1 ms). --state: every
+slices swamp even 1 ms). --scope-rows
+QPS SCOPES (comma-separated, as gic lat's --qps and --scope): the file must
+hold, per count N and scope S, a `gic lat` put+completion row named
+'<path> <order> qps=N scope=S' with qps=N and scope=S in its params, and per
+count an rtt row '<path> <order> qps=N' with scope=none (Figure 4's sweep).
+--state: every
 result carries the processor state measured for it (cpu0_mhz= and
 governor= in params; sm_mhz= too where the run measured an SM clock).
 Python standard library only.
@@ -159,6 +165,37 @@ def check_timer(doc, errors, grows):
             errors.append("%s: validated although off by %r us" % (where, diff - d))
 
 
+def check_scope(doc, counts, scopes, errors):
+    """Figure 4's sweep: one put+completion row per (count, scope), one rtt
+    row per count, names and params agreeing."""
+    rows = [r for r in doc.get("results", []) if r.get("experiment") == "lat"]
+
+    def params(r):
+        return dict(t.split("=", 1) for t in r.get("params", "").split() if "=" in t)
+
+    for n in counts:
+        for sc in scopes:
+            suffix = " qps=%s scope=%s" % (n, sc)
+            got = [r for r in rows if r.get("metric") == "put+completion"
+                   and r.get("name", "").endswith(suffix)]
+            if not got:
+                errors.append("lat: no put+completion row named '...%s'" % suffix)
+            for r in got:
+                kv = params(r)
+                if kv.get("qps") != str(n) or kv.get("scope") != sc:
+                    errors.append("lat row %r: params %r do not name qps=%s scope=%s"
+                                  % (r["name"], r.get("params"), n, sc))
+        suffix = " qps=%s" % n
+        got = [r for r in rows if r.get("metric") == "rtt" and r.get("name", "").endswith(suffix)]
+        if not got:
+            errors.append("lat: no rtt row named '...%s'" % suffix)
+        for r in got:
+            kv = params(r)
+            if kv.get("qps") != str(n) or kv.get("scope") != "none":
+                errors.append("lat row %r: params %r do not name qps=%s scope=none"
+                              % (r["name"], r.get("params"), n))
+
+
 def check_results(doc, errors, timer_row=False):
     """The checks beyond the schema: validation and ordered statistics."""
     results = doc.get("results", []) if isinstance(doc, dict) else []
@@ -186,6 +223,7 @@ def main(argv):
     want_runs = 0
     timer_row = False
     timer_grows = False
+    scope_rows = None
     state = False
     i = 1
     while i < len(argv):
@@ -199,6 +237,9 @@ def main(argv):
             timer_row = True
             timer_grows = timer_grows or argv[i] == "--timer-grows"
             i += 1
+        elif argv[i] == "--scope-rows" and i + 2 < len(argv):
+            scope_rows = (argv[i + 1].split(","), argv[i + 2].split(","))
+            i += 3
         elif argv[i] == "--state":
             state = True
             i += 1
@@ -209,7 +250,7 @@ def main(argv):
             files.append(argv[i])
             i += 1
     if not files:
-        print(__doc__.strip().splitlines()[2], file=sys.stderr)
+        print("\n".join(__doc__.strip().splitlines()[2:4]), file=sys.stderr)
         return 2
     with open(schema_path) as f:
         schema = json.load(f)
@@ -228,6 +269,8 @@ def main(argv):
                 check_repeat(doc, want_runs, errors)
                 if timer_row:
                     check_timer(doc, errors, timer_grows)
+                if scope_rows:
+                    check_scope(doc, scope_rows[0], scope_rows[1], errors)
                 if state:
                     check_state(doc, errors)
         for e in errors:

@@ -1,10 +1,12 @@
 /*
  * bench/gic/exp_lat.c - `gic lat` (exp_lat.h): parsing, and the host mode.
  *
- * Host mode: PE0 and PE1 on one softnic (CPU engine). A host thread posts
- * one write at a time: issue is the posting call (reserve, build, ring),
- * put+completion adds the wait for the CQE (or, with --scope all, a quiet
- * over every configured QP). The round trip runs a responder thread on PE1
+ * Host mode: PE0 and PE1 on one softnic (CPU engine), one softnic per
+ * --qps count. A host thread posts one write at a time on QP 0: issue is
+ * the posting call (reserve, build, ring), put+completion adds the wait
+ * for its CQE (--scope qp) or a PE-wide quiet over every configured QP
+ * (--scope all: each QP's CQ polled; all-progress: each QP's progress
+ * words, as NVSHMEM's quiet walks them). The round trip runs a responder thread on PE1
  * that answers each write with one of its own. Proxy paths go through a
  * mini-proxy (T1/R1/B1) per direction with host producers. Every payload
  * is checked after its completion (or, for round trips, is the value the
@@ -31,6 +33,7 @@ static const char *const path_names[] = { "gda-inline", "gda-pointer", "proxy-ba
 enum { LAT_PATHS = sizeof(path_names) / sizeof(path_names[0]) };
 static const char *const order_names[] = { "none", "fence-gpu", "fence-gpu-dbr", "release-gpu",
 					   "threadfence", "release-sys", "fence-sys" };
+static const char *const scope_names[] = { "qp", "all", "all-progress" };
 static const char *const metric_names[] = { "issue", "putc", "rtt", "timer-check" };
 static const char *const metric_labels[] = { "issue", "put+completion", "rtt", "timer-check" };
 enum { LAT_METRICS = sizeof(metric_names) / sizeof(metric_names[0]) };
@@ -46,6 +49,16 @@ const char *gic_lat_path_name(unsigned path_bit)
 const char *gic_lat_order_name(int order)
 {
 	return order >= 0 && order < GIC_LAT_ORDERS ? order_names[order] : NULL;
+}
+
+const char *gic_lat_scope_name(int s)
+{
+	return s >= 0 && s < GIC_LAT_SCOPES ? scope_names[s] : NULL;
+}
+
+int gic_lat_scope_named(const lat_state *st)
+{
+	return st->nqps > 1 || st->qps[0] != 1 || st->scopes != 1u << GIC_LAT_SCOPE_QP;
 }
 
 const char *gic_lat_metric_name(unsigned metric_bit)
@@ -89,8 +102,21 @@ static const char help[] =
 	"                 row 'timer-check gda-inline <order>' = rtt p50 delayed - rtt p50\n"
 	"                 plain, beside D and the ratio; valid when within 10% of D + 2 us\n"
 	"  --timer-delay US  D of the timer check in microseconds (1..10000; default 50)\n"
-	"  --qps N        QPs configured per PE (1..64; default 1); QP 0 is used\n"
-	"  --scope S      qp: complete the used QP; all: PE-wide quiet over every QP\n"
+	"  --qps LIST     QPs configured per PE, comma-separated counts (1..64, at most 8;\n"
+	"                 default 1): one run per count, QP 0 used (Figure 4:\n"
+	"                 1,2,4,8,16)\n"
+	"  --scope LIST   put+completion's completion, comma-separated (default qp):\n"
+	"                 qp: the used QP's CQ only (DeepEP's port); all: a PE-wide\n"
+	"                 quiet polling every configured QP's CQ (a CQE read each, used\n"
+	"                 or not) until it retired what was posted on it;\n"
+	"                 all-progress: a PE-wide quiet reading every QP's published\n"
+	"                 and retired positions (L1 skipped, a CTA fence per QP), its\n"
+	"                 CQ polled only with work outstanding: NVSHMEM 3.8's IBGDA\n"
+	"                 quiet. With more than one count or scope (or any but 1 and\n"
+	"                 qp) rows are named '<path> <order> qps=N scope=S' (rtt: a\n"
+	"                 control, '<path> <order> qps=N'); gda paths only. Figure 4 /\n"
+	"                 Table 7: --path gda-inline --metric putc --metric rtt\n"
+	"                 --qps 1,2,4,8,16 --scope qp,all,all-progress\n"
 	"  --sweep        inline payload size sweep over -b..-e by -f (gda-inline;\n"
 	"                 default sizes 8..512 with --quick 8..64; on the GPU per size\n"
 	"                 a row with the payload in registers, built for 8 12 16 32\n"
@@ -135,14 +161,23 @@ static int lat_flag(lat_state *st, int argc, char **argv, int *i)
 			return EINVAL;
 		return st->timer_delay_us = (int)v, 0;
 	}
-	if (gic_arg_is(arg, "--qps")) {
-		if (gic_arg_int(SUB, "--qps", val, 1, HX_MAX_QPS, &v))
+	if (gic_arg_is(arg, "--qps"))
+		return gic_arg_int_list(SUB, "--qps", val, 1, HX_MAX_QPS, st->qps,
+					GIC_LAT_MAX_QPS_LIST, &st->nqps);
+	/* --scope: comma-separated names, each adding its bit. */
+	for (const char *p = val;;) {
+		const char *comma = strchr(p, ',');
+		size_t len = comma ? (size_t)(comma - p) : strlen(p);
+		char name[32];
+
+		snprintf(name, sizeof(name), "%.*s", (int)(len < sizeof(name) ? len : 0), p);
+		if (gic_arg_choice(SUB, "--scope", name, scope_names, GIC_LAT_SCOPES, &idx))
 			return EINVAL;
-		return st->qps = (int)v, 0;
+		st->scopes |= 1u << idx;
+		if (!comma)
+			return 0;
+		p = comma + 1;
 	}
-	if (gic_arg_choice(SUB, "--scope", val, (const char *const[]){ "qp", "all" }, 2, &idx))
-		return EINVAL;
-	return st->scope_all = idx, 0;
 }
 
 static int lat_parse(int argc, char **argv, void **state)
@@ -151,7 +186,8 @@ static int lat_parse(int argc, char **argv, void **state)
 
 	if (!st)
 		return ENOMEM;
-	st->qps = 1;
+	st->qps[0] = 1;
+	st->nqps = 1;
 	st->timer_delay_us = GIC_LAT_TIMER_DEFAULT_US;
 	for (int i = 1; i < argc; i++) {
 		if (lat_flag(st, argc, argv, &i)) {
@@ -169,6 +205,13 @@ static int lat_parse(int argc, char **argv, void **state)
 	}
 	if (!st->orders)
 		st->orders = 1u << GIC_ORDER_FENCE_GPU;
+	if (!st->scopes)
+		st->scopes = 1u << GIC_LAT_SCOPE_QP;
+	if (st->sweep && (st->nqps > 1 || (st->scopes & (st->scopes - 1)))) {
+		fprintf(stderr, "gic lat: --sweep runs one --qps count and one --scope\n");
+		free(st);
+		return EINVAL;
+	}
 	if (!st->metrics)
 		st->metrics = GIC_LAT_METRIC_ALL;
 	if ((st->metrics & GIC_LAT_TIMER) && (st->sweep || !(st->paths & GIC_LAT_GDA_INLINE))) {
@@ -231,6 +274,10 @@ typedef struct lat_run {
 	gic_sink *sink;
 	hx *h;
 	int total;           /* warm-up + measured */
+	int first;           /* 1 for the first --qps count (proxy rows, timer, sweep) */
+	int nq;              /* QPs configured in h (this run's --qps count) */
+	int scope;           /* GIC_LAT_SCOPE_* of the put+completion being measured;
+			      * -1 for rows that complete nothing (rtt, proxies) */
 } lat_run;
 
 /* Emits samples s as result (name, metric). */
@@ -242,8 +289,8 @@ static int lat_emit(lat_run *L, const char *name, const char *metric, const gic_
 	gic_result_init(&r, SUB, name, metric, "us");
 	gic_result_set_samples(&r, s, (size_t)L->o->warmup);
 	gic_result_param(&r, "size=%zu", size);
-	gic_result_param(&r, "qps=%d", L->st->qps);
-	gic_result_param(&r, "scope=%s", L->st->scope_all ? "all" : "qp");
+	gic_result_param(&r, "qps=%d", L->nq);
+	gic_result_param(&r, "scope=%s", L->scope < 0 ? "none" : scope_names[L->scope]);
 	gic_result_param(&r, "mode=host");
 	snprintf(r.transport, sizeof(r.transport), "%s", gic_transport(L->o));
 	snprintf(r.note, sizeof(r.note), "%s", note);
@@ -278,13 +325,19 @@ static int host_order(int order)
 static const char host_order_note[] =
 	"host analogue; on the host every order but none is a release (orders differ on the GPU)";
 
-/* Waits for the completion of the write ending at end on PE0 QP 0, or for
- * a quiet over every QP with --scope all. */
+/* Waits for the completion of the write ending at end on PE0 QP 0; with
+ * scope all or all-progress then quiets every other configured QP (QP 0
+ * first, as the GPU mode's walk). */
 static int lat_complete(lat_run *L, uint64_t end, int order)
 {
-	if (L->st->scope_all)
-		return gic_quiet_all(L->h->pe[0].sq, L->st->qps, order, hx_deadline());
-	return gic_sq_wait_retired(&L->h->pe[0].sq[0], end, 0, order, hx_deadline());
+	gic_sq *sq = L->h->pe[0].sq;
+	int rc = gic_sq_wait_retired(&sq[0], end, 0, order, hx_deadline());
+
+	if (!rc && L->scope == GIC_LAT_SCOPE_ALL)
+		rc = gic_quiet_all_poll(sq + 1, L->nq - 1, order, hx_deadline());
+	if (!rc && L->scope == GIC_LAT_SCOPE_PROGRESS)
+		rc = gic_quiet_all_progress(sq + 1, L->nq - 1, order, hx_deadline());
+	return rc;
 }
 
 /* One mini-gda issue + put+completion loop: samples in us. */
@@ -443,32 +496,53 @@ static void rtt_reset(hx *h)
 /* ------------------------------------------------------------------ */
 /* Host mode: the paths. */
 
+/* One mini-gda configuration: issue and put+completion once per selected
+ * scope, then the round trip (it completes nothing: one row per count). */
 static int run_gda(lat_run *L, int pointer, int order, size_t size, const char *name)
 {
-	gic_samples iss = { 0 }, putc = { 0 }, rtt = { 0 };
-	int valid = 1, rc = 0;
+	gic_samples rtt = { 0 };
+	int rc = 0, named = !L->st->sweep && gic_lat_scope_named(L->st);
 	const char *note = order == GIC_ORDER_NONE ? "host analogue; order none: plain stores, "
 						     "unsafe (a race with the engine)"
 						   : host_order_note;
+	char rname[128];
 
 	order = host_order(order);
 
-	if (L->st->metrics & (GIC_LAT_ISSUE | GIC_LAT_PUTC))
+	for (int sc = 0; sc < GIC_LAT_SCOPES && !rc; sc++) {
+		gic_samples iss = { 0 }, putc = { 0 };
+		int valid = 1;
+
+		if (!(L->st->scopes & (1u << sc)) ||
+		    !(L->st->metrics & (GIC_LAT_ISSUE | GIC_LAT_PUTC)))
+			continue;
+		L->scope = sc;
+		if (named)
+			snprintf(rname, sizeof(rname), "%s qps=%d scope=%s", name, L->nq,
+				 scope_names[sc]);
+		else
+			snprintf(rname, sizeof(rname), "%s", name);
 		rc = gda_oneway(L, pointer, order, size, &iss, &putc, &valid);
-	if (!rc && (L->st->metrics & GIC_LAT_ISSUE))
-		rc = lat_emit(L, name, "issue", &iss, size, valid, note);
-	if (!rc && (L->st->metrics & GIC_LAT_PUTC))
-		rc = lat_emit(L, name, "put+completion", &putc, size, valid, note);
+		if (!rc && (L->st->metrics & GIC_LAT_ISSUE))
+			rc = lat_emit(L, rname, "issue", &iss, size, valid, note);
+		if (!rc && (L->st->metrics & GIC_LAT_PUTC))
+			rc = lat_emit(L, rname, "put+completion", &putc, size, valid, note);
+		gic_samples_free(&iss);
+		gic_samples_free(&putc);
+	}
+	L->scope = -1;
 	if (!rc && (L->st->metrics & GIC_LAT_RTT) && size == 8) {
 		rtt_side s = { .L = L, .send = gda_send, .order = order, .pointer = pointer };
 
+		if (named)
+			snprintf(rname, sizeof(rname), "%s qps=%d", name, L->nq);
+		else
+			snprintf(rname, sizeof(rname), "%s", name);
 		rtt_reset(L->h);
 		rc = run_rtt(&s, &rtt);
 		if (!rc)
-			rc = lat_emit(L, name, "rtt", &rtt, size, !s.bad, note);
+			rc = lat_emit(L, rname, "rtt", &rtt, size, !s.bad, note);
 	}
-	gic_samples_free(&iss);
-	gic_samples_free(&putc);
 	gic_samples_free(&rtt);
 	return rc;
 }
@@ -480,7 +554,10 @@ static int run_timer(lat_run *L)
 	gic_samples plain = { 0 }, delayed = { 0 };
 	rtt_side s = { .L = L, .send = gda_send, .order = host_order(order), .pointer = 0,
 		       .delay_ns = (uint64_t)L->st->timer_delay_us * 1000, .delayed = &delayed };
+	char params[64];
 	int rc;
+
+	snprintf(params, sizeof(params), "size=8 qps=%d mode=host", L->nq);
 
 	rtt_reset(L->h);
 	rc = run_rtt(&s, &plain);
@@ -491,7 +568,7 @@ static int run_timer(lat_run *L)
 	}
 	if (!rc)
 		rc = gic_lat_timer_emit(L->sink, L->st, order, &plain, &delayed, !s.bad,
-					gic_transport(L->o), "size=8 qps=1 mode=host");
+					gic_transport(L->o), params);
 	gic_samples_free(&plain);
 	gic_samples_free(&delayed);
 	return rc;
@@ -583,10 +660,13 @@ static int run_sweep(lat_run *L)
 	return rc;
 }
 
+/* The rows of one --qps count; the proxy paths, the timer check and the
+ * sweep with the first count only. */
 static int run_host(lat_run *L)
 {
 	int rc = 0;
 
+	L->scope = -1;
 	if (L->st->sweep)
 		return run_sweep(L);
 	for (int p = 0; p < 2 && !rc; p++) {
@@ -602,11 +682,11 @@ static int run_host(lat_run *L)
 			rc = run_gda(L, p == 1, ord, 8, name);
 		}
 	}
-	for (int p = 2; p < 4 && !rc && (L->st->metrics & GIC_LAT_METRIC_ALL); p++)
+	for (int p = 2; p < 4 && !rc && L->first && (L->st->metrics & GIC_LAT_METRIC_ALL); p++)
 		if (L->st->paths & (1u << p))
 			rc = run_proxy_path(L, p == 2 ? GIC_PROXY_BASELINE : GIC_PROXY_TUNED,
 					    path_names[p]);
-	if (!rc && (L->st->metrics & GIC_LAT_TIMER))
+	if (!rc && L->first && (L->st->metrics & GIC_LAT_TIMER))
 		rc = run_timer(L);
 	return rc;
 }
@@ -651,9 +731,9 @@ static int lat_run_fn(const gic_opts *o, void *state, const gic_run_info *info, 
 {
 	const lat_state *st = state;
 	lat_run L = { .o = o, .st = st, .sink = sink, .total = o->iters + o->warmup };
-	hx_cfg c = { .who = SUB, .engine_threads = 1, .qps = st->qps, .log_sq_bb = 8,
+	hx_cfg c = { .who = SUB, .engine_threads = 1, .log_sq_bb = 8,
 		     .region = (size_t)LAT_SLOTS * LAT_MAX_INLINE };
-	int rc;
+	int rc = 0;
 
 	if (!o->host) {
 		/* The GIN path runs after the others, whatever they did. */
@@ -667,10 +747,17 @@ static int lat_run_fn(const gic_opts *o, void *state, const gic_run_info *info, 
 			st->paths & GIC_LAT_NVSHMEM ? "nvshmem" : "gin");
 		return EINVAL;
 	}
-	rc = hx_open(&L.h, &c);
-	if (!rc)
-		rc = run_host(&L);
-	hx_close(L.h);
+	/* A softnic of its own per count: the engine sees only the QPs
+	 * configured. */
+	for (int k = 0; k < st->nqps && !rc; k++) {
+		L.first = k == 0;
+		L.nq = c.qps = st->qps[k];
+		L.h = NULL;
+		rc = hx_open(&L.h, &c);
+		if (!rc)
+			rc = run_host(&L);
+		hx_close(L.h);
+	}
 	return rc;
 }
 

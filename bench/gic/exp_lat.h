@@ -10,15 +10,24 @@
  * mini-proxy baseline / tuned, and nvshmem (NVSHMEM's public API between
  * two GPUs, PEs in processes of their own: bench/gic/nvshmem_pe.h; only
  * when asked for, never in --path all; its rows include the per-QP
- * completion "nvshmem qp-quiet" where the transport has QPs). --qps
- * configures that many QPs (the first one is used); --scope all completes
- * with a PE-wide quiet over every QP (Figure 4). --sweep runs inline payload sizes -b..-e (factor -f) for the
- * mini-gda inline path (Figure 3a); on the GPU it then runs only those rows
- * (default sizes 8..512 B by 2).
+ * completion "nvshmem qp-quiet" where the transport has QPs). --qps LIST
+ * configures that many QPs per PE, one run per count (QP 0 is used);
+ * --scope LIST completes put+completion on the used QP only (qp), with a
+ * PE-wide quiet polling every configured QP's CQ (all), or with a PE-wide
+ * quiet reading every QP's progress words as NVSHMEM 3.8's IBGDA quiet does
+ * (all-progress): Figure 4 / Table 7 is `--qps 1,2,4,8,16 --scope
+ * qp,all,all-progress`. --sweep runs inline payload sizes -b..-e (factor
+ * -f) for the mini-gda inline path (Figure 3a); on the GPU it then runs
+ * only those rows (default sizes 8..512 B by 2).
  *
  * Result names (also the keys of the paper table, bench/gic/paper.c):
  *   "<path> <order>"   for mini-gda paths, e.g. "gda-inline fence-gpu";
  *   "<path>"           for proxy paths, e.g. "proxy-tuned";
+ *   "<path> <order> qps=<N> scope=<S>" (issue, put+completion) and
+ *   "<path> <order> qps=<N>" (rtt, a control that completes nothing) for
+ *   the mini-gda paths when more than one count or scope is selected, or
+ *   any but --qps 1 --scope qp (gic_lat_scope_named; never --sweep rows,
+ *   which take one count and one scope); params qps=, scope= (none for rtt);
  *   "<path> <order> size=<B>" for --sweep rows; on the GPU two per size:
  *   "gda-inline ..." with the payload in registers when the clock starts
  *   (gic_wqe_write_inline_regs, the paper's mini-gda; sizes 8 12 16 32 48
@@ -87,17 +96,37 @@ enum {
  * FENCE_SYS). */
 #define GIC_LAT_ORDERS 7
 
+/* Completion scopes (bits (1u << s) of lat_state.scopes). */
+enum {
+	GIC_LAT_SCOPE_QP = 0,       /* the used QP's CQ only (DeepEP's port) */
+	GIC_LAT_SCOPE_ALL = 1,      /* then every other QP's CQ polled (gic_quiet_all_poll) */
+	GIC_LAT_SCOPE_PROGRESS = 2, /* then every other QP's progress words, NVSHMEM 3.8's
+				     * walk (gic_quiet_all_progress) */
+	GIC_LAT_SCOPES = 3,
+};
+
+/* Most QP counts in one --qps list. */
+#define GIC_LAT_MAX_QPS_LIST 8
+
 typedef struct lat_state {
 	unsigned paths;   /* GIC_LAT_GDA_* | GIC_LAT_PROXY_*; default all */
 	unsigned orders;  /* bit (1u << o) for each enum gic_order o to run (mini-gda
 			   * paths); default: FENCE_GPU only; --order all: every one */
 	unsigned metrics; /* GIC_LAT_ISSUE | _PUTC | _RTT; default all */
-	int qps;          /* --qps: QPs configured on PE0 (1..64, default 1); QP 0 is used */
-	int scope_all;    /* --scope all (1): completion is a quiet over every configured
-			   * QP; qp (0, default): the used QP only */
+	int qps[GIC_LAT_MAX_QPS_LIST]; /* --qps: QPs configured on PE0 per run (1..64 each,
+				      * default 1); QP 0 is used */
+	int nqps;         /* counts in qps[] (1..GIC_LAT_MAX_QPS_LIST) */
+	unsigned scopes;  /* --scope: bits (1u << GIC_LAT_SCOPE_*); default qp only */
 	int sweep;        /* --sweep (1): inline sizes -b..-e by -f, gda-inline path */
 	int timer_delay_us; /* --timer-delay: D of the timer check (1..10000, default 50) */
 } lat_state;
+
+/* The name of scope s ("qp", "all", "all-progress"), NULL for a bad one. */
+const char *gic_lat_scope_name(int s);
+
+/* 1 when the mini-gda rows' names carry " qps=N scope=S" (more than one
+ * count or scope, or any but one QP with scope qp). */
+int gic_lat_scope_named(const lat_state *st);
 
 /* The order the timer check posts with: fence-gpu when selected, else the
  * first order selected. */

@@ -81,6 +81,14 @@ static const suite_step steps[] = {
 	  "--path all --order all --metric all" NVSHMEM_LAT GIN_LAT },
 	{ &gic_exp_lat, "--path gda-inline --order fence-gpu --metric issue --sweep",
 	  "--path gda-inline --order fence-gpu --metric issue --sweep" },
+	/* Completion scope (Figure 4, Table 7): put+completion against the QPs
+	 * configured per peer, the used QP's CQ only against PE-wide quiets
+	 * (every CQ polled; every QP's progress words as NVSHMEM 3.8 walks
+	 * them), and the round trip as the flat control. Host: two counts. */
+	{ &gic_exp_lat, "--path gda-inline --order fence-gpu --metric putc --qps 1,4 "
+	  "--scope qp,all,all-progress",
+	  "--path gda-inline --order fence-gpu --metric putc --metric rtt --qps 1,2,4,8,16 "
+	  "--scope qp,all,all-progress" },
 	/* The timer check (Appendix A): GPU mode only. On a shared host its
 	 * validity is the machine's, not the code's (gic lat --host --metric
 	 * timer-check runs it there). */

@@ -5,8 +5,11 @@
  * mini-gda: PE0's thread posts to PE1 through softnic (the engine of
  * --engine), keeping its queue view in registers:
  *   issue           reserve, build, doorbell record, doorbell (SM cycles);
- *   put+completion  issue, then the CQE of that WQE (--scope all: then a
- *                   quiet over every other configured QP as well);
+ *   put+completion  issue, then the CQE of that WQE (QP 0 of --qps N); with
+ *                   --scope all then a quiet polling the CQ of every other
+ *                   configured QP (gic_quiet_all_poll), with all-progress
+ *                   one reading their progress words as NVSHMEM 3.8's
+ *                   IBGDA quiet does (gic_quiet_all_progress);
  *   rtt             PE0 writes 8 bytes to PE1; PE1's thread (another CTA)
  *                   sees them and writes 8 bytes back; PE0 sees the answer.
  * With 8-byte inline writes and the issue metric, a floor row gives the
@@ -86,7 +89,7 @@ typedef struct gda_cfg {
 	uint32_t stride;    /* destination bytes per sample (>= size, multiple of 8) */
 	int rtt;            /* 1: round trips (size 8) */
 	int nq;             /* QPs configured; QP 0 is used */
-	int scope_all;      /* completion is a quiet over every QP */
+	int scope;          /* GIC_LAT_SCOPE_*: the used QP, or then every other QP */
 	uint8_t *dst;       /* PE1's region */
 	uint32_t rkey;
 	const uint8_t *stage; /* inline payloads, device memory */
@@ -179,8 +182,12 @@ static __device__ void gda_pe0(gic_sq *g, const gda_cfg &c, lat_sample *out)
 			rc = gpu_wait_word((const uint64_t *)(c.back + (uint64_t)i * 8), ~lat_val(i, 1));
 		if (!rc && !c.rtt)
 			rc = gic_sq_wait_retired(&s, s.ready, 0, O, DL);
-		if (!rc && !c.rtt && c.scope_all && c.nq > 1)
-			rc = gic_quiet_all(g + 1, c.nq - 1, O, DL);
+		/* The PE-wide quiets walk the other QPs' global views (QP 0's
+		 * is in registers and retired above). */
+		if (!rc && !c.rtt && c.scope == GIC_LAT_SCOPE_ALL)
+			rc = gic_quiet_all_poll(g + 1, c.nq - 1, O, DL);
+		if (!rc && !c.rtt && c.scope == GIC_LAT_SCOPE_PROGRESS)
+			rc = gic_quiet_all_progress(g + 1, c.nq - 1, O, DL);
 		out[i].total = clock64() - c0;
 		out[i].issue = c1 - c0;
 		if (!rc && c.rtt) /* retire the write outside the timed span */
@@ -323,6 +330,7 @@ typedef struct lat_run {
 	double *v;
 	int n;                /* samples per measurement, warm-up included */
 	int failed;
+	int first_count;      /* 1 while the first --qps count runs */
 } lat_run;
 
 /* Fills the staging buffer and PE0's source with the payload pattern, and
@@ -433,7 +441,7 @@ static double issue_p50(lat_run *L)
  * row; -1 when it could not run. */
 static double floor_of(lat_run *L, int order, const char *name, const char *params, int emit)
 {
-	char fname[112];
+	char fname[144];
 	double p50;
 
 	clear_samples(L, L->e.stream);
@@ -450,15 +458,15 @@ static double floor_of(lat_run *L, int order, const char *name, const char *para
 }
 
 /* The configuration of one mini-gda kernel. */
-static void gda_cfg_fill(lat_run *L, const lat_state *st, gda_cfg *c, int pointer, uint32_t size)
+static void gda_cfg_fill(lat_run *L, gda_cfg *c, int pointer, uint32_t size, int nq, int scope)
 {
 	memset(c, 0, sizeof(*c));
 	c->n = L->n;
 	c->pointer = pointer;
 	c->size = size;
 	c->stride = (size + 7) & ~7u;
-	c->nq = st->qps;
-	c->scope_all = st->scope_all;
+	c->nq = nq;
+	c->scope = scope;
 	c->dst = L->e.dst;
 	c->rkey = softnic_mr_rkey(L->e.dst_mr);
 	c->stage = L->stage;
@@ -477,7 +485,7 @@ static void gda_timer(lat_run *L, const lat_state *st)
 	char params[128];
 	gda_cfg c;
 
-	gda_cfg_fill(L, st, &c, 0, 8);
+	gda_cfg_fill(L, &c, 0, 8, L->e.cfg.nqps, GIC_LAT_SCOPE_QP);
 	c.rtt = 1;
 	c.delay_ns = (uint64_t)st->timer_delay_us * 1000;
 	if (prepare_payloads(L, 8, c.stride)) {
@@ -497,7 +505,7 @@ static void gda_timer(lat_run *L, const lat_state *st)
 		if (L->h[i].rc == 0)
 			gic_samples_add(i & 1 ? &delayed : &plain,
 					(double)L->h[i].total / L->info->sm_mhz);
-	snprintf(params, sizeof(params), "size=8 qps=%d order=%s timer=globaltimer", st->qps,
+	snprintf(params, sizeof(params), "size=8 qps=%d order=%s timer=globaltimer", L->e.cfg.nqps,
 		 gic_lat_order_name(order));
 	if (!plain.n || !delayed.n) {
 		fprintf(stderr, "gic lat: timer check: no samples of each kind after the warm-up\n");
@@ -520,10 +528,13 @@ enum {
 	SRC_STAGED = 3,  /* inline, loaded from GPU memory in the span (--sweep) */
 };
 
-/* One mini-gda configuration: a path, an order, a size; emits the
- * selected metrics. */
+/* One mini-gda configuration: a path, an order, a size, a completion
+ * scope, on this env's QPs (L->e.cfg.nqps); emits the selected metrics.
+ * first: this order's first scope on this count, which also runs the
+ * floor (first count only) and the round trip (it completes nothing, so
+ * one per count). */
 static void gda_one(lat_run *L, const lat_state *st, int src, int order, uint32_t size,
-		    int sweep)
+		    int sweep, int scope, int first)
 {
 	static const char *const paths[] = { "gda-inline", "gda-pointer", "gda-inline",
 					      "gda-inline-staged" };
@@ -539,24 +550,41 @@ static void gda_one(lat_run *L, const lat_state *st, int src, int order, uint32_
 			   : gda_kernels[order][src == SRC_POINTER ? K_POINTER
 						 : src == SRC_STAGED ? K_INLINE : K_INLINE8];
 	gda_cfg c;
-	char name[96], params[256], issue_note[512];
+	char name[128], rname[128], params[256], rparams[256], issue_note[512], putc_note[256];
 	const char *path = paths[src];
-	int bad, valid;
+	int bad, valid, nq = L->e.cfg.nqps, named = !sweep && gic_lat_scope_named(st);
 
 	if (!fn) {
 		fprintf(stderr, "gic lat --sweep: size %u: no register-payload kernel of that size "
 			"(built: 8 12 16 32 48 64 128 256 512); its staged row runs\n", size);
 		return;
 	}
-	gda_cfg_fill(L, st, &c, src == SRC_POINTER, size);
+	gda_cfg_fill(L, &c, src == SRC_POINTER, size, nq, scope);
 	if (sweep)
 		snprintf(name, sizeof(name), "%s %s size=%u", path, gic_lat_order_name(order), size);
+	else if (named)
+		snprintf(name, sizeof(name), "%s %s qps=%d scope=%s", path, gic_lat_order_name(order),
+			 nq, gic_lat_scope_name(scope));
 	else
 		snprintf(name, sizeof(name), "%s %s", path, gic_lat_order_name(order));
+	/* The round trip's name and params carry the count, not the scope. */
+	if (named)
+		snprintf(rname, sizeof(rname), "%s %s qps=%d", path, gic_lat_order_name(order), nq);
+	else
+		snprintf(rname, sizeof(rname), "%s", name);
+	snprintf(rparams, sizeof(rparams), "size=%u qps=%d scope=none order=%s payload=%s", size,
+		 nq, gic_lat_order_name(order), payloads[src]);
 	snprintf(params, sizeof(params), "size=%u qps=%d scope=%s order=%s payload=%s", size,
-		 st->qps, st->scope_all ? "all" : "qp", gic_lat_order_name(order), payloads[src]);
+		 nq, gic_lat_scope_name(scope), gic_lat_order_name(order), payloads[src]);
+	snprintf(putc_note, sizeof(putc_note), "completion by softnic (not a NIC number)%s",
+		 scope == GIC_LAT_SCOPE_ALL ? "; then every other QP's CQ polled (a CQE read each)"
+		 : scope == GIC_LAT_SCOPE_PROGRESS ? "; then every other QP's published and retired "
+						      "positions read, L2 not L1, a CTA fence each "
+						      "(NVSHMEM 3.8's IBGDA quiet)"
+						    : "");
 	snprintf(issue_note, sizeof(issue_note), "%s", notes[src]);
-	if ((st->metrics & GIC_LAT_ISSUE) && size == 8 && src != SRC_STAGED) {
+	if ((st->metrics & GIC_LAT_ISSUE) && size == 8 && src != SRC_STAGED && first &&
+	    L->first_count) {
 		/* The floor first: the issue row's note cites it. */
 		double fl = floor_of(L, order, name, params, src != SRC_POINTER);
 
@@ -566,7 +594,7 @@ static void gda_one(lat_run *L, const lat_state *st, int src, int order, uint32_
 			 order == GIC_ORDER_NONE ? "unordered, unsafe; " : "", fl);
 	}
 	for (int rtt = 0; rtt <= 1; rtt++) {
-		if (rtt ? !(st->metrics & GIC_LAT_RTT) || size != 8
+		if (rtt ? !(st->metrics & GIC_LAT_RTT) || size != 8 || !first
 			: !(st->metrics & (GIC_LAT_ISSUE | GIC_LAT_PUTC)))
 			continue;
 		c.rtt = rtt;
@@ -585,10 +613,10 @@ static void gda_one(lat_run *L, const lat_state *st, int src, int order, uint32_
 		if (!rtt && (st->metrics & GIC_LAT_ISSUE))
 			emit_cycles(L, name, "issue", 0, valid, params, issue_note, L->o->gpu_engine);
 		if (!rtt && (st->metrics & GIC_LAT_PUTC))
-			emit_cycles(L, name, "put+completion", 1, valid, params,
-				    "completion by softnic (not a NIC number)", L->o->gpu_engine);
+			emit_cycles(L, name, "put+completion", 1, valid, params, putc_note,
+				    L->o->gpu_engine);
 		if (rtt)
-			emit_cycles(L, name, "rtt", 1, valid, params,
+			emit_cycles(L, rname, "rtt", 1, valid, rparams,
 				    "answer written by a GPU thread through softnic",
 				    L->o->gpu_engine);
 	}
@@ -616,33 +644,39 @@ static int make_scratch(lat_run *L)
 	return cudaMemcpy(L->scratch, &s, sizeof(s), cudaMemcpyHostToDevice) == cudaSuccess ? 0 : EIO;
 }
 
-static void gda_all(lat_run *L, const lat_state *st)
+/* The mini-gda rows of one --qps count (a softnic env of its own, so the
+ * engine scans only the QPs configured); the sweep and the timer check
+ * with the first count only. */
+static void gda_count(lat_run *L, const lat_state *st, int nq)
 {
-	gpu_env_cfg cfg = { L->o->gpu_engine, st->qps, 10, LAT_REGION, 0, 4, 4 };
+	gpu_env_cfg cfg = { L->o->gpu_engine, nq, 10, LAT_REGION, 0, 4, 4 };
 
-	/* Every CUDA allocation before the engine starts (docs/DESIGN.md §4.5). */
-	if (cudaMalloc(&L->stage, LAT_REGION) != cudaSuccess || make_scratch(L)) {
-		L->failed++;
-		return;
-	}
 	gpu_env_open(&L->e, &cfg);
 	for (int p = 0; p < 2 && !st->sweep; p++) { /* --sweep: the sweep's rows only */
 		if (!(st->paths & (p ? GIC_LAT_GDA_POINTER : GIC_LAT_GDA_INLINE)))
 			continue;
 		for (int o = 0; o < GIC_LAT_ORDERS; o++) {
+			int first = 1;
+
 			if (!(st->orders & (1u << o)))
 				continue;
 			gic_progress("lat", o, GIC_LAT_ORDERS, gic_lat_order_name(o));
-			gda_one(L, st, p ? SRC_POINTER : SRC_INLINE8, o, 8, 0);
+			for (int sc = 0; sc < GIC_LAT_SCOPES; sc++)
+				if (st->scopes & (1u << sc)) {
+					gda_one(L, st, p ? SRC_POINTER : SRC_INLINE8, o, 8, 0, sc,
+						first);
+					first = 0;
+				}
 		}
 	}
-	if (st->sweep && (st->paths & GIC_LAT_GDA_INLINE)) {
+	if (st->sweep && L->first_count && (st->paths & GIC_LAT_GDA_INLINE)) {
 		/* Sizes: -b/-e/-f when given; else 8 .. 512 B by 2 (Figure 3a). */
 		const gic_opts *op = L->o;
 		double first = op->given & GIC_GIVEN_B ? (double)op->size_begin : 8;
 		double last = op->given & GIC_GIVEN_E ? (double)op->size_end : 512;
 		double factor = op->given & GIC_GIVEN_F ? op->size_factor : 2;
 		size_t max = LAT_REGION / L->n;
+		int sc0 = __builtin_ctz(st->scopes); /* --sweep takes one scope */
 
 		for (double sz = first; sz <= last; sz *= factor) {
 			uint32_t size = (uint32_t)sz;
@@ -655,14 +689,28 @@ static void gda_all(lat_run *L, const lat_state *st)
 			/* The register payload (the paper's), then the staged one. */
 			for (int o = 0; o < GIC_LAT_ORDERS; o++)
 				if (st->orders & (1u << o)) {
-					gda_one(L, st, SRC_REGS, o, size, 1);
-					gda_one(L, st, SRC_STAGED, o, size, 1);
+					gda_one(L, st, SRC_REGS, o, size, 1, sc0, 1);
+					gda_one(L, st, SRC_STAGED, o, size, 1, sc0, 1);
 				}
 		}
 	}
-	if (st->metrics & GIC_LAT_TIMER)
+	if (L->first_count && (st->metrics & GIC_LAT_TIMER))
 		gda_timer(L, st);
 	gpu_env_close(&L->e);
+}
+
+static void gda_all(lat_run *L, const lat_state *st)
+{
+	/* Every CUDA allocation before the engine starts (docs/DESIGN.md §4.5). */
+	if (cudaMalloc(&L->stage, LAT_REGION) != cudaSuccess || make_scratch(L)) {
+		L->failed++;
+		return;
+	}
+	for (int k = 0; k < st->nqps; k++) {
+		L->first_count = k == 0;
+		gic_progress("lat", k + 1, st->nqps, "QP count");
+		gda_count(L, st, st->qps[k]);
+	}
 	cudaFree(L->stage);
 	cudaFree(L->scratch);
 	if (L->o->gpu_engine)

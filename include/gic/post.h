@@ -27,7 +27,8 @@
  *  - warp-cooperative (device): gic_sq_warp_begin() once, then
  *    gic_sq_warp_write_inline(), one reservation and one doorbell per warp.
  * Completion: gic_sq_wait_retired() / gic_sq_quiet() for one queue,
- * gic_quiet_all() for every configured queue.
+ * gic_quiet_all() for every configured queue (gic_quiet_all_poll() polls
+ * every queue's CQ; gic_quiet_all_progress() walks them as NVSHMEM does).
  *
  * Errors: 0 on success or a positive errno. ETIMEDOUT when a deadline
  * passes; EIO when an error CQE was seen (gic_sq.err holds its details);
@@ -770,6 +771,81 @@ GIC_HD int gic_quiet_all(gic_sq *sqs, int n, int order, uint64_t deadline_ns)
 	for (int i = 0; i < n; i++) {
 		int rc = gic_sq_quiet(&sqs[i], order, deadline_ns);
 
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+/* PE-wide quiet that polls the CQ of every queue in sqs[0..n) (exclusive
+ * owner of each), used or not: at least one poll each (the CQ view's
+ * fields and one CQE tail load at the scope `order` implies), and more
+ * until the queue has retired everything published on it (a signaled NOP
+ * first when the last published WQE was unsignaled, as gic_sq_quiet). An
+ * idle queue costs one CQ poll, not only a read of its progress words.
+ * `gic lat --scope all` (Figure 4's all-QP row). */
+GIC_HD int gic_quiet_all_poll(gic_sq *sqs, int n, int order, uint64_t deadline_ns)
+{
+	for (int i = 0; i < n; i++) {
+		gic_sq *sq = &sqs[i];
+
+		if (sq->ready > sq->signaled) {
+			uint64_t pos;
+			int rc = gic_sq_reserve_excl(sq, 1, &pos, order, deadline_ns);
+
+			if (rc)
+				return rc;
+			gic_wqe_nop(sq, pos, GIC_CTRL_CQ_UPDATE);
+			gic_sq_note_signaled(sq, pos + 1, 0);
+			gic_sq_publish_excl(sq, order);
+		}
+		for (;;) {
+			int rc;
+
+			if (sq->err)
+				return EIO;
+			rc = gic_sq_poll_once(sq, order, 0);
+			if (rc == EIO || rc == EPROTO)
+				return rc;
+			if (sq->retired >= sq->ready)
+				break;
+			if (rc == EAGAIN) {
+				if (gic_now_ns() > deadline_ns)
+					return ETIMEDOUT;
+				gic_cpu_relax();
+			}
+		}
+	}
+	return 0;
+}
+
+/* PE-wide quiet walked as NVSHMEM 3.8's IBGDA quiet walks its QPs
+ * (ibgda_quiet/ibgda_poll_cq in its ibgda_device.cuh: the ready head and
+ * the CQ's consumer index read with relaxed loads that skip the L1, the CQ
+ * polled only when the index is behind, a CTA-scope fence at the end of
+ * each QP): for each queue of sqs[0..n) (exclusive owner of each), the
+ * published and retired positions read with relaxed loads (device: strong
+ * loads, served by L2, not L1), gic_sq_quiet only when retired < ready,
+ * then the fence. The same test as gic_quiet_all's, at the cost of a
+ * quiet that cannot keep the views in registers or L1: an idle queue costs
+ * one L2 round trip and a fence. `gic lat --scope all-progress`. */
+GIC_HD int gic_quiet_all_progress(gic_sq *sqs, int n, int order, uint64_t deadline_ns)
+{
+	for (int i = 0; i < n; i++) {
+		gic_sq *sq = &sqs[i];
+		uint64_t ready = gic_ld_relaxed_u64(&sq->ready);
+		int rc = 0;
+
+		if (gic_ld_relaxed_u64(&sq->retired) < ready)
+			rc = gic_sq_quiet(sq, order, deadline_ns);
+		/* Barrier: NVSHMEM's IBGDA_MFENCE (fence.acq_rel.cta) at the end
+		 * of each QP's poll, ordering this queue's reads before the next
+		 * queue's; a compiler barrier on the host (one thread). */
+#if GIC_ON_DEVICE
+		__threadfence_block();
+#else
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+#endif
 		if (rc)
 			return rc;
 	}
