@@ -25,7 +25,15 @@
 #define SUB "rate"
 enum { HOST_MAX_THREADS = 8, RATE_SLOTS = 64, RATE_SIGNAL_EVERY = 16 };
 
-static const char *const mode_names[] = { "own", "lock", "handoff", "warp", "nvshmem", "gin" };
+static const char *const mode_names[] = { "own", "lock", "handoff", "warp", "nvshmem", "gin",
+					  "cta", "rr", "caslock" };
+
+/* --mode's choices and the modes they name. */
+static const char *const mode_flag_names[] = { "own", "lock", "handoff", "warp", "cta", "rr",
+					       "caslock" };
+static const int mode_flag_modes[] = { GIC_RATE_OWN, GIC_RATE_LOCK, GIC_RATE_HANDOFF,
+				       GIC_RATE_WARP, GIC_RATE_CTA, GIC_RATE_RR,
+				       GIC_RATE_CASLOCK };
 
 static const rate_row table5[] = {
 	{ "t1-q1-b1", 1, 1, 1, 1, GIC_RATE_OWN, 0, 8 },
@@ -39,6 +47,29 @@ static const rate_row table5[] = {
 	{ "t32-q32-s1-b16", 32, 32, 1, 16, GIC_RATE_OWN, 0, 8 },
 	{ "t64-q64-s1-b16", 64, 64, 1, 16, GIC_RATE_OWN, 0, 8 },
 	{ "t64-q64-s64-b16", 64, 64, 64, 16, GIC_RATE_OWN, 0, 8 },
+	/* Table 5's second row: one thread over 2-32 QPs, round-robin, one
+	 * doorbell per QP per WQE. */
+	{ "t1-q2-rr", 1, 2, 1, 1, GIC_RATE_RR, 0, 8 },
+	{ "t1-q4-rr", 1, 4, 1, 1, GIC_RATE_RR, 0, 8 },
+	{ "t1-q8-rr", 1, 8, 1, 1, GIC_RATE_RR, 0, 8 },
+	{ "t1-q16-rr", 1, 16, 1, 1, GIC_RATE_RR, 0, 8 },
+	{ "t1-q32-rr", 1, 32, 1, 1, GIC_RATE_RR, 0, 8 },
+	/* One QP per CTA, warp-cooperative (Table 5's double dagger, Table 13's
+	 * mini-gda 16 QPs, 4096 threads). */
+	{ "t4096-q16-s16-cta", 4096, 16, 16, 32, GIC_RATE_CTA, 0, 8 },
+	/* The previous lock row (compare-and-swap lock), beside the ticket lock. */
+	{ "t32-q1-caslock", 32, 1, 1, 1, GIC_RATE_CASLOCK, 0, 8 },
+	/* As the paper measures: 2^10-BB rings that wrap 16 times, completions
+	 * reclaimed while posting, the final drain counted. */
+	{ "t1-q1-b1-wrap", 1, 1, 1, 1, GIC_RATE_OWN, 0, 8, 0, 10 },
+	{ "t1-q1-b16-wrap", 1, 1, 1, 16, GIC_RATE_OWN, 0, 8, 0, 10 },
+	{ "t32-q1-lock-wrap", 32, 1, 1, 1, GIC_RATE_LOCK, 0, 8, 0, 10 },
+	{ "t256-q1-handoff-wrap", 256, 1, 1, 32, GIC_RATE_HANDOFF, 0, 8, 0, 10 },
+	{ "t32-q1-warp-wrap", 32, 1, 1, 32, GIC_RATE_WARP, 0, 8, 0, 10 },
+	{ "t256-q1-warp-wrap", 256, 1, 1, 32, GIC_RATE_WARP, 0, 8, 0, 10 },
+	{ "t16-q16-s16-b16-wrap", 16, 16, 16, 16, GIC_RATE_OWN, 0, 8, 0, 10 },
+	{ "t64-q64-s64-b16-wrap", 64, 64, 64, 16, GIC_RATE_OWN, 0, 8, 0, 10 },
+	{ "t1-q8-rr-wrap", 1, 8, 1, 1, GIC_RATE_RR, 0, 8, 0, 10 },
 };
 
 /* Figure 3b: inline against pointer payloads as the size grows, at the
@@ -109,7 +140,16 @@ static const char help[] =
 	"  --row NAME     a Table 5 row, repeatable, or all: t1-q1-b1, t1-q1-b16,\n"
 	"                 t32-q1-lock, t256-q1-handoff, t32-q1-warp, t256-q1-warp,\n"
 	"                 t16-q16-s16-b1, t16-q16-s16-b16, t32-q32-s1-b16,\n"
-	"                 t64-q64-s1-b16, t64-q64-s64-b16\n"
+	"                 t64-q64-s1-b16, t64-q64-s64-b16,\n"
+	"                 t1-qN-rr (N = 2, 4, 8, 16, 32: one thread round-robin over\n"
+	"                 N QPs), t4096-q16-s16-cta (one QP per CTA, warp-cooperative),\n"
+	"                 t32-q1-caslock (the lock row under a compare-and-swap lock;\n"
+	"                 t32-q1-lock uses a ticket lock), and NAME-wrap for t1-q1-b1,\n"
+	"                 t1-q1-b16, t32-q1-lock, t256-q1-handoff, t32-q1-warp,\n"
+	"                 t256-q1-warp, t16-q16-s16-b16, t64-q64-s64-b16, t1-q8-rr:\n"
+	"                 2^10-BB rings wrapping 16 times, completions reclaimed while\n"
+	"                 posting, \"message rate\" to the last CQE (the paper's\n"
+	"                 method) and \"message rate posting only\"\n"
 	"                 or Figure 3b's (not in all; 16 threads each on its own QP, 16\n"
 	"                 CTAs, 16 per doorbell): fig3b-inline-S, fig3b-inline-staged-S,\n"
 	"                 fig3b-pointer-S for S = 8, 64, 256, or fig3b for these nine;\n"
@@ -132,8 +172,10 @@ static const char help[] =
 	"  -c N           SMs (CTAs) the threads are spread over (common flag; default 1)\n"
 	"  --qps N        QPs (1..1024; default 1); thread i posts on QP i % qps\n"
 	"  --batch N      WQEs per doorbell (1..256; default 1)\n"
-	"  --mode M       own | lock | handoff | warp (default own; own gives every\n"
-	"                 thread its own QP: threads == qps on the GPU, <= on the host)\n"
+	"  --mode M       own | lock | handoff | warp | cta | rr | caslock (default\n"
+	"                 own; own gives every thread its own QP: threads == qps on\n"
+	"                 the GPU, <= on the host; rr: qps a multiple of threads;\n"
+	"                 lock is a ticket lock, caslock a compare-and-swap lock)\n"
 	"  --payload P    inline | inline-staged | pointer (default inline; GPU: inline\n"
 	"                 holds the payload in registers, built for 8, 12, 16, 32, 48,\n"
 	"                 64, 128, 256, 512 B; inline-staged loads it from GPU memory)\n"
@@ -263,8 +305,13 @@ static int rate_flag(rate_state *st, rate_row *custom, int *by_flags, int argc, 
 			return EINVAL;
 		return custom->batch = (int)v, 0;
 	}
-	if (gic_arg_is(arg, "--mode"))
-		return gic_arg_choice(SUB, "--mode", val, mode_names, 4, &custom->mode);
+	if (gic_arg_is(arg, "--mode")) {
+		int k = 0, rc = gic_arg_choice(SUB, "--mode", val, mode_flag_names,
+					       (int)(sizeof(mode_flag_modes) / sizeof(int)), &k);
+
+		custom->mode = mode_flag_modes[k];
+		return rc;
+	}
 	{
 		int k = 0, rc = gic_arg_choice(SUB, "--payload", val,
 					   (const char *const[]){ "inline", "pointer", "inline-staged" },
@@ -312,6 +359,11 @@ static int resolve_row(const gic_opts *o, rate_row *r)
 		r->sms = o->ctas;
 	if (!r->size)
 		r->size = o->size_begin;
+	if (r->mode == GIC_RATE_RR && r->qps % r->threads) {
+		fprintf(stderr, "gic rate: --mode rr: --qps %d must be a multiple of the %d "
+			"threads\n", r->qps, r->threads);
+		return EINVAL;
+	}
 	if (r->mode == GIC_RATE_OWN && r->threads > r->qps) {
 		fprintf(stderr, "gic rate: --mode own: %d threads need at least as many QPs "
 			"(--qps %d); use lock, handoff or warp to share\n", r->threads, r->qps);
@@ -374,7 +426,31 @@ static int post_own(rate_host *R, rate_thread *T)
 	return rc ? rc : gic_sq_quiet(sq, R->order, hx_deadline());
 }
 
-/* Shared queue, 8-byte writes: one lock per WQE, or per-thread hand-off. */
+/* Thread t's qps / threads exclusive queues, round-robin: --batch WQEs on
+ * one, its doorbell, then the next; every queue quiet at the end. */
+static int post_rr(rate_host *R, rate_thread *T)
+{
+	int n = R->o->iters, b = R->row.batch, k = R->row.qps / R->row.threads, rc = 0;
+
+	for (int i = 0; i < n && !rc; i++) {
+		int q = T->t * k + (i / b) % k;
+		uint64_t v = hx_value((uint64_t)T->t + 1, (uint64_t)i);
+		uint8_t data[512];
+		int last = (i + 1) % b == 0 || i + 1 == n;
+
+		if (!R->row.pointer)
+			hx_fill(data, R->row.size, v);
+		rc = hx_write(R->h, 0, q, slot_off(R, T->t, (uint64_t)i), data,
+			      slot_off(R, T->t, (uint64_t)i), R->row.size, R->row.pointer, last,
+			      last, R->order, hx_deadline(), NULL);
+	}
+	for (int j = 0; j < k && !rc; j++)
+		rc = gic_sq_quiet(&R->h->pe[0].sq[T->t * k + j], R->order, hx_deadline());
+	return rc;
+}
+
+/* Shared queue, 8-byte writes: one lock per WQE (ticket lock, or the
+ * compare-and-swap lock), or per-thread hand-off. */
 static int post_shared(rate_host *R, rate_thread *T)
 {
 	gic_sq *sq = &R->h->pe[0].sq[T->q];
@@ -387,6 +463,9 @@ static int post_shared(rate_host *R, rate_thread *T)
 						       slot_off(R, T->t, (uint64_t)i));
 
 		if (R->row.mode == GIC_RATE_LOCK)
+			rc = gic_sq_ticket_write_inline_u64(sq, raddr, rkey, v, RATE_SIGNAL_EVERY,
+							    R->order, hx_deadline());
+		else if (R->row.mode == GIC_RATE_CASLOCK)
 			rc = gic_sq_locked_write_inline_u64(sq, raddr, rkey, v, RATE_SIGNAL_EVERY,
 							    R->order, hx_deadline());
 		else
@@ -404,7 +483,8 @@ static void *rate_thread_main(void *arg)
 
 	while (!__atomic_load_n(&R->go, __ATOMIC_ACQUIRE))
 		gic_cpu_relax();
-	T->rc = R->row.mode == GIC_RATE_OWN ? post_own(R, T) : post_shared(R, T);
+	T->rc = R->row.mode == GIC_RATE_OWN ? post_own(R, T)
+		: R->row.mode == GIC_RATE_RR ? post_rr(R, T) : post_shared(R, T);
 	if (T->rc)
 		hx_fail(R->h, 0, T->q, "rate post", T->rc);
 	return NULL;
@@ -438,7 +518,7 @@ static int rate_validate(rate_host *R)
 
 			if (R->row.pointer)
 				exp = R->h->pe[0].src + off;
-			else if (R->row.mode == GIC_RATE_OWN)
+			else if (R->row.mode == GIC_RATE_OWN || R->row.mode == GIC_RATE_RR)
 				hx_fill(want, R->row.size, v);
 			else
 				memcpy(want, &v, 8);
@@ -470,8 +550,11 @@ static int rate_threads(rate_host *R, uint64_t *ns)
 		if (!rc)
 			rc = R->th[t].rc;
 	}
-	for (int q = 0; q < R->row.qps && !rc && R->row.mode != GIC_RATE_OWN; q++)
-		if ((rc = gic_sq_quiet(&R->h->pe[0].sq[q], R->order, hx_deadline())))
+	for (int q = 0; q < R->row.qps && !rc && R->row.mode != GIC_RATE_OWN &&
+			R->row.mode != GIC_RATE_RR; q++)
+		if ((rc = R->row.mode == GIC_RATE_LOCK
+				  ? gic_sq_ticket_quiet(&R->h->pe[0].sq[q], R->order, hx_deadline())
+				  : gic_sq_quiet(&R->h->pe[0].sq[q], R->order, hx_deadline())))
 			hx_fail(R->h, 0, q, "rate quiet", rc);
 	*ns = gic_now_ns() - t0;
 	return rc;
@@ -491,11 +574,15 @@ static rate_row host_row(const rate_row *in, char *note, size_t len)
 		k += (size_t)snprintf(note + k, len - k, "; threads capped at %d (qps %d)",
 				      r.threads, r.qps);
 	}
-	if (r.mode == GIC_RATE_WARP) {
+	if (r.mode == GIC_RATE_WARP || r.mode == GIC_RATE_CTA) {
+		k += (size_t)snprintf(note + k, len - k, "; %s runs as handoff on the host",
+				      mode_names[r.mode]);
 		r.mode = GIC_RATE_HANDOFF;
-		k += (size_t)snprintf(note + k, len - k, "; warp runs as handoff on the host");
 	}
-	if (r.mode != GIC_RATE_OWN && r.batch > 1)
+	if (r.log_bb)
+		k += (size_t)snprintf(note + k, len - k, "; -wrap rows: the host's rings always "
+				      "wrap (2^10 BB and more)");
+	if (r.mode != GIC_RATE_OWN && r.mode != GIC_RATE_RR && r.batch > 1)
 		snprintf(note + k, len - k, "; shared modes ring per WQE");
 	return r;
 }

@@ -32,9 +32,16 @@ enum {
 			       * (nvshmem_pe.h); --row nvshmem-* only */
 	GIC_RATE_GIN = 5,     /* NCCL GIN put + flush, PEs in processes of their own
 			       * (nccl_pe.h); --row gin-* only */
+	GIC_RATE_CTA = 6,     /* warp-cooperative, one QP per CTA (QP = CTA % qps;
+			       * Table 5's footnote: as NVSHMEM does; GPU only) */
+	GIC_RATE_RR = 7,      /* each thread owns qps / threads QPs and posts
+			       * round-robin over them, --batch WQEs and one
+			       * doorbell per QP per turn */
+	GIC_RATE_CASLOCK = 8, /* as lock, under the compare-and-swap lock (test,
+			       * CAS, position loads: the previous lock row) */
 };
 
-enum { GIC_RATE_MAX_ROWS = 32 };
+enum { GIC_RATE_MAX_ROWS = 48 };
 
 typedef struct rate_row {
 	char name[32];  /* "t1-q1-b1", ..., or "custom" */
@@ -48,6 +55,12 @@ typedef struct rate_row {
 	int staged;     /* inline payloads on the GPU: 0 in registers (the paper's mini-gda;
 			 * sizes other than 8 built for 12..512, see gpu_rate.cu), 1 loaded
 			 * from a staging buffer in GPU memory at each post (payload in memory) */
+	int log_bb;     /* GPU: log2 of each QP's ring in BBs; 0: 2^14, which holds every
+			 * write of a row (posting never waits); the -wrap rows take 2^10
+			 * and post 16 rings' worth per thread (reclaimed from CQEs while
+			 * posting, the paper's method), reporting the rate to the last
+			 * CQE as "message rate" and the GPU side as "message rate
+			 * posting only" */
 } rate_row;
 
 typedef struct rate_state {
@@ -70,7 +83,8 @@ typedef struct rate_state {
  * gin-t4096-c16, or gin for all four. */
 const rate_row *gic_rate_rows(int *n);
 
-/* "own", "lock", "handoff", "warp"; NULL for a bad mode. */
+/* "own", "lock", "handoff", "warp", "nvshmem", "gin", "cta", "rr",
+ * "caslock"; NULL for a bad mode. */
 const char *gic_rate_mode_name(int mode);
 
 /* The row's payload as its params say it: "pointer", "inline" (GPU: in

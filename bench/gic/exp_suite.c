@@ -94,7 +94,8 @@ static const suite_step steps[] = {
 	 * timer-check runs it there). */
 	{ &gic_exp_lat, NULL, "--path gda-inline --order fence-gpu --metric timer-check" },
 	{ &gic_exp_rate, "--row t1-q1-b1 --row t1-q1-b16 --row t32-q1-lock "
-	  "--row t256-q1-handoff --row t16-q16-s16-b16", "--row all" NVSHMEM_RATE GIN_RATE },
+	  "--row t256-q1-handoff --row t16-q16-s16-b16 --row t1-q4-rr --row t32-q1-lock-wrap",
+	  "--row all" NVSHMEM_RATE GIN_RATE },
 	{ &gic_exp_rate, "--row fig3b-inline-64 --row fig3b-inline-staged-64 --row fig3b-pointer-64",
 	  "--row fig3b" },
 	{ &gic_exp_proxy, "-T 1 -R 2 -B 1,16 --protocol both",

@@ -4,13 +4,23 @@
  *
  * A row spreads `threads` threads over `sms` CTAs. Publication modes:
  *   own      thread t owns QP t (threads == qps), `batch` WQEs per doorbell;
- *   lock     threads share QP (t % qps) under one lock per WQE;
+ *   rr       thread t owns QPs [t k, t k + k), k = qps / threads, and posts
+ *            round-robin: `batch` WQEs and a doorbell on one, then the next;
+ *   lock     threads share QP (t % qps) under a ticket lock, one hold per
+ *            WQE (gic_sq_ticket_write_inline_u64);
+ *   caslock  the same under the compare-and-swap lock
+ *            (gic_sq_locked_write_inline_u64);
  *   handoff  threads share QP (t % qps), per-thread slot hand-off;
- *   warp     warps share QP (warp % qps), 32 WQEs and one doorbell per warp.
- * Every ring holds all the writes of its threads, so posting never waits for
- * the engine. Two results per row: "message rate" is the GPU side, first post
- * to last doorbell (the paper's number); "message rate with drain" adds the
- * wait for the last CQE on softnic (engine-bound, not a NIC number). Each
+ *   warp     warps share QP (warp % qps), 32 WQEs and one doorbell per warp;
+ *   cta      as warp, the warps of CTA b on QP b % qps (one QP per CTA).
+ * By default every ring holds all the writes of its threads, so posting
+ * never waits for the engine. Two results per row: "message rate" is the
+ * GPU side, first post to last doorbell; "message rate with drain" adds the
+ * wait for the last CQE on softnic (engine-bound, not a NIC number). Rows
+ * with log_bb (the -wrap rows) take 2^log_bb-BB rings and post 16 rings'
+ * worth per thread, reclaiming from CQEs while posting, as the paper
+ * measures: there "message rate" is to the last CQE and "message rate
+ * posting only" the GPU side. Each
  * result summarizes RATE_ROUNDS rounds (p50 is their median), each round
  * with its own payload values, checked after the round. Inline payloads
  * are made in registers by the posting thread (one hash per message, one
@@ -27,7 +37,8 @@
 
 #include <errno.h>
 
-enum { RATE_ROUNDS = 5, RATE_LOG_BB = 14, RATE_REGION = 16 << 20, RATE_ENGINE_BLOCKS = 64 };
+enum { RATE_ROUNDS = 5, RATE_LOG_BB = 14, RATE_REGION = 16 << 20, RATE_ENGINE_BLOCKS = 64,
+       RATE_WRAPS = 16 };
 
 #define DL (gic_now_ns() + ENV_DEADLINE_NS)
 #define ORD GIC_ORDER_FENCE_GPU
@@ -46,6 +57,8 @@ typedef struct span {
 typedef struct rate_cfg {
 	int per;          /* messages per thread */
 	int qps, batch;
+	int qpt;          /* rr: QPs per thread */
+	int cta;          /* warp mode: QP = CTA % qps (else warp % qps) */
 	int pointer;
 	int staged;       /* inline from the staging buffer, also at 8 bytes */
 	uint32_t size, stride;
@@ -192,8 +205,68 @@ static int row_regs(const rate_row *r)
 	return r->mode == GIC_RATE_OWN && !r->pointer && !r->staged && r->size != 8;
 }
 
-/* Threads share QP t % qps, one lock per WQE. */
+/* Thread t owns QPs [t qpt, t qpt + qpt) and posts round-robin over them:
+ * `batch` WQEs on one QP, its doorbell, then the next QP. The views stay in
+ * global memory (a thread cannot hold 32 in registers); only this thread
+ * touches them. A QP's batch is signaled when it ends 16 or more BBs past
+ * that QP's last signaled WQE, or at the thread's end. */
+__global__ void rate_rr(gic_sq *g, rate_cfg c, span *out)
+{
+	int t = blockIdx.x * blockDim.x + threadIdx.x;
+	gic_sq *mine = &g[t * c.qpt];
+	int rc = 0, q = 0;
+
+	out[t].t0 = gic_now_ns();
+	for (int i = 0; i < c.per && !rc; i += c.batch) {
+		int n = c.per - i < c.batch ? c.per - i : c.batch;
+		gic_sq *s = &mine[q];
+
+		for (int j = 0; j < n && !rc; j++) {
+			uint64_t pos, raddr = (uint64_t)(c.dst + slot_off(c, t, i + j));
+			int sig;
+
+			rc = gic_sq_reserve_excl(s, 1, &pos, ORD, DL);
+			if (rc)
+				break;
+			sig = j + 1 == n && (pos + 1 >= s->signaled + 16 || i + j + 1 == c.per);
+			gic_wqe_write_inline_u64(s, pos, raddr, c.rkey, rate_val(i + j, t + c.tag),
+						 sig ? GIC_CTRL_CQ_UPDATE : 0);
+			if (sig)
+				gic_sq_note_signaled(s, pos + 1, 0);
+		}
+		gic_sq_publish_excl(s, ORD);
+		q = q + 1 == c.qpt ? 0 : q + 1;
+	}
+	out[t].tp = gic_now_ns();
+	if (!rc)
+		rc = gic_quiet_all(mine, c.qpt, ORD, DL);
+	out[t].t1 = gic_now_ns();
+	out[t].rc = rc;
+}
+
+/* Threads share QP t % qps under the ticket lock, one hold per WQE: each
+ * thread reserves, builds and rings its own WQE while it holds the lock. */
 __global__ void rate_lock(gic_sq *g, rate_cfg c, span *out)
+{
+	int t = blockIdx.x * blockDim.x + threadIdx.x;
+	gic_sq *sq = &g[t % c.qps];
+	int rc = 0;
+
+	out[t].t0 = gic_now_ns();
+	for (int i = 0; i < c.per && !rc; i++)
+		rc = gic_sq_ticket_write_inline_u64(sq, (uint64_t)(c.dst + slot_off(c, t, i)), c.rkey,
+						    rate_val(i, t + c.tag), 16, ORD, DL);
+	out[t].tp = gic_now_ns();
+	/* Every QP's tickets end on a multiple of 16: the last one signaled. */
+	if (!rc)
+		rc = gic_sq_wait_retired(sq, gic_ld_acquire_gpu_u64(&sq->ready), 1, ORD, DL);
+	out[t].t1 = gic_now_ns();
+	out[t].rc = rc;
+}
+
+/* Threads share QP t % qps under the compare-and-swap lock, one hold per
+ * WQE (the lock row before the ticket lock). */
+__global__ void rate_caslock(gic_sq *g, rate_cfg c, span *out)
 {
 	int t = blockIdx.x * blockDim.x + threadIdx.x;
 	gic_sq *sq = &g[t % c.qps];
@@ -234,12 +307,12 @@ __global__ void rate_handoff(gic_sq *g, rate_cfg c, span *out)
 	out[t].rc = rc;
 }
 
-/* Warps share QP warp % qps; each round a warp posts 32 WQEs with one
- * doorbell, the last one signaled. */
+/* Warps share QP warp % qps (cta: CTA % qps); each round a warp posts 32
+ * WQEs with one doorbell, the last one signaled. */
 __global__ void rate_warp(gic_sq *g, rate_cfg c, span *out)
 {
 	int t = blockIdx.x * blockDim.x + threadIdx.x;
-	gic_sq *sq = &g[(t / 32) % c.qps];
+	gic_sq *sq = &g[(c.cta ? (int)blockIdx.x : t / 32) % c.qps];
 	gic_sq_warp w;
 	int rc = 0;
 
@@ -287,10 +360,15 @@ static int check_row(const rate_row *r)
 		why = "at most 1024 threads per CTA";
 	else if (r->mode == GIC_RATE_OWN && r->threads != r->qps)
 		why = "mode own gives every thread its own QP: threads must equal --qps";
-	else if (r->mode == GIC_RATE_WARP && (r->threads / r->sms) % 32)
-		why = "mode warp needs whole warps per CTA";
+	else if (r->mode == GIC_RATE_RR && r->qps % r->threads)
+		why = "mode rr gives every thread qps / threads QPs: --qps a multiple of threads";
+	else if ((r->mode == GIC_RATE_WARP || r->mode == GIC_RATE_CTA) && (r->threads / r->sms) % 32)
+		why = "modes warp and cta need whole warps per CTA";
+	else if (r->log_bb && (r->log_bb < 6 || r->log_bb > RATE_LOG_BB))
+		why = "ring size out of range";
 	else if (r->mode != GIC_RATE_OWN && (r->pointer || r->staged || r->size != 8))
-		why = "lock, handoff and warp post 8-byte inline writes from registers";
+		why = "rr, lock, caslock, handoff, warp and cta post 8-byte inline writes from "
+		      "registers";
 	else if (r->mode == GIC_RATE_HANDOFF && (r->batch & (r->batch - 1)))
 		why = "handoff rings every --batch WQEs: a power of two";
 	else if (r->qps > ENV_MAX_QPS)
@@ -313,13 +391,20 @@ static int check_row(const rate_row *r)
 static int per_thread(const gic_opts *o, const rate_row *r, uint32_t stride)
 {
 	uint32_t nbb = r->pointer ? 1 : gic_bb_for_ds(gic_ds_inline_write((uint32_t)r->size));
-	long ring = (1L << RATE_LOG_BB) * r->qps / r->threads / nbb - 1;
+	long ring = (1L << (r->log_bb ? r->log_bb : RATE_LOG_BB)) * r->qps / r->threads / nbb -
+		    (r->log_bb ? 0 : 1);
 	long region = RATE_REGION / 2 / ((long)r->threads * stride);
-	long per = o->given & GIC_GIVEN_N ? o->iters : ring;
+	long per;
 
+	if (r->log_bb) /* the ring wraps: 16 rings' worth */
+		ring *= RATE_WRAPS;
+	per = o->given & GIC_GIVEN_N ? o->iters : ring;
 	per = per < ring ? per : ring;
 	per = per < region ? per : region;
-	if (r->mode == GIC_RATE_HANDOFF || r->mode == GIC_RATE_LOCK) {
+	if (r->mode == GIC_RATE_RR)
+		per -= per % r->qps; /* every QP gets as many */
+	if (r->mode == GIC_RATE_HANDOFF || r->mode == GIC_RATE_LOCK ||
+	    r->mode == GIC_RATE_CASLOCK) {
 		long unit = r->batch > 16 ? r->batch : 16;
 
 		per -= per % unit; /* every QP's reservations end signaled (and rung) */
@@ -338,8 +423,14 @@ static void launch(gpu_env *e, const rate_row *r, const rate_cfg *c, span *d)
 		else
 			rate_own<<<r->sms, tpb, 0, e->stream>>>(e->d_sq, *c, d);
 		break;
+	case GIC_RATE_RR:
+		rate_rr<<<r->sms, tpb, 0, e->stream>>>(e->d_sq, *c, d);
+		break;
 	case GIC_RATE_LOCK:
 		rate_lock<<<r->sms, tpb, 0, e->stream>>>(e->d_sq, *c, d);
+		break;
+	case GIC_RATE_CASLOCK:
+		rate_caslock<<<r->sms, tpb, 0, e->stream>>>(e->d_sq, *c, d);
 		break;
 	case GIC_RATE_HANDOFF:
 		rate_handoff<<<r->sms, tpb, 0, e->stream>>>(e->d_sq, *c, d);
@@ -409,7 +500,8 @@ static int run_round(gpu_env *e, const rate_row *r, rate_cfg *c, span *d, span *
 	for (int t = 0; t < r->threads; t++) {
 		if (h[t].rc) {
 			fprintf(stderr, "gic rate: %s: thread %d: error %d (%s)\n", r->name, t, h[t].rc,
-				softnic_qp_error(e->qp[t % r->qps]));
+				softnic_qp_error(e->qp[r->mode == GIC_RATE_RR ? t * c->qpt
+									      : t % r->qps]));
 			return 0;
 		}
 		t0 = h[t].t0 < t0 ? h[t].t0 : t0;
@@ -450,11 +542,12 @@ static void emit_rate(gic_sink *sink, const gic_opts *o, const rate_row *r, cons
 	gic_result_init(&res, "rate", r->name, metric, "M msg/s");
 	snprintf(res.params, sizeof(res.params),
 		 "threads=%d qps=%d sms=%d batch=%d mode=%s payload=%s size=%zu per_thread=%d "
-		 "rounds=%d order=fence-gpu", r->threads, r->qps, r->sms,
-		 /* the WQEs per doorbell that ran: lock rings every WQE, warp every 32 */
-		 r->mode == GIC_RATE_LOCK ? 1 : r->mode == GIC_RATE_WARP ? 32 : r->batch,
+		 "rounds=%d order=fence-gpu ring_bb=%d", r->threads, r->qps, r->sms,
+		 /* the WQEs per doorbell that ran: locks ring every WQE, warps every 32 */
+		 r->mode == GIC_RATE_LOCK || r->mode == GIC_RATE_CASLOCK ? 1
+		 : r->mode == GIC_RATE_WARP || r->mode == GIC_RATE_CTA ? 32 : r->batch,
 		 gic_rate_mode_name(r->mode), gic_rate_payload_name(r), r->size, c->per,
-		 RATE_ROUNDS);
+		 RATE_ROUNDS, 1 << (r->log_bb ? r->log_bb : RATE_LOG_BB));
 	snprintf(res.note, sizeof(res.note), "%s", note);
 	gpu_result_transport(&res, o->gpu_engine);
 	res.validated = valid;
@@ -490,9 +583,20 @@ static void note_rates(const rate_row *r, const double *post, const double *drai
 				      : "; inline payload made in registers by the poster";
 	char unit[160] = "";
 
-	if (r->mode == GIC_RATE_LOCK || r->mode == GIC_RATE_HANDOFF)
-		snprintf(unit, sizeof(unit), "; one dependent L2 atomic round trip here: %.0f ns, "
-			 "and a WQE takes a chain of about four", cas_ns);
+	if (r->mode == GIC_RATE_LOCK || r->mode == GIC_RATE_HANDOFF || r->mode == GIC_RATE_CASLOCK)
+		snprintf(unit, sizeof(unit), "; one dependent L2 atomic round trip here: %.0f ns; "
+			 "a WQE's chain: %s", cas_ns,
+			 r->mode == GIC_RATE_LOCK ? "turn load, fence, fence (ticket lock)"
+			 : r->mode == GIC_RATE_CASLOCK ? "test, CAS, loads, fence, release"
+						       : "turn load (hand-off by atomic add)");
+	if (r->log_bb) {
+		snprintf(notes[0], 512, "to the last CQE, rings of %d BB wrapping, reclaimed while "
+			 "posting (the paper's method; softnic-bound; posting only: %.2f)%s%s",
+			 1 << r->log_bb, p, unit, src);
+		snprintf(notes[1], 512, "GPU side, first post to last doorbell, reclamation waits "
+			 "included (to the last CQE: %.2f)%s", d, src);
+		return;
+	}
 	snprintf(notes[0], 512, "GPU side, first post to last doorbell (with drain on softnic: "
 		 "%.2f)%s%s", d, unit, src);
 	snprintf(notes[1], 512, "until the last CQE, softnic-bound (GPU side alone: %.2f)%s", p,
@@ -501,8 +605,8 @@ static void note_rates(const rate_row *r, const double *post, const double *drai
 
 static int run_row(const gic_opts *o, const rate_row *r, double cas_ns, gic_sink *sink)
 {
-	gpu_env_cfg cfg = { o->gpu_engine, r->qps, RATE_LOG_BB, RATE_REGION, 0,
-			    RATE_ENGINE_BLOCKS, 1 };
+	gpu_env_cfg cfg = { o->gpu_engine, r->qps, r->log_bb ? r->log_bb : RATE_LOG_BB,
+			    RATE_REGION, 0, RATE_ENGINE_BLOCKS, 1 };
 	double post[RATE_ROUNDS], drain[RATE_ROUNDS];
 	span *d, *h = (span *)calloc(r->threads, sizeof(span));
 	rate_cfg c;
@@ -521,6 +625,8 @@ static int run_row(const gic_opts *o, const rate_row *r, double cas_ns, gic_sink
 	memset(&c, 0, sizeof(c));
 	c.qps = r->qps;
 	c.batch = r->batch;
+	c.qpt = r->mode == GIC_RATE_RR ? r->qps / r->threads : 1;
+	c.cta = r->mode == GIC_RATE_CTA;
 	c.pointer = r->pointer;
 	c.staged = r->staged;
 	c.size = (uint32_t)r->size;
@@ -551,8 +657,13 @@ static int run_row(const gic_opts *o, const rate_row *r, double cas_ns, gic_sink
 		n = 1;
 	}
 	note_rates(r, post, drain, n, cas_ns, notes);
-	emit_rate(sink, o, r, &c, "message rate", post, n, ok, notes[0]);
-	emit_rate(sink, o, r, &c, "message rate with drain", drain, n, ok, notes[1]);
+	if (r->log_bb) { /* the paper's method first */
+		emit_rate(sink, o, r, &c, "message rate", drain, n, ok, notes[0]);
+		emit_rate(sink, o, r, &c, "message rate posting only", post, n, ok, notes[1]);
+	} else {
+		emit_rate(sink, o, r, &c, "message rate", post, n, ok, notes[0]);
+		emit_rate(sink, o, r, &c, "message rate with drain", drain, n, ok, notes[1]);
+	}
 	return 0;
 }
 

@@ -23,7 +23,9 @@
  *    deadlock on a full ring (see there).
  *  - shared under one lock per WQE: gic_sq_post_lock(), the exclusive
  *    calls, gic_sq_post_unlock(); or gic_sq_locked_write_inline_u64(),
- *    which does all of it for one 8-byte write.
+ *    which does all of it for one 8-byte write; or the ticket lock
+ *    (gic_sq_ticket_write_inline_u64(), gic_sq_ticket_quiet()), whose
+ *    tickets are the WQE positions (the hand-off layout).
  *  - warp-cooperative (device): gic_sq_warp_begin() once, then
  *    gic_sq_warp_write_inline(), one reservation and one doorbell per warp.
  * Completion: gic_sq_wait_retired() / gic_sq_quiet() for one queue,
@@ -523,6 +525,19 @@ GIC_HD void gic_sq_ring(gic_sq *sq, uint64_t upto, int order)
 	}
 }
 
+/* gic_sq_ring() for a thread that has just read a hand-off position with
+ * a relaxed load: the orders whose sequence starts with a fence of at
+ * least acq_rel strength already acquire what earlier threads released
+ * (their WQEs, so the doorbell covers them); the others (release stores
+ * only) get an acq_rel fence first. */
+GIC_HD void gic_sq_ring_acquired(gic_sq *sq, uint64_t upto, int order)
+{
+	if (order != GIC_ORDER_FENCE_GPU && order != GIC_ORDER_FENCE_GPU_DBR &&
+	    order != GIC_ORDER_THREADFENCE && order != GIC_ORDER_FENCE_SYS)
+		gic_fence_acq_rel_gpu(); /* acquires the hand-off chain */
+	gic_sq_ring(sq, upto, order);
+}
+
 /* ------------------------------------------------------------------ */
 /* Completions. */
 
@@ -931,6 +946,127 @@ GIC_HD int gic_sq_locked_write_inline_u64(gic_sq *sq, uint64_t raddr, uint32_t r
 	}
 }
 
+/* ------------------------------------------------------------------ */
+/* A shared queue posted under a ticket lock, one lock hold per WQE (the
+ * paper's "one doorbell lock per WQE"): each thread still reserves,
+ * builds and rings its own WQE while it holds the lock, but the lock
+ * carries the positions. The ticket is the WQE's position (one atomic add
+ * on resv takes both, before the wait, so the holder loads no position),
+ * and the lock is served in ticket order through ready: the holder is the
+ * thread with ready == its ticket, and it releases by adding one to ready
+ * after its doorbell. The chain from one holder to the next is then a load
+ * that sees the add, the WQE and its fence, the doorbell and the fence
+ * that orders it before the add (about three dependent steps; the
+ * compare-and-swap lock above takes five to six: test, CAS, position
+ * loads, fence, release).
+ *
+ * Layout: the fields of the hand-off mode (resv by atomic add, ready
+ * advanced in reservation order), so a queue may mix ticket writers,
+ * hand-off writers and gic_sq_ticket_quiet(), but not the compare-and-swap
+ * lock or exclusive calls while any of them runs (gic_sq_quiet() is fine
+ * once every writer has returned: `signaled` is kept, by an atomic max off
+ * the chain). A holder that
+ * fails (EIO, ETIMEDOUT) never releases: the queue is unusable, and every
+ * later ticket ends with EIO (error CQE) or ETIMEDOUT. */
+
+/* The holder's wait for room at pos (the ring looks full from *room_end,
+ * a lower bound): polls the CQ under the shared poll lock. */
+GIC_HD int gic_sq_ticket_room(gic_sq *sq, uint64_t pos, uint64_t *room_end, int order,
+			      uint64_t deadline_ns)
+{
+	while (pos + 1 > *room_end) {
+		int rc = gic_sq_poll_locked(sq, order);
+
+		if (rc == EIO || rc == EPROTO)
+			return rc;
+		if (gic_ld_relaxed_u32(&sq->err))
+			return EIO;
+		if (rc == EAGAIN && gic_now_ns() > deadline_ns)
+			return ETIMEDOUT;
+		*room_end = gic_ld_acquire_gpu_u64(&sq->retired) + sq->bb_cnt;
+	}
+	return 0;
+}
+
+/* One 8-byte inline write under the ticket lock; signaled when its end is
+ * a multiple of signal_every (a power of two). EIO after an error CQE,
+ * ETIMEDOUT at the deadline. */
+GIC_HD int gic_sq_ticket_write_inline_u64(gic_sq *sq, uint64_t raddr, uint32_t rkey,
+					  uint64_t value, uint32_t signal_every, int order,
+					  uint64_t deadline_ns)
+{
+	uint64_t pos = gic_atomic_add_relaxed_u64(&sq->resv, 1); /* ticket = position */
+	uint64_t room_end = gic_ld_acquire_gpu_u64(&sq->retired); /* a lower bound */
+	gic_sq c;
+
+	gic_sq_consts(&c, sq);
+	room_end += c.bb_cnt;
+	for (;;) {
+		uint32_t err = gic_ld_relaxed_u32(&sq->err);
+
+		/* The work happens in the branch that found its turn, for the
+		 * reason gic_sq_publish_inorder() gives. */
+		if (gic_ld_relaxed_gpu_u64(&sq->ready) == pos) {
+			int sig = ((pos + 1) & (signal_every - 1)) == 0;
+			int rc = pos + 1 > room_end
+					 ? gic_sq_ticket_room(sq, pos, &room_end, order, deadline_ns)
+					 : 0;
+
+			if (rc)
+				return rc;
+			gic_wqe_write_inline_u64(&c, pos, raddr, rkey, value,
+						 sig ? GIC_CTRL_CQ_UPDATE : 0);
+			if (sig) /* an atomic max, not waited for */
+				gic_sq_note_signaled(sq, pos + 1, 1);
+			/* Acquires the earlier holders' doorbells (ours must
+			 * follow theirs) and orders our WQE before ours. */
+			gic_sq_ring_acquired(&c, pos + 1, order);
+			/* Release: our doorbell stores before the add that hands
+			 * the lock on. */
+			gic_fence_acq_rel_gpu();
+			gic_red_add_relaxed_gpu_u64(&sq->ready, 1);
+			return 0;
+		}
+		if (err)
+			return EIO;
+		if (gic_now_ns() > deadline_ns)
+			return ETIMEDOUT;
+		gic_cpu_relax();
+	}
+}
+
+/* Completion of a ticket-locked (or hand-off) queue from any thread that
+ * shares it: takes a ticket, posts a signaled NOP under the lock, and waits
+ * until it retires, so everything published before it has completed. */
+GIC_HD int gic_sq_ticket_quiet(gic_sq *sq, int order, uint64_t deadline_ns)
+{
+	uint64_t pos = gic_atomic_add_relaxed_u64(&sq->resv, 1);
+	uint64_t room_end = gic_ld_acquire_gpu_u64(&sq->retired) + sq->bb_cnt;
+	gic_sq c;
+
+	gic_sq_consts(&c, sq);
+	for (;;) {
+		if (gic_ld_relaxed_gpu_u64(&sq->ready) == pos) {
+			int rc = gic_sq_ticket_room(sq, pos, &room_end, order, deadline_ns);
+
+			if (rc)
+				return rc;
+			gic_wqe_nop(&c, pos, GIC_CTRL_CQ_UPDATE);
+			gic_sq_note_signaled(sq, pos + 1, 1);
+			gic_sq_ring_acquired(&c, pos + 1, order);
+			/* Release: our doorbell stores before the hand-off add. */
+			gic_fence_acq_rel_gpu();
+			gic_red_add_relaxed_gpu_u64(&sq->ready, 1);
+			return gic_sq_wait_retired(sq, pos + 1, 1, order, deadline_ns);
+		}
+		if (gic_ld_relaxed_u32(&sq->err))
+			return EIO;
+		if (gic_now_ns() > deadline_ns)
+			return ETIMEDOUT;
+		gic_cpu_relax();
+	}
+}
+
 /* One 8-byte inline write on a queue shared by per-thread hand-off:
  * reserve (an atomic add), then one loop that builds the WQE once its slot
  * is free (polling the CQ meanwhile) and publishes it once every earlier
@@ -946,7 +1082,14 @@ GIC_HD int gic_sq_locked_write_inline_u64(gic_sq *sq, uint64_t raddr, uint32_t r
  * such multiple wait for a later one or for gic_sq_handoff_flush().
  * *pos_out (when not NULL) gets the position. EIO after an error CQE,
  * ETIMEDOUT at the deadline (the queue is then unusable: the reservation
- * is never published). */
+ * is never published).
+ *
+ * Cost: the turn is a chain through every thread, so each thread fences
+ * after its build (before its turn, all threads at once) and hands on with
+ * an atomic add to ready (PTX observation order: the adds carry each
+ * earlier fence to the ringer's acquire): a turn is one relaxed load that
+ * sees the previous add, and only every ring_every-th thread fences on the
+ * chain (two fences: acquire before its doorbell, release after). */
 GIC_HD int gic_sq_handoff_write_inline_u64(gic_sq *sq, uint64_t raddr, uint32_t rkey,
 					   uint64_t value, uint32_t signal_every,
 					   uint32_t ring_every, int order, uint64_t deadline_ns,
@@ -977,16 +1120,29 @@ GIC_HD int gic_sq_handoff_write_inline_u64(gic_sq *sq, uint64_t raddr, uint32_t 
 							 sig ? GIC_CTRL_CQ_UPDATE : 0);
 				if (sig)
 					gic_sq_note_signaled(sq, pos + 1, 1);
+				/* Release half of the hand-off, paid here, off the
+				 * chain (every thread at once): orders our WQE
+				 * stores (and the signaled mark) before our add
+				 * to ready below. */
+				gic_fence_acq_rel_gpu();
 				built = 1;
 			}
 		}
 		err = gic_ld_relaxed_u32(&sq->err);
-		if (built && gic_ld_acquire_gpu_u64(&sq->ready) == pos) {
-			if (((pos + 1) & (ring_every - 1)) == 0)
-				gic_sq_ring(&c, pos + 1, order);
-			/* Hands publication (and the doorbell) to the next thread
-			 * after our WQE and doorbell stores. */
-			gic_st_release_gpu_u64(&sq->ready, pos + 1);
+		if (built && gic_ld_relaxed_gpu_u64(&sq->ready) == pos) {
+			if (((pos + 1) & (ring_every - 1)) == 0) {
+				/* Acquires every earlier thread's WQE through
+				 * the chain of adds, then rings for them. */
+				gic_sq_ring_acquired(&c, pos + 1, order);
+				/* Orders our doorbell stores before the add, so
+				 * that the next ringer's come after ours. */
+				gic_fence_acq_rel_gpu();
+			}
+			/* Hands publication to the next thread: an atomic add
+			 * (ready == pos, only the turn's owner moves it), so
+			 * the chain carries every earlier release to the next
+			 * ringer without a fence on the chain. */
+			gic_red_add_relaxed_gpu_u64(&sq->ready, 1);
 			return 0;
 		}
 		if (!built) {

@@ -410,6 +410,94 @@ CASE(threads_shared_qp)
 	tk_pair_close(p);
 }
 
+/* The ticket lock and the hand-off by atomic add (gic/post.h) from many
+ * host threads on one QP whose 64-BB ring wraps about 19 times: every
+ * slot must hold its thread's write. kind 0: ticket writers only; 1:
+ * hand-off writers ringing every 4th WQE; 2: both on one queue (even
+ * threads ticket, odd hand-off ringing every WQE). One gic_sq_ticket_quiet
+ * at the end rings and drains whatever is left. */
+typedef struct ticket_job {
+	gic_sq *sq;
+	uint8_t *dst;
+	uint32_t rkey, id, count;
+	int kind, rc;
+} ticket_job;
+
+static void *ticket_writer(void *arg)
+{
+	ticket_job *j = arg;
+	int ticket = j->kind == 0 || (j->kind == 2 && j->id % 2 == 0);
+
+	for (uint32_t i = 0; i < j->count && !j->rc; i++) {
+		uint64_t v = ((uint64_t)(j->id + 1) << 32) | i;
+		uint64_t raddr = (uint64_t)(uintptr_t)(j->dst + 8 * ((uint64_t)j->id * j->count + i));
+
+		if (ticket)
+			j->rc = gic_sq_ticket_write_inline_u64(j->sq, raddr, j->rkey, v, 16,
+							       GIC_ORDER_RELEASE_SYS, tk_deadline());
+		else
+			j->rc = gic_sq_handoff_write_inline_u64(j->sq, raddr, j->rkey, v, 16,
+								j->kind == 1 ? 4 : 1,
+								GIC_ORDER_RELEASE_SYS, tk_deadline(),
+								NULL);
+	}
+	return NULL;
+}
+
+static void ticket_case(int kind)
+{
+	enum { NT = 4, COUNT = 300 };
+	tk_pair_cfg cfg = { .engine_threads = 1, .log_sq_bb = 6 };
+	tk_pair *p = tk_pair_open(&cfg);
+	ticket_job jobs[NT];
+	pthread_t t[NT];
+	int rc;
+
+	REQUIRE(p, "fixture");
+	for (int i = 0; i < NT; i++) {
+		jobs[i] = (ticket_job){ .sq = &p->pe[0].sq, .dst = p->dst,
+					.rkey = softnic_mr_rkey(p->dst_mr), .id = (uint32_t)i,
+					.count = COUNT, .kind = kind };
+		pthread_create(&t[i], NULL, ticket_writer, &jobs[i]);
+	}
+	for (int i = 0; i < NT; i++) {
+		pthread_join(t[i], NULL);
+		CHECK(jobs[i].rc == 0, "kind %d thread %d: %s (%s)", kind, i, strerror(jobs[i].rc),
+		      softnic_qp_error(p->pe[0].qp));
+	}
+	rc = gic_sq_ticket_quiet(&p->pe[0].sq, GIC_ORDER_RELEASE_SYS, tk_deadline());
+	CHECK(rc == 0, "kind %d quiet: %s", kind, strerror(rc));
+	CHECK(p->pe[0].sq.ready == p->pe[0].sq.resv &&
+	      p->pe[0].sq.retired == p->pe[0].sq.ready,
+	      "kind %d: resv %llu ready %llu retired %llu", kind,
+	      (unsigned long long)p->pe[0].sq.resv, (unsigned long long)p->pe[0].sq.ready,
+	      (unsigned long long)p->pe[0].sq.retired);
+	for (uint32_t k = 0; k < NT * COUNT; k++) {
+		uint64_t got, want = ((uint64_t)(k / COUNT + 1) << 32) | (k % COUNT);
+
+		memcpy(&got, p->dst + 8 * k, 8);
+		REQUIRE(got == want, "kind %d slot %u: 0x%llx want 0x%llx", kind, k,
+			(unsigned long long)got, (unsigned long long)want);
+	}
+	CHECK(tk_guards_intact(p), "guard zones");
+	tk_pair_close(p);
+}
+
+CASE(threads_ticket_lock)
+{
+	ticket_case(0);
+}
+
+CASE(threads_handoff_add)
+{
+	ticket_case(1);
+}
+
+CASE(threads_ticket_handoff_mixed)
+{
+	ticket_case(2);
+}
+
 /* ------------------------------------------------------------------ */
 /* Signaling, atomics, write with immediate. */
 
@@ -1107,6 +1195,8 @@ static const tk_case cases[] = {
 	TK_ENTRY(inline_u64_bytes),
 	TK_ENTRY(pointer_sizes), TK_ENTRY(batch_sizes), TK_ENTRY(wraparound),
 	TK_ENTRY(threads_own_qp), TK_ENTRY(many_qps_one_nic), TK_ENTRY(threads_shared_qp),
+	TK_ENTRY(threads_ticket_lock), TK_ENTRY(threads_handoff_add),
+	TK_ENTRY(threads_ticket_handoff_mixed),
 	TK_ENTRY(signaled_mix), TK_ENTRY(quiet_unsignaled_tail), TK_ENTRY(atomic_fa),
 	TK_ENTRY(write_imm), TK_ENTRY(bad_input), TK_ENTRY(stale_rkey), TK_ENTRY(peer_vanishes),
 	TK_ENTRY(not_connected_and_no_recv_cq), TK_ENTRY(strict_mode),
