@@ -190,16 +190,19 @@ GIC_HD uint64_t gic_ld_acquire_sys_u64(const uint64_t *p)
 #endif
 }
 
-/* GPU-scope relaxed accesses of words that only threads of one GPU share
- * (hand-off positions): no system-scope coherence asked for. */
-GIC_HD uint64_t gic_ld_relaxed_gpu_u64(const uint64_t *p)
+/* The hand-off chain's read (post.h's hand-off and ticket lock, words only
+ * threads of one GPU share): on the device a GPU-scope relaxed load, its
+ * caller fencing before it acts on what the chain carries; on the host an
+ * acquire load, the same order in a form ThreadSanitizer checks (it does
+ * not model fences). */
+GIC_HD uint64_t gic_chain_ld_gpu_u64(const uint64_t *p)
 {
 #if GIC_ON_DEVICE
 	uint64_t v;
 	asm volatile("ld.relaxed.gpu.global.b64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
 	return v;
 #else
-	return __atomic_load_n(p, __ATOMIC_RELAXED);
+	return __atomic_load_n(p, __ATOMIC_ACQUIRE);
 #endif
 }
 
@@ -263,16 +266,19 @@ GIC_HD uint64_t gic_atomic_add_relaxed_u64(uint64_t *p, uint64_t v)
 #endif
 }
 
-/* Fire-and-forget add (device: a reduction, the thread does not wait for
- * it), GPU scope, relaxed. An atomic read-modify-write: a chain of them
- * carries a release made before the first one to an acquire after a load
- * that reads the last one (PTX observation order; C11 release sequence). */
-GIC_HD void gic_red_add_relaxed_gpu_u64(uint64_t *p, uint64_t v)
+/* The hand-off chain's link: on the device a fire-and-forget GPU-scope
+ * relaxed reduction (the thread does not wait for it), ordered by the
+ * fence its caller executes before it; an atomic read-modify-write, so a
+ * chain of them carries a release made before the first one to an acquire
+ * after a load that reads the last one (PTX observation order; C11
+ * release sequence). On the host an acq_rel add: the same order without
+ * the fence, in a form ThreadSanitizer checks. */
+GIC_HD void gic_chain_add_gpu_u64(uint64_t *p, uint64_t v)
 {
 #if GIC_ON_DEVICE
 	asm volatile("red.relaxed.gpu.global.add.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
 #else
-	__atomic_fetch_add(p, v, __ATOMIC_RELAXED);
+	__atomic_fetch_add(p, v, __ATOMIC_ACQ_REL);
 #endif
 }
 

@@ -1006,7 +1006,7 @@ GIC_HD int gic_sq_ticket_write_inline_u64(gic_sq *sq, uint64_t raddr, uint32_t r
 
 		/* The work happens in the branch that found its turn, for the
 		 * reason gic_sq_publish_inorder() gives. */
-		if (gic_ld_relaxed_gpu_u64(&sq->ready) == pos) {
+		if (gic_chain_ld_gpu_u64(&sq->ready) == pos) {
 			int sig = ((pos + 1) & (signal_every - 1)) == 0;
 			int rc = pos + 1 > room_end
 					 ? gic_sq_ticket_room(sq, pos, &room_end, order, deadline_ns)
@@ -1024,7 +1024,7 @@ GIC_HD int gic_sq_ticket_write_inline_u64(gic_sq *sq, uint64_t raddr, uint32_t r
 			/* Release: our doorbell stores before the add that hands
 			 * the lock on. */
 			gic_fence_acq_rel_gpu();
-			gic_red_add_relaxed_gpu_u64(&sq->ready, 1);
+			gic_chain_add_gpu_u64(&sq->ready, 1);
 			return 0;
 		}
 		if (err)
@@ -1046,7 +1046,7 @@ GIC_HD int gic_sq_ticket_quiet(gic_sq *sq, int order, uint64_t deadline_ns)
 
 	gic_sq_consts(&c, sq);
 	for (;;) {
-		if (gic_ld_relaxed_gpu_u64(&sq->ready) == pos) {
+		if (gic_chain_ld_gpu_u64(&sq->ready) == pos) {
 			int rc = gic_sq_ticket_room(sq, pos, &room_end, order, deadline_ns);
 
 			if (rc)
@@ -1056,7 +1056,7 @@ GIC_HD int gic_sq_ticket_quiet(gic_sq *sq, int order, uint64_t deadline_ns)
 			gic_sq_ring_acquired(&c, pos + 1, order);
 			/* Release: our doorbell stores before the hand-off add. */
 			gic_fence_acq_rel_gpu();
-			gic_red_add_relaxed_gpu_u64(&sq->ready, 1);
+			gic_chain_add_gpu_u64(&sq->ready, 1);
 			return gic_sq_wait_retired(sq, pos + 1, 1, order, deadline_ns);
 		}
 		if (gic_ld_relaxed_u32(&sq->err))
@@ -1129,7 +1129,7 @@ GIC_HD int gic_sq_handoff_write_inline_u64(gic_sq *sq, uint64_t raddr, uint32_t 
 			}
 		}
 		err = gic_ld_relaxed_u32(&sq->err);
-		if (built && gic_ld_relaxed_gpu_u64(&sq->ready) == pos) {
+		if (built && gic_chain_ld_gpu_u64(&sq->ready) == pos) {
 			if (((pos + 1) & (ring_every - 1)) == 0) {
 				/* Acquires every earlier thread's WQE through
 				 * the chain of adds, then rings for them. */
@@ -1142,7 +1142,7 @@ GIC_HD int gic_sq_handoff_write_inline_u64(gic_sq *sq, uint64_t raddr, uint32_t 
 			 * (ready == pos, only the turn's owner moves it), so
 			 * the chain carries every earlier release to the next
 			 * ringer without a fence on the chain. */
-			gic_red_add_relaxed_gpu_u64(&sq->ready, 1);
+			gic_chain_add_gpu_u64(&sq->ready, 1);
 			return 0;
 		}
 		if (!built) {
