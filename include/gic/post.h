@@ -761,22 +761,32 @@ GIC_HD int gic_sq_publish_inorder(gic_sq *sq, uint64_t pos, uint32_t nbb, int or
 	}
 }
 
-/* Exclusive owner: waits until everything published has completed. When the
- * last published WQE was unsignaled, posts a signaled NOP first so that a
- * CQE covers it. */
+/* Exclusive owner: when the last published WQE was unsignaled, posts and
+ * publishes a signaled NOP, so that a CQE covers everything published. 0,
+ * or the reservation's error. */
+GIC_HD int gic_sq_cover_unsignaled(gic_sq *sq, int order, uint64_t deadline_ns)
+{
+	uint64_t pos;
+	int rc;
+
+	if (sq->ready <= sq->signaled)
+		return 0;
+	rc = gic_sq_reserve_excl(sq, 1, &pos, order, deadline_ns);
+	if (rc)
+		return rc;
+	gic_wqe_nop(sq, pos, GIC_CTRL_CQ_UPDATE);
+	gic_sq_note_signaled(sq, pos + 1, 0);
+	gic_sq_publish_excl(sq, order);
+	return 0;
+}
+
+/* Exclusive owner: waits until everything published has completed (a
+ * signaled NOP first where the last WQE was unsignaled). */
 GIC_HD int gic_sq_quiet(gic_sq *sq, int order, uint64_t deadline_ns)
 {
-	if (sq->ready > sq->signaled) {
-		uint64_t pos;
-		int rc = gic_sq_reserve_excl(sq, 1, &pos, order, deadline_ns);
+	int rc = gic_sq_cover_unsignaled(sq, order, deadline_ns);
 
-		if (rc)
-			return rc;
-		gic_wqe_nop(sq, pos, GIC_CTRL_CQ_UPDATE);
-		gic_sq_note_signaled(sq, pos + 1, 0);
-		gic_sq_publish_excl(sq, order);
-	}
-	return gic_sq_wait_retired(sq, sq->ready, 0, order, deadline_ns);
+	return rc ? rc : gic_sq_wait_retired(sq, sq->ready, 0, order, deadline_ns);
 }
 
 /* Completion of every queue in sqs[0..n) (exclusive owner of each): the
@@ -803,20 +813,11 @@ GIC_HD int gic_quiet_all_poll(gic_sq *sqs, int n, int order, uint64_t deadline_n
 {
 	for (int i = 0; i < n; i++) {
 		gic_sq *sq = &sqs[i];
+		int rc = gic_sq_cover_unsignaled(sq, order, deadline_ns);
 
-		if (sq->ready > sq->signaled) {
-			uint64_t pos;
-			int rc = gic_sq_reserve_excl(sq, 1, &pos, order, deadline_ns);
-
-			if (rc)
-				return rc;
-			gic_wqe_nop(sq, pos, GIC_CTRL_CQ_UPDATE);
-			gic_sq_note_signaled(sq, pos + 1, 0);
-			gic_sq_publish_excl(sq, order);
-		}
+		if (rc)
+			return rc;
 		for (;;) {
-			int rc;
-
 			if (sq->err)
 				return EIO;
 			rc = gic_sq_poll_once(sq, order, 0);

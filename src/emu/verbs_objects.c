@@ -19,6 +19,7 @@
 
 #include "emu.h"
 #include "emu_private.h"
+#include "host_probe.h"
 
 #undef ibv_reg_mr
 #undef ibv_reg_mr_iova
@@ -325,27 +326,6 @@ typedef struct emu_mr {
 #define EMU_ACCESS_IGNORED (IBV_ACCESS_RELAXED_ORDERING | IBV_ACCESS_OPTIONAL_RANGE | \
 			    IBV_ACCESS_MW_BIND) /* no memory window can exist */
 
-/* 1 when the first and last bytes of [addr, addr + len) are readable
- * host memory (the CPU engine reads and writes what an MR covers: an
- * unmapped or GPU-only range would crash it at the first WQE). The
- * kernel's copy from the range into a pipe fails with EFAULT otherwise. */
-static int host_readable(const void *addr, size_t len)
-{
-	const uint8_t *ends[2] = { (const uint8_t *)addr, (const uint8_t *)addr + len - 1 };
-	int fds[2], ok = 1;
-	uint8_t sink[2];
-
-	if (pipe(fds))
-		return 1; /* cannot tell: let it through */
-	for (int i = 0; i < 2 && ok; i++)
-		ok = write(fds[1], ends[i], 1) == 1;
-	if (ok && read(fds[0], sink, 2) != 2)
-		ok = 0;
-	close(fds[0]);
-	close(fds[1]);
-	return ok;
-}
-
 struct ibv_mr *ibv_reg_mr_iova2(struct ibv_pd *pd, void *addr, size_t len, uint64_t iova,
 				unsigned int access)
 {
@@ -366,7 +346,7 @@ struct ibv_mr *ibv_reg_mr_iova2(struct ibv_pd *pd, void *addr, size_t len, uint6
 	if (emu.gpu_engine) {
 		if (emu_gpu_region_check(addr, len))
 			return fail_null(EFAULT);
-	} else if (!host_readable(addr, len)) {
+	} else if (!emu_host_readable(addr, len)) {
 		int rc = emu_gpu_devmem_prepare(addr, len);
 
 		if (rc == EFAULT)
