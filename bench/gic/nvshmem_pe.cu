@@ -75,6 +75,7 @@ enum {
 	NV_PH_PUT = 0, NV_PH_P = 1, NV_PH_RTT = 2, NV_PH_QP = 3, /* lat phases; rate: the row
 								    * index */
 	NV_BG_SLOTS = 2048,     /* loaded: slots per background writer */
+	NV_COUNT_PUTS = 16,     /* puts between the two count kernels of an issue row */
 	NV_PL_BLOCK = 256,      /* payload: threads of the block-scope row's CTA */
 	NV_PL_WARMUP = 16,      /* payload: untimed writes before each timed run */
 	NV_PL_FIRST90 = 2 * GIC_NV_MAX_SIZES, /* payload: phase of the 90% rows (+ scope) */
@@ -192,6 +193,39 @@ static __global__ void oneway_kernel(uint64_t *dst, const uint64_t *src, int n, 
 		out[i].total = c2 - c0;
 		out[i].rc = 0;
 	}
+}
+
+/* The put of one issue row, k times back to back, nothing timed or waited
+ * for: launched with k = 1 and k = 1 + NV_COUNT_PUTS before each issue
+ * row, so that a profiler's instruction counts of the two launches
+ * (ncu -k regex:count_kernel, scripts/nvshmem-compare.sh) differ by
+ * NV_COUNT_PUTS puts and nothing else. The slots get the row's own values;
+ * count_quiet_kernel completes them. */
+template <int MODE>
+static __global__ void count_kernel(uint64_t *dst, const uint64_t *src, int k, int slots,
+				    int peer, const nvshmemx_qp_handle_t *qp)
+{
+	nvshmemx_qp_handle_t h = MODE == NV_MODE_QP ? *qp : (nvshmemx_qp_handle_t)NVSHMEMX_QP_DEFAULT;
+
+	for (int i = 0; i < k; i++) {
+		int s = i % slots;
+
+		if (MODE == NV_MODE_PUT)
+			nvshmem_putmem_nbi(dst + s, src + s, 8, peer);
+		else if (MODE == NV_MODE_QP)
+			nvshmemx_qp_uint64_put_nbi(dst + s, src + s, 1, peer, h);
+		else
+			nvshmem_uint64_p(dst + s, nv_val((uint64_t)s, nv_mode_tag(MODE)), peer);
+	}
+}
+
+template <int MODE>
+static __global__ void count_quiet_kernel(int peer, const nvshmemx_qp_handle_t *qp)
+{
+	if (MODE == NV_MODE_QP)
+		nvshmemx_qp_quiet(peer, (nvshmemx_qp_handle_t *)qp, 1);
+	else
+		nvshmem_quiet();
 }
 
 /* PE 0: request i, then the answer. */
@@ -610,6 +644,29 @@ typedef struct lat_bufs {
 	int n, slots;
 } lat_bufs;
 
+/* PE 0: the count kernels of one issue row (count_kernel), then their
+ * completion. */
+static void lat_count(nv_pe *P, lat_bufs *B, int mode, const nvshmemx_qp_handle_t *d_qp)
+{
+	for (int k = 1; k <= 1 + NV_COUNT_PUTS; k += NV_COUNT_PUTS) {
+		if (mode == NV_MODE_PUT)
+			count_kernel<NV_MODE_PUT><<<1, 1, 0, P->stream>>>(B->dst, B->src, k, B->slots,
+									  P->peer, d_qp);
+		else if (mode == NV_MODE_QP)
+			count_kernel<NV_MODE_QP><<<1, 1, 0, P->stream>>>(B->dst, B->src, k, B->slots,
+									 P->peer, d_qp);
+		else
+			count_kernel<NV_MODE_P><<<1, 1, 0, P->stream>>>(B->dst, B->src, k, B->slots,
+									P->peer, d_qp);
+		if (mode == NV_MODE_QP)
+			count_quiet_kernel<NV_MODE_QP><<<1, 1, 0, P->stream>>>(P->peer, d_qp);
+		else
+			count_quiet_kernel<NV_MODE_PUT><<<1, 1, 0, P->stream>>>(P->peer, d_qp);
+		cuda_ok(P, cudaGetLastError(), "count launch");
+	}
+	nv_sync(P, "count kernels");
+}
+
 /* One one-way row (mode): PE 0 times -n puts and their completion, PE 1
  * checks every slot afterwards. */
 static void lat_oneway(nv_pe *P, lat_bufs *B, int mode, const nvshmemx_qp_handle_t *d_qp)
@@ -642,6 +699,8 @@ static void lat_oneway(nv_pe *P, lat_bufs *B, int mode, const nvshmemx_qp_handle
 		cuda_ok(P, cudaMemsetAsync(B->dst, 0, (size_t)B->slots * 8, P->stream), "clear");
 	}
 	nv_barrier(P, "barrier before the one-way run");
+	if (P->pl.rank == 0 && (J->metrics & GIC_LAT_ISSUE))
+		lat_count(P, B, mode, d_qp);
 	if (P->pl.rank == 0) {
 		if (mode == NV_MODE_PUT)
 			oneway_kernel<NV_MODE_PUT><<<1, 1, 0, P->stream>>>(B->dst, B->src, B->n, B->slots,
