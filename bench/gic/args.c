@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "gic.h"
+#include "gic/proxy.h"
 
 int gic_arg_is(const char *arg, const char *flag)
 {
@@ -143,4 +144,16 @@ int gic_arg_unknown(const char *sub, const char *arg)
 {
 	fprintf(stderr, "gic %s: unknown flag '%s' (see gic %s --help)\n", sub, arg, sub);
 	return EINVAL;
+}
+
+int gic_arg_proxy_shape(const char *sub, const char *flag, const char *val, int *T, int *R,
+			int *B)
+{
+	int t = gic_arg_is(flag, "-T"), r = gic_arg_is(flag, "-R");
+	long hi = t ? GIC_PROXY_MAX_WORKERS : r ? GIC_PROXY_MAX_RINGS : GIC_PROXY_MAX_BATCH, v;
+
+	if (gic_arg_int(sub, t ? "-T" : r ? "-R" : "-B", val, 1, hi, &v))
+		return EINVAL;
+	*(t ? T : r ? R : B) = (int)v;
+	return 0;
 }

@@ -22,6 +22,7 @@
 #include "exp_lat.h"
 #include "gic.h"
 #include "host.h"
+#include "hostdb.h"
 #include "nccl_pe.h"
 #include "nvshmem_pe.h"
 
@@ -29,7 +30,7 @@
 enum { LAT_SLOTS = 256, LAT_MAX_INLINE = 512 };
 
 static const char *const path_names[] = { "gda-inline", "gda-pointer", "proxy-baseline",
-					  "proxy-tuned", "nvshmem", "gin" };
+					  "proxy-tuned", "nvshmem", "gin", "gda-hostdb" };
 enum { LAT_PATHS = sizeof(path_names) / sizeof(path_names[0]) };
 static const char *const order_names[] = { "none", "fence-gpu", "fence-gpu-dbr", "release-gpu",
 					   "threadfence", "release-sys", "fence-sys" };
@@ -74,8 +75,13 @@ const char *gic_lat_metric_name(unsigned metric_bit)
 
 static const char help[] =
 	"  --path P       gda-inline | gda-pointer | proxy-baseline | proxy-tuned | all |\n"
-	"                 nvshmem | gin (repeatable; default all, which leaves the\n"
-	"                 library paths out).\n"
+	"                 nvshmem | gin | gda-hostdb (repeatable; default all, which\n"
+	"                 leaves the library paths and gda-hostdb out).\n"
+	"                 gda-hostdb: gda-inline's 8-byte write with its doorbell rung\n"
+	"                 by a pinned host thread that watches a progress word the\n"
+	"                 poster publishes (issue, put+completion; QP 0 of the first\n"
+	"                 --qps count, scope qp, not with --sweep); beside it\n"
+	"                 'gda-hostdb control', the poster ringing in the same fixture\n"
 	"                 nvshmem: the NVSHMEM path, put/p/quiet/round trip between two\n"
 	"                 GPUs (PE r on CUDA device r, one process each); GPU mode only;\n"
 	"                 with issue or putc also the row 'nvshmem qp-quiet': a put on a\n"
@@ -197,9 +203,10 @@ static int lat_parse(int argc, char **argv, void **state)
 	}
 	if (!st->paths)
 		st->paths = GIC_LAT_PATH_ALL;
-	if (st->sweep && (st->paths & (GIC_LAT_NVSHMEM | GIC_LAT_GIN))) {
+	if (st->sweep && (st->paths & (GIC_LAT_NVSHMEM | GIC_LAT_GIN | GIC_LAT_GDA_HOSTDB))) {
 		fprintf(stderr, "gic lat: --sweep runs the gda-inline path; not with --path %s\n",
-			st->paths & GIC_LAT_NVSHMEM ? "nvshmem" : "gin");
+			st->paths & GIC_LAT_NVSHMEM ? "nvshmem"
+			: st->paths & GIC_LAT_GIN ? "gin" : "gda-hostdb");
 		free(st);
 		return EINVAL;
 	}
@@ -292,6 +299,24 @@ static int lat_emit(lat_run *L, const char *name, const char *metric, const gic_
 	gic_result_param(&r, "qps=%d", L->nq);
 	gic_result_param(&r, "scope=%s", L->scope < 0 ? "none" : scope_names[L->scope]);
 	gic_result_param(&r, "mode=host");
+	snprintf(r.transport, sizeof(r.transport), "%s", gic_transport(L->o));
+	snprintf(r.note, sizeof(r.note), "%s", note);
+	r.validated = validated;
+	gic_result_paper(&r);
+	return gic_emit(L->sink, &r);
+}
+
+/* lat_emit for the gda-hostdb rows: params also say the order and the
+ * doorbell mode. */
+static int lat_emit_doorbell(lat_run *L, const char *name, const char *metric,
+			     const gic_samples *s, int validated, const char *note, int host_rung)
+{
+	gic_result r;
+
+	gic_result_init(&r, SUB, name, metric, "us");
+	gic_result_set_samples(&r, s, (size_t)L->o->warmup);
+	gic_result_param(&r, "size=8 qps=%d scope=qp order=release-sys doorbell=%s mode=host",
+			 L->nq, host_rung ? "host-rung" : "poster");
 	snprintf(r.transport, sizeof(r.transport), "%s", gic_transport(L->o));
 	snprintf(r.note, sizeof(r.note), "%s", note);
 	r.validated = validated;
@@ -660,6 +685,91 @@ static int run_sweep(lat_run *L)
 	return rc;
 }
 
+/* gda-hostdb: the 8-byte inline write of QP 0 rung by a ringer thread
+ * (hostdb.h): the poster writes the WQE and the record and publishes its
+ * position; put+completion waits for the CQE as gda-inline does. First
+ * the control, the poster ringing in the same fixture (doorbell=poster);
+ * the row's note gives the difference of the p50s. */
+static int run_hostdb(lat_run *L)
+{
+	hx_pe *p0 = &L->h->pe[0], *p1 = &L->h->pe[1];
+	uint64_t *progress = calloc(GIC_HOSTDB_STRIDE, sizeof(uint64_t));
+	double p50[2] = { 0, 0 };
+	int rc = progress ? 0 : ENOMEM, order = host_order(GIC_ORDER_RELEASE_SYS);
+	gic_hostdb ringer;
+
+	L->scope = GIC_LAT_SCOPE_QP;
+	for (int host_rung = 0; host_rung <= 1 && !rc; host_rung++) {
+		gic_samples iss = { 0 }, putc = { 0 };
+		gic_summary sm;
+		char note[160]; /* gic_result.note */
+		int valid = 1, started = 0;
+
+		if (host_rung) {
+			uint64_t target = p0->sq[0].resv + (uint64_t)L->total; /* a BB each */
+
+			/* The poster-rung control left the word behind the ring:
+			 * catch it up (one owner here, no ringer yet). */
+			gic_st_release_sys_u64(progress, p0->sq[0].resv);
+			rc = gic_hostdb_init(&ringer, p0->sq, 1, progress, -1, 1);
+			if (!rc && !(rc = gic_hostdb_start(&ringer, &target, HX_WAIT_NS)))
+				started = 1;
+		}
+		for (int i = 0; i < L->total && !rc; i++) {
+			size_t slot = (size_t)(i % LAT_SLOTS) * LAT_MAX_INLINE;
+			uint64_t v = hx_value(3 + (uint64_t)host_rung, (uint64_t)i), t0, t1, end;
+
+			hx_poison(p1->dst + slot, (const uint8_t *)&v, 8);
+			t0 = gic_now_ns();
+			rc = hx_write(L->h, 0, 0, slot, &v, slot, 8, 0, 1, !host_rung, order,
+				      hx_deadline(), &end);
+			if (!rc && host_rung)
+				gic_hostdb_publish(&p0->sq[0], progress);
+			t1 = gic_now_ns();
+			if (!rc)
+				rc = gic_sq_wait_retired(&p0->sq[0], end, 0, order, hx_deadline());
+			if (rc) {
+				hx_fail(L->h, 0, 0, host_rung ? "gda-hostdb post+wait"
+							      : "gda-hostdb control post+wait", rc);
+				break;
+			}
+			gic_samples_add(&putc, (double)(gic_now_ns() - t0) / 1e3);
+			gic_samples_add(&iss, (double)(t1 - t0) / 1e3);
+			if (!hx_check(SUB, "gda-hostdb payload", p1->dst + slot, (const uint8_t *)&v, 8))
+				valid = 0;
+		}
+		if (started) {
+			int jrc;
+
+			if (rc)
+				gic_hostdb_stop(&ringer);
+			jrc = gic_hostdb_join(&ringer, SUB);
+			rc = rc ? rc : jrc;
+		}
+		if (!rc && !gic_summarize(&putc, (size_t)L->o->warmup, &sm))
+			p50[host_rung] = sm.p50;
+		if (host_rung)
+			snprintf(note, sizeof(note), "host analogue; host-rung: put+completion p50 "
+				 "%+.3f us against the poster ringing here (paper: 2.6-5.8 us more)",
+				 p50[1] - p50[0]);
+		else
+			snprintf(note, sizeof(note), "host analogue; control: the poster rings");
+		for (int m = 0; m < 2 && !rc; m++) {
+			const char *metric = m ? "put+completion" : "issue";
+
+			if (!(L->st->metrics & (m ? GIC_LAT_PUTC : GIC_LAT_ISSUE)))
+				continue;
+			rc = lat_emit_doorbell(L, host_rung ? "gda-hostdb" : "gda-hostdb control",
+					       metric, m ? &putc : &iss, valid, note, host_rung);
+		}
+		gic_samples_free(&iss);
+		gic_samples_free(&putc);
+	}
+	L->scope = -1;
+	free(progress);
+	return rc;
+}
+
 /* The rows of one --qps count; the proxy paths, the timer check and the
  * sweep with the first count only. */
 static int run_host(lat_run *L)
@@ -686,6 +796,9 @@ static int run_host(lat_run *L)
 		if (L->st->paths & (1u << p))
 			rc = run_proxy_path(L, p == 2 ? GIC_PROXY_BASELINE : GIC_PROXY_TUNED,
 					    path_names[p]);
+	if (!rc && L->first && (L->st->paths & GIC_LAT_GDA_HOSTDB) &&
+	    (L->st->metrics & (GIC_LAT_ISSUE | GIC_LAT_PUTC)))
+		rc = run_hostdb(L);
 	if (!rc && L->first && (L->st->metrics & GIC_LAT_TIMER))
 		rc = run_timer(L);
 	return rc;
@@ -700,7 +813,7 @@ static int lat_gpu(const gic_opts *o, const lat_state *st, const gic_run_info *i
 			   .metrics = st->metrics };
 	int rc = 0, nrc;
 
-	if ((st->paths & GIC_LAT_PATH_ALL) || st->sweep)
+	if ((st->paths & (GIC_LAT_PATH_ALL | GIC_LAT_GDA_HOSTDB)) || st->sweep)
 		rc = gic_gpu_lat(o, st, info, sink);
 	if (!(st->paths & GIC_LAT_NVSHMEM))
 		return rc;

@@ -48,6 +48,13 @@
  *   or "nccl-gin-proxy" (the backend NCCL chose);
  *   "timer-check gda-inline <order>" (metric "timer-check", --metric
  *   timer-check only): the timer check below;
+ *   "gda-hostdb" (issue, put+completion; --path gda-hostdb): the 8-byte
+ *   inline write of gda-inline, but the poster writes the doorbell record
+ *   and publishes its position in a host-visible word, and a pinned host
+ *   thread rings (bench/gic/hostdb.h); params doorbell=host-rung. The same
+ *   fixture first runs the poster-rung write ("gda-hostdb control",
+ *   doorbell=poster), and the row's note gives the p50 difference, the
+ *   latency the host hop adds (the paper: 2.6-5.8 us);
  * metric "issue", "put+completion" or "rtt"; unit "us".
  */
 #ifndef GIC_BENCH_EXP_LAT_H
@@ -68,6 +75,10 @@ enum {
 	GIC_LAT_PATH_ALL = 0xfu,      /* --path all: not nvshmem (it needs two GPUs) */
 	GIC_LAT_NVSHMEM = 1u << 4,    /* --path nvshmem (nvshmem_pe.h) */
 	GIC_LAT_GIN = 1u << 5,        /* --path gin: NCCL GIN (nccl_pe.h); not in all either */
+	GIC_LAT_GDA_HOSTDB = 1u << 6, /* --path gda-hostdb: gda-inline's 8-byte write, its
+				       * doorbell rung by a host thread (hostdb.h); issue and
+				       * put+completion, QP 0 of the first --qps count, scope
+				       * qp; not in all */
 };
 
 /* Metrics (bits of lat_state.metrics). */

@@ -5,7 +5,9 @@
  * Host mode: for each size, -n pointer writes from PE0's source slots to
  * PE1's destination slots with at most --window outstanding (gda: one QP,
  * a signaled WQE every window/4 and a wait for the write `window` back;
- * proxy: a T1/R1/B16 tuned mini-proxy and a wait on its counter). Goodput
+ * proxy: a tuned mini-proxy of -T workers, -R rings and -B per doorbell,
+ * default T1/R1/B16; write i on ring i % R, each ring at most window / R
+ * behind its counter). Goodput
  * = bytes / time. Every destination slot is checked against its source
  * after the size's run.
  *
@@ -37,7 +39,11 @@ static const char help[] =
 	"                 skips, exit status 0; a binary built without NVSHMEM: says so,\n"
 	"                 exit status 2\n"
 	"  --window N     outstanding writes (1..4096; default 64; not nvshmem)\n"
-	"  --reference S  the size whose goodput is the reference (default: the largest)\n";
+	"  --reference S  the size whose goodput is the reference (default: the largest)\n"
+	"  -T N           --path proxy: CPU workers (1..16; default 1)\n"
+	"  -R N           --path proxy: rings, a producer each (1..32, at least -T;\n"
+	"                 default 1; GPU: a producer CTA each, write i from ring i %% R)\n"
+	"  -B N           --path proxy: requests per doorbell (1..16; default 16)\n";
 
 static const char *const path_names[] = { "gda", "proxy", "nvshmem" };
 
@@ -47,10 +53,13 @@ static int payload_flag(payload_state *st, int argc, char **argv, int *i)
 	long v;
 
 	if (!gic_arg_is(arg, "--path") && !gic_arg_is(arg, "--window") &&
-	    !gic_arg_is(arg, "--reference"))
+	    !gic_arg_is(arg, "--reference") && !gic_arg_is(arg, "-T") && !gic_arg_is(arg, "-R") &&
+	    !gic_arg_is(arg, "-B"))
 		return gic_arg_unknown(SUB, arg);
 	if (!(val = gic_arg_value(SUB, argc, argv, i)))
 		return EINVAL;
+	if (gic_arg_is(arg, "-T") || gic_arg_is(arg, "-R") || gic_arg_is(arg, "-B"))
+		return gic_arg_proxy_shape(SUB, arg, val, &st->T, &st->R, &st->B);
 	if (gic_arg_is(arg, "--window")) {
 		if (gic_arg_int(SUB, "--window", val, 1, 4096, &v))
 			return EINVAL;
@@ -78,6 +87,20 @@ static int payload_parse(int argc, char **argv, void **state)
 	}
 	if (!st->paths)
 		st->paths = 1u << GIC_PAYLOAD_GDA;
+	if ((st->T || st->R || st->B) && !(st->paths & (1u << GIC_PAYLOAD_PROXY))) {
+		fprintf(stderr, "gic payload: -T, -R and -B shape the proxy path: add --path proxy\n");
+		free(st);
+		return EINVAL;
+	}
+	st->T = st->T ? st->T : 1;
+	st->R = st->R ? st->R : 1;
+	st->B = st->B ? st->B : 16;
+	if (st->R < st->T) {
+		fprintf(stderr, "gic payload: -R %d below -T %d: every worker needs a ring\n", st->R,
+			st->T);
+		free(st);
+		return EINVAL;
+	}
 	*state = st;
 	return 0;
 }
@@ -137,27 +160,32 @@ static int pl_gda(pl_host *P, size_t size, size_t slots)
 	return rc ? hx_fail(P->h, 0, 0, "payload", rc) : 0;
 }
 
+/* Write i on ring r = i % R, counted on counter r; a ring's k-th write
+ * waits until its counter covers its write k - window / R. done[r]: the
+ * writes ring r completed in earlier sizes. */
 static int pl_proxy(pl_host *P, size_t size, size_t slots, uint64_t *done)
 {
-	int rc = 0;
+	int R = P->st->R, per_ring = P->st->window / R > 0 ? P->st->window / R : 1, rc = 0;
 
 	for (int i = 0; i < P->o->iters && !rc; i++) {
 		size_t off = (size_t)i % slots * size;
+		int r = i % R, k = i / R;
 		gic_proxy_desc d;
 
-		if (i >= P->st->window)
-			rc = gic_proxy_wait_counter(&P->x.views[0], &P->x.counters[0],
-						    *done + (uint64_t)(i + 1 - P->st->window),
+		if (k >= per_ring)
+			rc = gic_proxy_wait_counter(&P->x.views[r], &P->x.counters[r],
+						    done[r] + (uint64_t)(k + 1 - per_ring),
 						    hx_deadline());
 		if (!rc)
-			rc = gic_proxy_desc_pointer(&d, off, off, (uint32_t)size, 0);
+			rc = gic_proxy_desc_pointer(&d, off, off, (uint32_t)size, (uint32_t)r);
 		if (!rc)
-			rc = gic_proxy_enqueue(&P->x.views[0], &d, hx_deadline(), NULL);
+			rc = gic_proxy_enqueue(&P->x.views[r], &d, hx_deadline(), NULL);
 	}
-	*done += (uint64_t)P->o->iters;
-	if (!rc)
-		rc = gic_proxy_wait_counter(&P->x.views[0], &P->x.counters[0], *done,
+	for (int r = 0; r < R && !rc; r++) {
+		done[r] += (uint64_t)(P->o->iters / R + (r < P->o->iters % R));
+		rc = gic_proxy_wait_counter(&P->x.views[r], &P->x.counters[r], done[r],
 					    hx_deadline());
+	}
 	return rc ? hxp_fail(&P->x, SUB, "payload", rc) : 0;
 }
 
@@ -174,6 +202,8 @@ static void pl_describe(pl_host *P, gic_result *r, size_t size)
 {
 	gic_result_param(r, "path=%s window=%d size=%zu writes=%d",
 			 P->st->path ? "proxy" : "gda", P->st->window, size, P->o->iters);
+	if (P->st->path == GIC_PAYLOAD_PROXY)
+		gic_result_param(r, "T=%d R=%d B=%d protocol=tuned", P->st->T, P->st->R, P->st->B);
 	snprintf(r->transport, sizeof(r->transport), "%s", gic_transport(P->o));
 	snprintf(r->note, sizeof(r->note), "host analogue: softnic CPU engine copies");
 	gic_result_paper(r);
@@ -182,7 +212,7 @@ static void pl_describe(pl_host *P, gic_result *r, size_t size)
 /* Runs the sizes; goodputs in *g (GB/s), *valid the AND of the checks. */
 static int pl_sizes(pl_host *P, gic_sink *sink, double *g, size_t *sizes, int *n, int *valid)
 {
-	uint64_t done = 0;
+	uint64_t done[GIC_PROXY_MAX_RINGS] = { 0 };
 	int rc = 0;
 
 	*n = 0;
@@ -193,7 +223,7 @@ static int pl_sizes(pl_host *P, gic_sink *sink, double *g, size_t *sizes, int *n
 		char name[96];
 
 		gic_progress(SUB, (int)*n + 1, 0, "size");
-		rc = P->st->path ? pl_proxy(P, sz, slots, &done) : pl_gda(P, sz, slots);
+		rc = P->st->path ? pl_proxy(P, sz, slots, done) : pl_gda(P, sz, slots);
 		if (rc)
 			break;
 		g[*n] = (double)sz * P->o->iters / (double)(gic_now_ns() - t0);
@@ -242,8 +272,9 @@ static int pl_host_run(pl_host *P, gic_sink *sink)
 	int n = 0, valid = 1, rc = hx_open(&P->h, &c);
 
 	if (!rc && P->st->path == GIC_PAYLOAD_PROXY)
-		rc = hxp_open(&P->x, P->h, &(hxp_cfg){ .from = 0, .workers = 1, .rings = 1,
-						       .batch = 16, .protocol = GIC_PROXY_TUNED,
+		rc = hxp_open(&P->x, P->h, &(hxp_cfg){ .from = 0, .workers = P->st->T,
+						       .rings = P->st->R, .batch = P->st->B,
+						       .protocol = GIC_PROXY_TUNED,
 						       .log_slots = 12 });
 	if (!rc)
 		rc = pl_sizes(P, sink, g, sizes, &n, &valid);

@@ -13,6 +13,10 @@
  * ("nvshmem-block"), all outstanding, one nvshmem_quiet at the end (no
  * --window); PE 1 checks every destination byte after every size.
  *
+ * The proxy path's shape is -T workers, -R rings with a producer each and
+ * -B requests per doorbell (default T1/R1/B16; the paper's Figure 8 runs
+ * four workers), in every proxy row's params as T=, R=, B=.
+ *
  * Result names: "<path> size=<B>" with metric "goodput" (GB/s), and one
  * "<path>" row with metric "first size at 90% of own max" (unit "B"): the
  * smallest size from which every larger size run keeps at least 90% of the
@@ -36,6 +40,9 @@ typedef struct payload_state {
 	int path;         /* the path of this run: GIC_PAYLOAD_GDA or GIC_PAYLOAD_PROXY */
 	int window;       /* --window N: outstanding writes (1..4096), default 64 */
 	size_t reference; /* --reference SIZE: 0 (default): the largest size */
+	int T, R, B;      /* --path proxy: -T workers, -R rings (one producer each: host
+			   * mode one host thread round-robin over them, GPU mode a CTA
+			   * each), -B requests per doorbell; defaults 1, 1, 16 */
 } payload_state;
 
 /* GPU mode (bench/gic/gpu_payload.cu): st->path (the driver loops over

@@ -19,6 +19,7 @@
 #include "exp_rate.h"
 #include "gic.h"
 #include "host.h"
+#include "hostdb.h"
 #include "nccl_pe.h"
 #include "nvshmem_pe.h"
 
@@ -44,6 +45,9 @@ static const rate_row table5[] = {
 	{ "t256-q1-warp", 256, 1, 1, 32, GIC_RATE_WARP, 0, 8 },
 	{ "t16-q16-s16-b1", 16, 16, 16, 1, GIC_RATE_OWN, 0, 8 },
 	{ "t16-q16-s16-b16", 16, 16, 16, 16, GIC_RATE_OWN, 0, 8 },
+	/* The same, its doorbells rung by one pinned host thread ("GPU
+	 * submission is not needed for peak rate"). */
+	{ "t16-q16-s16-b16-hostdb", 16, 16, 16, 16, GIC_RATE_OWN, 0, 8, 0, 0, 1 },
 	{ "t32-q32-s1-b16", 32, 32, 1, 16, GIC_RATE_OWN, 0, 8 },
 	{ "t64-q64-s1-b16", 64, 64, 1, 16, GIC_RATE_OWN, 0, 8 },
 	{ "t64-q64-s64-b16", 64, 64, 64, 16, GIC_RATE_OWN, 0, 8 },
@@ -132,6 +136,11 @@ const char *gic_rate_payload_name(const rate_row *r)
 	return r->pointer ? "pointer" : r->staged ? "inline-staged" : "inline";
 }
 
+const char *gic_rate_doorbell_name(const rate_row *r)
+{
+	return r->host_rung ? "host-rung" : "poster";
+}
+
 /* ------------------------------------------------------------------ */
 /* Flags. A row from flags keeps -1 for threads, sms and size until run()
  * takes them from -t, -c and -b. */
@@ -140,7 +149,8 @@ static const char help[] =
 	"  --row NAME     a Table 5 row, repeatable, or all: t1-q1-b1, t1-q1-b16,\n"
 	"                 t32-q1-lock, t256-q1-handoff, t32-q1-warp, t256-q1-warp,\n"
 	"                 t16-q16-s16-b1, t16-q16-s16-b16, t32-q32-s1-b16,\n"
-	"                 t64-q64-s1-b16, t64-q64-s64-b16,\n"
+	"                 t64-q64-s1-b16, t64-q64-s64-b16, t16-q16-s16-b16-hostdb\n"
+	"                 (t16-q16-s16-b16 with host-rung doorbells: see --doorbell),\n"
 	"                 t1-qN-rr (N = 2, 4, 8, 16, 32: one thread round-robin over\n"
 	"                 N QPs), t4096-q16-s16-cta (one QP per CTA, warp-cooperative),\n"
 	"                 t32-q1-caslock (the lock row under a compare-and-swap lock;\n"
@@ -179,6 +189,11 @@ static const char help[] =
 	"  --payload P    inline | inline-staged | pointer (default inline; GPU: inline\n"
 	"                 holds the payload in registers, built for 8, 12, 16, 32, 48,\n"
 	"                 64, 128, 256, 512 B; inline-staged loads it from GPU memory)\n"
+	"  --doorbell D   poster | host (default poster; host: mode own, at most 64\n"
+	"                 QPs: the posters write WQEs and the doorbell record and\n"
+	"                 publish their position in a host-visible word per QP; one\n"
+	"                 pinned host thread rings each QP's doorbell, within a time\n"
+	"                 limit; params doorbell=host-rung)\n"
 	"  -b SIZE        payload bytes (common flag; default 8)\n";
 
 /* Appends row; EINVAL when full. */
@@ -288,7 +303,7 @@ static int rate_flag(rate_state *st, rate_row *custom, int *by_flags, int argc, 
 
 	if (!gic_arg_is(arg, "--row") && !gic_arg_is(arg, "--qps") &&
 	    !gic_arg_is(arg, "--batch") && !gic_arg_is(arg, "--mode") &&
-	    !gic_arg_is(arg, "--payload"))
+	    !gic_arg_is(arg, "--payload") && !gic_arg_is(arg, "--doorbell"))
 		return gic_arg_unknown(SUB, arg);
 	if (!(val = gic_arg_value(SUB, argc, argv, i)))
 		return EINVAL;
@@ -304,6 +319,13 @@ static int rate_flag(rate_state *st, rate_row *custom, int *by_flags, int argc, 
 		if (gic_arg_int(SUB, "--batch", val, 1, 256, &v))
 			return EINVAL;
 		return custom->batch = (int)v, 0;
+	}
+	if (gic_arg_is(arg, "--doorbell")) {
+		int k = 0, rc = gic_arg_choice(SUB, "--doorbell", val,
+					   (const char *const[]){ "poster", "host" }, 2, &k);
+
+		custom->host_rung = k == 1;
+		return rc;
 	}
 	if (gic_arg_is(arg, "--mode")) {
 		int k = 0, rc = gic_arg_choice(SUB, "--mode", val, mode_flag_names,
@@ -339,7 +361,7 @@ static int rate_parse(int argc, char **argv, void **state)
 	}
 	if (by_flags && st->nrows) {
 		fprintf(stderr, "gic rate: --row and the row flags (--qps, --batch, --mode, "
-			"--payload) exclude each other\n");
+			"--payload, --doorbell) exclude each other\n");
 		free(st);
 		return EINVAL;
 	}
@@ -374,6 +396,11 @@ static int resolve_row(const gic_opts *o, rate_row *r)
 			mode_names[r->mode], r->size);
 		return EINVAL;
 	}
+	if (r->host_rung && (r->mode != GIC_RATE_OWN || r->qps > GIC_HOSTDB_MAX_QPS)) {
+		fprintf(stderr, "gic rate: --doorbell host: mode own and at most %d QPs (got "
+			"--mode %s, --qps %d)\n", GIC_HOSTDB_MAX_QPS, mode_names[r->mode], r->qps);
+		return EINVAL;
+	}
 	if (!r->pointer && r->size > 512) {
 		fprintf(stderr, "gic rate: -b %zu: inline payloads go up to 512 bytes; use "
 			"--payload pointer\n", r->size);
@@ -399,6 +426,8 @@ typedef struct rate_host {
 	hx *h;
 	int go;              /* start flag */
 	rate_thread th[HOST_MAX_THREADS];
+	uint64_t *progress;  /* host-rung rows: a progress word per QP (hostdb.h) */
+	gic_hostdb ringer;
 } rate_host;
 
 static size_t slot_off(const rate_host *R, int t, uint64_t i)
@@ -421,9 +450,16 @@ static int post_own(rate_host *R, rate_thread *T)
 			hx_fill(data, R->row.size, v);
 		rc = hx_write(R->h, 0, T->q, slot_off(R, T->t, (uint64_t)i), data,
 			      slot_off(R, T->t, (uint64_t)i), R->row.size, R->row.pointer, last,
-			      last, R->order, hx_deadline(), NULL);
+			      last && !R->row.host_rung, R->order, hx_deadline(), NULL);
+		if (!rc && last && R->row.host_rung)
+			gic_hostdb_publish(sq, &R->progress[(size_t)T->q * GIC_HOSTDB_STRIDE]);
 	}
-	return rc ? rc : gic_sq_quiet(sq, R->order, hx_deadline());
+	if (rc)
+		return rc;
+	/* Host-rung: the last WQE is signaled, so its CQE retires everything
+	 * (gic_sq_quiet could post and ring a NOP itself). */
+	return R->row.host_rung ? gic_sq_wait_retired(sq, sq->ready, 0, R->order, hx_deadline())
+				: gic_sq_quiet(sq, R->order, hx_deadline());
 }
 
 /* Thread t's qps / threads exclusive queues, round-robin: --batch WQEs on
@@ -529,12 +565,31 @@ static int rate_validate(rate_host *R)
 	return 1;
 }
 
+/* Host-rung rows: starts the ringer over every QP, each rung up to what
+ * its thread posts (own: thread t on QP t). */
+static int start_ringer(rate_host *R)
+{
+	uint64_t target[GIC_HOSTDB_MAX_QPS] = { 0 };
+	uint32_t nbb = R->row.pointer ? 1 : gic_bb_for_ds(gic_ds_inline_write((uint32_t)R->row.size));
+	int rc = gic_hostdb_init(&R->ringer, R->h->pe[0].sq, R->row.qps, R->progress, -1, 1);
+
+	for (int t = 0; t < R->row.threads; t++)
+		target[t % R->row.qps] += (uint64_t)R->o->iters * nbb;
+	if (!rc)
+		rc = gic_hostdb_start(&R->ringer, target, HX_WAIT_NS);
+	if (rc)
+		fprintf(stderr, "gic rate: host doorbell ringer: %s\n", strerror(rc));
+	return rc;
+}
+
 /* Runs the threads; *ns receives the time to the last quiet. */
 static int rate_threads(rate_host *R, uint64_t *ns)
 {
 	int rc = 0, started = 0;
 	uint64_t t0;
 
+	if (R->row.host_rung && (rc = start_ringer(R)))
+		return rc;
 	for (int t = 0; t < R->row.threads; t++) {
 		R->th[t] = (rate_thread){ .R = R, .t = t, .q = t % R->row.qps };
 		if (pthread_create(&R->th[t].tid, NULL, rate_thread_main, &R->th[t])) {
@@ -549,6 +604,14 @@ static int rate_threads(rate_host *R, uint64_t *ns)
 		pthread_join(R->th[t].tid, NULL);
 		if (!rc)
 			rc = R->th[t].rc;
+	}
+	if (R->row.host_rung) {
+		int jrc;
+
+		if (rc) /* a poster failed: its QP never reaches its target */
+			gic_hostdb_stop(&R->ringer);
+		jrc = gic_hostdb_join(&R->ringer, SUB);
+		rc = rc ? rc : jrc;
 	}
 	for (int q = 0; q < R->row.qps && !rc && R->row.mode != GIC_RATE_OWN &&
 			R->row.mode != GIC_RATE_RR; q++)
@@ -582,6 +645,9 @@ static rate_row host_row(const rate_row *in, char *note, size_t len)
 	if (r.log_bb)
 		k += (size_t)snprintf(note + k, len - k, "; -wrap rows: the host's rings always "
 				      "wrap (2^10 BB and more)");
+	if (r.host_rung)
+		k += (size_t)snprintf(note + k, len - k, "; doorbells rung by one more host "
+				      "thread (host-rung)");
 	if (r.mode != GIC_RATE_OWN && r.mode != GIC_RATE_RR && r.batch > 1)
 		snprintf(note + k, len - k, "; shared modes ring per WQE");
 	return r;
@@ -617,6 +683,9 @@ static int rate_host_row(const gic_opts *o, const rate_row *row, gic_sink *sink)
 	c.log_sq_bb = ring_log(&R->row);
 	c.region = (size_t)HOST_MAX_THREADS * RATE_SLOTS * R->row.size;
 	rc = hx_open(&R->h, &c);
+	if (!rc && R->row.host_rung &&
+	    !(R->progress = calloc((size_t)R->row.qps * GIC_HOSTDB_STRIDE, sizeof(uint64_t))))
+		rc = ENOMEM;
 	if (!rc) {
 		rate_prepare(R);
 		rc = rate_threads(R, &ns);
@@ -625,9 +694,10 @@ static int rate_host_row(const gic_opts *o, const rate_row *row, gic_sink *sink)
 		gic_result_init(&r, SUB, row->name, "message rate", "M msg/s");
 		gic_result_set_value(&r, (double)R->row.threads * o->iters * 1e3 / (double)ns);
 		gic_result_param(&r, "threads=%d qps=%d sms=%d batch=%d mode=%s payload=%s "
-				 "size=%zu msgs_per_thread=%d", R->row.threads, R->row.qps,
-				 row->sms, R->row.batch, mode_names[R->row.mode],
-				 gic_rate_payload_name(&R->row), R->row.size, o->iters);
+				 "size=%zu msgs_per_thread=%d doorbell=%s", R->row.threads,
+				 R->row.qps, row->sms, R->row.batch, mode_names[R->row.mode],
+				 gic_rate_payload_name(&R->row), R->row.size, o->iters,
+				 gic_rate_doorbell_name(&R->row));
 		snprintf(r.transport, sizeof(r.transport), "%s", gic_transport(o));
 		snprintf(r.note, sizeof(r.note), "%s", note);
 		r.validated = rate_validate(R);
@@ -635,6 +705,7 @@ static int rate_host_row(const gic_opts *o, const rate_row *row, gic_sink *sink)
 		rc = gic_emit(sink, &r);
 	}
 	hx_close(R->h);
+	free(R->progress);
 	free(R);
 	return rc;
 }

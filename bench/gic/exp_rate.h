@@ -8,7 +8,7 @@
  * publication `mode`, inline or pointer payloads of `size` bytes. --row
  * NAME picks Table 5 rows by their short names (gic_rate_rows below);
  * without --row, one row comes from the flags (-t, --qps, -c, --batch,
- * --mode, --payload, -b).
+ * --mode, --payload, --doorbell, -b).
  *
  * Result names: the row's name (a Table 5 short name, or "custom"); metric
  * "message rate", unit "M msg/s"; params carry every field of the row.
@@ -61,6 +61,11 @@ typedef struct rate_row {
 			 * posting, the paper's method), reporting the rate to the last
 			 * CQE as "message rate" and the GPU side as "message rate
 			 * posting only" */
+	int host_rung;  /* mode own only: 0, the poster rings its doorbells; 1, the
+			 * posters write WQEs and the doorbell record and publish their
+			 * position, and one pinned host thread rings (bench/gic/hostdb.h;
+			 * the paper's "GPU submission is not needed for peak rate");
+			 * params doorbell=host-rung, else doorbell=poster */
 } rate_row;
 
 typedef struct rate_state {
@@ -71,7 +76,8 @@ typedef struct rate_state {
 /* The Table 5 rows, by short name:
  *   t1-q1-b1, t1-q1-b16, t32-q1-lock, t256-q1-handoff, t32-q1-warp,
  *   t256-q1-warp, t16-q16-s16-b1, t16-q16-s16-b16, t32-q32-s1-b16,
- *   t64-q64-s1-b16, t64-q64-s64-b16
+ *   t64-q64-s1-b16, t64-q64-s64-b16, t16-q16-s16-b16-hostdb (as
+ *   t16-q16-s16-b16 with host-rung doorbells)
  * (8-byte inline writes). *n receives the count. The NVSHMEM rows
  * (mode GIC_RATE_NVSHMEM: -n nvshmem_putmem_nbi of 8 B per thread to its
  * own slots, then nvshmem_quiet; result names "nvshmem t1", ...) are
@@ -90,6 +96,10 @@ const char *gic_rate_mode_name(int mode);
 /* The row's payload as its params say it: "pointer", "inline" (GPU: in
  * registers) or "inline-staged" (GPU: loaded from GPU memory). */
 const char *gic_rate_payload_name(const rate_row *r);
+
+/* The row's doorbell mode as its params say it: "poster" (the posting
+ * thread rings) or "host-rung" (one host thread rings; hostdb.h). */
+const char *gic_rate_doorbell_name(const rate_row *r);
 
 /* GPU mode (bench/gic/gpu_rate.cu): one result per row. */
 int gic_gpu_rate(const gic_opts *o, const rate_state *st, const gic_run_info *info,

@@ -93,8 +93,14 @@ static const suite_step steps[] = {
 	 * validity is the machine's, not the code's (gic lat --host --metric
 	 * timer-check runs it there). */
 	{ &gic_exp_lat, NULL, "--path gda-inline --order fence-gpu --metric timer-check" },
+	/* Host-rung doorbells (Sec. 4.3.1): the put+completion a host thread's
+	 * ringing adds, against the poster ringing in the same fixture. Host:
+	 * gic lat --host --path gda-hostdb runs it (ctest), a scheduler's
+	 * number on a shared host. */
+	{ &gic_exp_lat, NULL, "--path gda-hostdb --metric issue --metric putc" },
 	{ &gic_exp_rate, "--row t1-q1-b1 --row t1-q1-b16 --row t32-q1-lock "
-	  "--row t256-q1-handoff --row t16-q16-s16-b16 --row t1-q4-rr --row t32-q1-lock-wrap",
+	  "--row t256-q1-handoff --row t16-q16-s16-b16 --row t16-q16-s16-b16-hostdb "
+	  "--row t1-q4-rr --row t32-q1-lock-wrap",
 	  "--row all" NVSHMEM_RATE GIN_RATE },
 	{ &gic_exp_rate, "--row fig3b-inline-64 --row fig3b-inline-staged-64 --row fig3b-pointer-64",
 	  "--row fig3b" },
@@ -104,6 +110,10 @@ static const suite_step steps[] = {
 	{ &gic_exp_loaded, "--path proxy --bg-ctas 2 --queue both",
 	  "--path proxy --bg-ctas 64 --queue both" NVSHMEM_LOADED },
 	{ &gic_exp_payload, "", NVSHMEM_PAYLOAD },
+	/* Figure 8's proxy: four workers (host: two), a producer per ring
+	 * (the paper's producer CTAs fall from 16 to one with size; here 16
+	 * at every size), B16. */
+	{ &gic_exp_payload, "--path proxy -T 2 -R 4 -B 16", "--path proxy -T 4 -R 16 -B 16" },
 	{ &gic_exp_kernel, "--msgs 0,16", "--msgs 0,1,4,16 --caller both" },
 	{ &gic_exp_conns, "--conns 1,4,16 --writes 1,16 --transport rc",
 	  "--conns 1,2,4,8,16,32,64,128,256,512,1024 --writes 1,32,8192 --transport rc" },

@@ -27,13 +27,22 @@
  * or loaded from a staging buffer in GPU memory inside the timed span
  * (gic_wqe_write_inline: the payload-in-memory case; rows
  * "gda-inline-staged <order> size=N", payload=memory).
+ *
+ * gda-hostdb (--path gda-hostdb): gda-inline's 8-byte write (kind
+ * K_HOSTDB) whose poster writes the doorbell record and publishes its
+ * position in a progress word of mapped host memory instead of ringing; a
+ * pinned host thread rings (hostdb.h). Its fixture keeps PE0's doorbells in
+ * mapped host memory (gpu_env_cfg.host_doorbells) and first runs the
+ * poster-rung write as "gda-hostdb control".
  */
 #include "exp_lat.h"
 #include "gpu_common.h"
+#include "hostdb.h"
 #include "../../tests/gpu/proxy_env.h"
 
 #include <errno.h>
 #include <math.h>
+#include <unistd.h>
 
 enum { LAT_MAX_SAMPLES = 4096, LAT_REGION = 4 << 20 };
 
@@ -98,6 +107,7 @@ typedef struct gda_cfg {
 	uint8_t *back;      /* PE0's region: round-trip answers */
 	uint32_t back_rkey;
 	uint64_t delay_ns;  /* timer check: PE1 holds every odd answer this long */
+	uint64_t *progress; /* K_HOSTDB: QP 0's progress word (mapped host memory) */
 } gda_cfg;
 
 typedef struct lat_sample {
@@ -111,7 +121,8 @@ typedef struct lat_sample {
  * no branch on it): an 8-byte inline value, an inline payload of c.size
  * bytes from the staging buffer, a pointer write of c.size bytes, or an
  * inline payload of LEN bytes held in registers. */
-enum { K_INLINE8 = 0, K_INLINE = 1, K_POINTER = 2, K_INLINE_REGS = 3 };
+enum { K_INLINE8 = 0, K_INLINE = 1, K_POINTER = 2, K_INLINE_REGS = 3,
+       K_HOSTDB = 4 /* K_INLINE8 published to c.progress for a host thread to ring */ };
 
 /* Posts sample i on the exclusive local view; returns the rc. */
 template <int O, int KIND, int LEN>
@@ -132,13 +143,16 @@ static __device__ __forceinline__ int gda_post(gic_sq *s, const gda_cfg &c, int 
 		gic_wqe_write(s, pos, GIC_OPCODE_RDMA_WRITE, raddr, rkey,
 			      (uint64_t)(c.src + (uint64_t)i * c.stride), c.lkey, c.size,
 			      GIC_CTRL_CQ_UPDATE, 0);
-	else if (KIND == K_INLINE8)
+	else if (KIND == K_INLINE8 || KIND == K_HOSTDB)
 		gic_wqe_write_inline_u64(s, pos, raddr, rkey, v, GIC_CTRL_CQ_UPDATE);
 	else
 		gic_wqe_write_inline(s, pos, raddr, rkey, c.stage + (uint64_t)i * c.stride, c.size,
 				     GIC_CTRL_CQ_UPDATE);
 	gic_sq_note_signaled(s, pos + nbb, 0);
-	gic_sq_publish_excl(s, O);
+	if (KIND == K_HOSTDB)
+		gic_hostdb_publish(s, c.progress);
+	else
+		gic_sq_publish_excl(s, O);
 	return 0;
 }
 
@@ -306,6 +320,8 @@ static gda_kernel_fn regs_kernel(int order, uint32_t size)
 			return regs_kernels[order][i];
 	return NULL;
 }
+/* gda-hostdb: the host rings; completions polled as gda-inline fence-gpu. */
+static const gda_kernel_fn hostdb_kernel = gda_lat_kernel<GIC_ORDER_FENCE_GPU, K_HOSTDB, 0>;
 static const gda_kernel_fn timer_kernels[GIC_LAT_ORDERS] = {
 	gda_timer_kernel<0>, gda_timer_kernel<1>, gda_timer_kernel<2>, gda_timer_kernel<3>,
 	gda_timer_kernel<4>, gda_timer_kernel<5>, gda_timer_kernel<6>,
@@ -915,6 +931,116 @@ static void proxy_one(lat_run *L, const lat_state *st, int tuned)
 }
 
 /* ------------------------------------------------------------------ */
+/* gda-hostdb. */
+
+enum { LAT_RINGER_CPU = 2 /* the ringer's core (not pinned on fewer) */ };
+
+/* p50 (us) of the last run's totals after the warm-up. */
+static double total_p50(lat_run *L)
+{
+	gic_samples v;
+	gic_summary sm;
+
+	gic_samples_init(&v, (size_t)L->n);
+	for (int i = 0; i < L->n; i++)
+		gic_samples_add(&v, (double)L->h[i].total / L->info->sm_mhz);
+	gic_summarize(&v, (size_t)L->o->warmup, &sm);
+	gic_samples_free(&v);
+	return sm.p50;
+}
+
+/* One fixture with PE0's doorbells in mapped host memory: the poster-rung
+ * control (gda-inline fence-gpu's kernel), then the host-rung write with a
+ * ringer thread; each emitted with issue and put+completion as selected. */
+static void gda_hostdb(lat_run *L, const lat_state *st)
+{
+	gpu_env_cfg cfg = { L->o->gpu_engine, 1, 10, LAT_REGION, 0, 4, 4 };
+	uint64_t *progress = (uint64_t *)gpu_mapped_alloc(64, 64, NULL);
+	uint8_t *zeros = (uint8_t *)calloc((size_t)L->n, 8);
+	double control_p50 = 0;
+	gic_hostdb ringer;
+	gic_sq view;
+
+	cfg.host_doorbells = 1;
+	if (!progress || !zeros) { /* before the engine starts (docs/DESIGN.md §4.5) */
+		free(zeros);
+		L->failed++;
+		return;
+	}
+	gpu_env_open(&L->e, &cfg);
+	for (int host_rung = 0; host_rung <= 1; host_rung++) {
+		const char *name = host_rung ? "gda-hostdb" : "gda-hostdb control";
+		char params[160], note[160]; /* gic_result.note */
+		gda_cfg c;
+		int bad, valid, started = 0;
+
+		gda_cfg_fill(L, &c, 0, 8, 1, GIC_LAT_SCOPE_QP);
+		c.progress = progress;
+		if (gpu_env_write(&L->e, L->e.dst, zeros, (size_t)L->n * 8)) {
+			L->failed++;
+			break;
+		}
+		if (host_rung) {
+			uint64_t target;
+
+			/* The view as the control left it (its resv), then the word
+			 * caught up to it: no ringer runs yet. */
+			if (cudaMemcpy(&view, L->e.d_sq, sizeof(view), cudaMemcpyDeviceToHost) !=
+			    cudaSuccess) {
+				L->failed++;
+				break;
+			}
+			gic_st_release_sys_u64(progress, view.resv);
+			target = view.resv + (uint64_t)L->n; /* a BB per sample */
+			if (gic_hostdb_init(&ringer, &view, 1, progress,
+					    LAT_RINGER_CPU < sysconf(_SC_NPROCESSORS_ONLN)
+						    ? LAT_RINGER_CPU : -1, 0) ||
+			    gic_hostdb_start(&ringer, &target, 60ull * 1000000000ull)) {
+				fprintf(stderr, "gic lat: gda-hostdb: the host doorbell thread did not "
+					"start\n");
+				L->failed++;
+				break;
+			}
+			started = 1;
+		}
+		clear_samples(L, L->e.stream);
+		(host_rung ? hostdb_kernel : gda_kernels[GIC_ORDER_FENCE_GPU][K_INLINE8])
+			<<<1, 1, 0, L->e.stream>>>(L->e.d_sq, L->e.d_peer_sq, c, L->d);
+		bad = run_samples(L, name);
+		if (started) { /* the kernel ended: a ringer short of its target ends now */
+			gic_hostdb_stop(&ringer);
+			if (gic_hostdb_join(&ringer, "lat") && bad == 0)
+				bad = 1;
+		}
+		if (bad < 0) {
+			L->failed++;
+			break;
+		}
+		valid = !bad && validate(L, &c);
+		if (!host_rung)
+			control_p50 = total_p50(L);
+		snprintf(params, sizeof(params), "size=8 qps=1 scope=qp order=%s payload=registers "
+			 "doorbell=%s", host_rung ? "release-sys" : "fence-gpu",
+			 host_rung ? "host-rung" : "poster");
+		if (host_rung)
+			snprintf(note, sizeof(note), "host-rung: put+completion p50 %+.3f us against "
+				 "the control (paper: 2.6-5.8 us more); doorbells in mapped host memory, "
+				 "softnic at system scope", total_p50(L) - control_p50);
+		else
+			snprintf(note, sizeof(note), "control: the poster rings (gda-inline fence-gpu's "
+				 "kernel), doorbells in mapped host memory, softnic at system scope");
+		if (st->metrics & GIC_LAT_ISSUE)
+			emit_cycles(L, name, "issue", 0, valid, params, note, L->o->gpu_engine);
+		if (st->metrics & GIC_LAT_PUTC)
+			emit_cycles(L, name, "put+completion", 1, valid, params, note,
+				    L->o->gpu_engine);
+	}
+	gpu_env_close(&L->e);
+	gpu_mapped_free(progress, NULL);
+	free(zeros);
+}
+
+/* ------------------------------------------------------------------ */
 
 int gic_gpu_lat(const gic_opts *o, const lat_state *st, const gic_run_info *info,
 		gic_sink *sink)
@@ -945,6 +1071,8 @@ int gic_gpu_lat(const gic_opts *o, const lat_state *st, const gic_run_info *info
 		proxy_one(&L, st, 0);
 	if ((st->paths & GIC_LAT_PROXY_TUNED) && (st->metrics & GIC_LAT_METRIC_ALL))
 		proxy_one(&L, st, 1);
+	if ((st->paths & GIC_LAT_GDA_HOSTDB) && (st->metrics & (GIC_LAT_ISSUE | GIC_LAT_PUTC)))
+		gda_hostdb(&L, st);
 	cudaFree(L.d);
 	free(L.h);
 	free(L.v);

@@ -5,10 +5,11 @@
  * gda: one GPU thread owns a QP and posts -n pointer writes of each size
  * from PE0's source to PE1's region, keeping at most --window of them
  * outstanding (a CQE every window/4 writes retires them; at most one per
- * destination slot of the 64 MiB region). proxy: one GPU
- * producer enqueues -n pointer requests into one ring of a T=1 R=1 B=16
- * mini-proxy (the ring's slots bound what is outstanding) and waits for the
- * counter. Goodput is bytes over the time from the first post to the last
+ * destination slot of the 64 MiB region). proxy: a mini-proxy of -T
+ * workers, -R rings and -B per doorbell (default T1/R1/B16); producer CTA b
+ * (one thread) enqueues writes i = b, b + R, ... as pointer requests into
+ * ring b (the ring's slots bound what is outstanding) and waits for its
+ * counter; the spans run from the first CTA's start to the last one's end. Goodput is bytes over the time from the first post to the last
  * completion (GB/s). Write i lands in slot i % slots of the region; every
  * slot is checked afterwards. The data moves through softnic's engine: these
  * are softnic numbers (memory copies by the engine), not a NIC's.
@@ -69,28 +70,29 @@ __global__ void payload_gda_kernel(gic_sq *g, uint8_t *dst, uint32_t rkey, const
 	gic_sq_local_end(g, &s);
 }
 
-/* The same through mini-proxy: pointer requests, one producer. */
-__global__ void payload_proxy_kernel(gic_proxy_ring *g, const uint64_t *counter, uint32_t size,
+/* The same through mini-proxy: pointer requests, CTA b the producer of
+ * ring b (writes b, b + R, ...), counted on counter b. */
+__global__ void payload_proxy_kernel(gic_proxy_ring *g, const uint64_t *counters, uint32_t size,
 				     int n, int slots, span2 *out)
 {
-	gic_proxy_ring r = *g;
+	int b = blockIdx.x, rings = gridDim.x, mine = 0, rc = 0;
+	gic_proxy_ring r = g[b];
 	uint64_t deadline = gic_now_ns() + 60000000000ull;
-	int rc = 0;
 
-	out->t0 = gic_now_ns();
-	for (int i = 0; i < n && !rc; i++) {
+	out[b].t0 = gic_now_ns();
+	for (int i = b; i < n && !rc; i += rings, mine++) {
 		gic_proxy_desc d;
 		uint64_t off = (uint64_t)(i % slots) * size;
 
-		rc = gic_proxy_desc_pointer(&d, off, off, size, 0);
+		rc = gic_proxy_desc_pointer(&d, off, off, size, (uint32_t)b);
 		if (!rc)
 			rc = gic_proxy_enqueue_tuned(&r, &d, deadline, NULL);
 	}
 	if (!rc)
-		rc = gic_proxy_wait_counter(&r, counter, (uint64_t)n, deadline);
-	out->t1 = gic_now_ns();
-	out->rc = rc;
-	*g = r;
+		rc = gic_proxy_wait_counter(&r, &counters[b], (uint64_t)mine, deadline);
+	out[b].t1 = gic_now_ns();
+	out[b].rc = rc;
+	g[b] = r;
 }
 
 /* ------------------------------------------------------------------ */
@@ -127,6 +129,8 @@ static void emit_goodput(gic_sink *sink, const gic_opts *o, const char *path, ui
 	snprintf(r.params, sizeof(r.params), "size=%u writes=%d window=%d path=%s", size, o->iters,
 		 st->window < (int)(PAYLOAD_REGION / size) ? st->window : (int)(PAYLOAD_REGION / size),
 		 path);
+	if (st->path == GIC_PAYLOAD_PROXY)
+		gic_result_param(&r, "T=%d R=%d B=%d protocol=tuned", st->T, st->R, st->B);
 	snprintf(r.note, sizeof(r.note), "bytes copied by softnic's engine: not a NIC number");
 	gpu_result_transport(&r, st->path == GIC_PAYLOAD_PROXY ? 0 : o->gpu_engine);
 	r.validated = valid;
@@ -163,12 +167,14 @@ static double gda_size(gpu_env *e, const gic_opts *o, const payload_state *st, u
 }
 
 /* One size through mini-proxy on a fresh fixture. */
-static double proxy_size(const gic_opts *o, uint32_t size, uint8_t *h, span2 *d, int *valid)
+static double proxy_size(const gic_opts *o, const payload_state *st, uint32_t size, uint8_t *h,
+			 span2 *d, int *valid)
 {
 	int slots = (int)(PAYLOAD_REGION / size) < o->iters ? (int)(PAYLOAD_REGION / size) : o->iters;
-	proxy_env_cfg cfg = { PROXY_NIC_CPU, 1, 1, 1, 16, GIC_PROXY_TUNED, 8, PAYLOAD_REGION, 0, 0 };
+	proxy_env_cfg cfg = { PROXY_NIC_CPU, 1, st->T, st->R, st->B, GIC_PROXY_TUNED, 8,
+			      PAYLOAD_REGION, 0, 0 };
 	double gbps = 0;
-	span2 sp;
+	span2 sp[GIC_PROXY_MAX_RINGS];
 	proxy_env e;
 
 	if (proxy_env_open(&e, &cfg)) {
@@ -177,11 +183,21 @@ static double proxy_size(const gic_opts *o, uint32_t size, uint8_t *h, span2 *d,
 	}
 	pattern(h, size, slots, 0);
 	if (!proxy_env_write(&e, e.src[0], h, (size_t)slots * size)) {
-		payload_proxy_kernel<<<1, 1, 0, e.stream>>>(e.d_views[0], &e.counters[0][0], size,
-							     o->iters, slots, d);
-		if (!proxy_env_wait(&e, "gic payload proxy", 120) &&
-		    !proxy_env_read(&e, &sp, d, sizeof(sp)) && sp.rc == 0) {
-			gbps = (double)o->iters * size / (double)(sp.t1 - sp.t0);
+		unsigned long long t0 = ~0ull, t1 = 0;
+		int rc = 0;
+
+		payload_proxy_kernel<<<st->R, 1, 0, e.stream>>>(e.d_views[0], e.counters[0], size,
+								 o->iters, slots, d);
+		if (proxy_env_wait(&e, "gic payload proxy", 120) ||
+		    proxy_env_read(&e, sp, d, sizeof(span2) * st->R))
+			rc = EIO;
+		for (int b = 0; b < st->R && !rc; b++) {
+			rc = sp[b].rc;
+			t0 = sp[b].t0 < t0 ? sp[b].t0 : t0;
+			t1 = sp[b].t1 > t1 ? sp[b].t1 : t1;
+		}
+		if (!rc) {
+			gbps = (double)o->iters * size / (double)(t1 - t0);
 			*valid = !proxy_env_read(&e, h, e.region[1], (size_t)slots * size) &&
 				 pattern(h, size, slots, 1);
 		} else {
@@ -205,7 +221,7 @@ int gic_gpu_payload(const gic_opts *o, const payload_state *st, const gic_run_in
 	gpu_env e;
 
 	(void)info;
-	if (!h || cudaMalloc(&d, sizeof(span2)) != cudaSuccess) {
+	if (!h || cudaMalloc(&d, sizeof(span2) * GIC_PROXY_MAX_RINGS) != cudaSuccess) {
 		free(h);
 		return ENOMEM;
 	}
@@ -230,7 +246,7 @@ int gic_gpu_payload(const gic_opts *o, const payload_state *st, const gic_run_in
 		}
 		gic_progress("payload", nsz, 0, path);
 		g = st->path == GIC_PAYLOAD_GDA ? gda_size(&e, o, st, size, h, d, &valid)
-						: proxy_size(o, size, h, d, &valid);
+						: proxy_size(o, st, size, h, d, &valid);
 		emit_goodput(sink, o, path, size, st, &g, 1, valid);
 		failed += !valid;
 		sizes[nsz] = size;

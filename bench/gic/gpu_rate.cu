@@ -30,15 +30,27 @@
  * buffer in GPU memory at each post (gic_wqe_write_inline, the payload-in-
  * memory case); pointer payloads are read by the engine from PE0's source
  * region.
+ * Host-rung rows (rate_row.host_rung, t16-q16-s16-b16-hostdb): the threads
+ * of rate_own wait for a start word the host writes, build as always, then
+ * write the doorbell record and publish their position in a progress word
+ * in mapped host memory (gic_hostdb_publish) instead of ringing; a pinned
+ * host thread rings (bench/gic/hostdb.h). The fixture keeps PE0's doorbell
+ * words in mapped host memory (gpu_env_cfg.host_doorbells), which the GPU
+ * engine reads through the mapping at system scope. "message rate" is
+ * then the host's: the start word to the last doorbell it rang
+ * (CLOCK_MONOTONIC); "message rate with drain" the GPU's, to the last CQE.
  * Ordering: GPU-scope fence.
  */
 #include "exp_rate.h"
 #include "gpu_common.h"
+#include "hostdb.h"
 
 #include <errno.h>
+#include <unistd.h>
 
 enum { RATE_ROUNDS = 5, RATE_LOG_BB = 14, RATE_REGION = 16 << 20, RATE_ENGINE_BLOCKS = 64,
-       RATE_WRAPS = 16 };
+       RATE_WRAPS = 16,
+       RATE_RINGER_CPU = 2 /* host-rung rows: the ringer's core (not pinned on fewer) */ };
 
 #define DL (gic_now_ns() + ENV_DEADLINE_NS)
 #define ORD GIC_ORDER_FENCE_GPU
@@ -68,6 +80,10 @@ typedef struct rate_cfg {
 	const uint8_t *src; /* pointer payloads (PE0), same layout as dst */
 	uint32_t lkey;
 	const uint8_t *stage; /* inline payloads (sizes other than 8), GPU memory */
+	int host_rung;    /* 1: publish to progress[], never ring (hostdb.h) */
+	uint64_t *progress; /* host-rung: a word per QP, GIC_HOSTDB_STRIDE apart (mapped) */
+	const uint64_t *go; /* host-rung: the start word (mapped); wait for go_value */
+	uint64_t go_value;
 } rate_cfg;
 
 /* Where message i of thread t lands (and, for pointer writes, comes from). */
@@ -86,6 +102,8 @@ __global__ void rate_own(gic_sq *g, rate_cfg c, span *out)
 	int rc = 0;
 
 	gic_sq_local_begin(&s, &cq, &g[t]);
+	if (c.host_rung) /* the host's ringer runs and its clock started */
+		rc = gpu_wait_word(c.go, c.go_value);
 	out[t].t0 = gic_now_ns();
 	for (int i = 0; i < c.per && !rc; i += c.batch) {
 		int n = c.per - i < c.batch ? c.per - i : c.batch;
@@ -112,11 +130,18 @@ __global__ void rate_own(gic_sq *g, rate_cfg c, span *out)
 			if (sig)
 				gic_sq_note_signaled(&s, pos + nbb, 0);
 		}
-		gic_sq_publish_excl(&s, ORD);
+		if (c.host_rung)
+			gic_hostdb_publish(&s, &c.progress[(size_t)t * GIC_HOSTDB_STRIDE]);
+		else
+			gic_sq_publish_excl(&s, ORD);
 	}
 	out[t].tp = gic_now_ns();
+	/* Host-rung: the last batch is signaled (k == c.per), so its CQE
+	 * covers everything and nothing rings here (gic_sq_quiet could ring a
+	 * NOP itself). */
 	if (!rc)
-		rc = gic_sq_quiet(&s, ORD, DL);
+		rc = c.host_rung ? gic_sq_wait_retired(&s, s.ready, 0, ORD, DL)
+				 : gic_sq_quiet(&s, ORD, DL);
 	out[t].t1 = gic_now_ns();
 	out[t].rc = rc;
 	gic_sq_local_end(&g[t], &s);
@@ -375,6 +400,10 @@ static int check_row(const rate_row *r)
 		why = "too many QPs for the fixture";
 	else if (!r->pointer && r->size > 512)
 		why = "inline payloads up to 512 bytes here";
+	else if (r->host_rung && (r->mode != GIC_RATE_OWN || row_regs(r) ||
+				  r->qps > GIC_HOSTDB_MAX_QPS))
+		why = "host-rung doorbells (rate_own): mode own, 8-byte inline, inline-staged or "
+		      "pointer payloads, at most 64 QPs";
 	else if (row_regs(r) && !regs_kernel(r->size))
 		why = "inline payloads in registers are built for 8, 12, 16, 32, 48, 64, 128, 256 "
 		      "and 512 bytes (--payload inline-staged takes any size)";
@@ -485,17 +514,57 @@ static int payloads(gpu_env *e, const rate_row *r, const rate_cfg *c, int check)
 	return ok;
 }
 
-/* One round: returns 1 and the two rates (M msg/s), or 0 on failure. */
+/* Host-rung rows: starts the ringer for one round (QP t rung up to
+ * where thread t's writes end) and, once it runs, the kernel; *t_go
+ * receives the host time of the start word. 0 or an errno. */
+static int start_host_rung(gpu_env *e, const rate_row *r, rate_cfg *c, span *d,
+			   gic_hostdb *ringer, uint64_t *t_go)
+{
+	uint64_t target[GIC_HOSTDB_MAX_QPS];
+	uint32_t nbb = c->pointer ? 1 : gic_bb_for_ds(gic_ds_inline_write(c->size));
+	int rc;
+
+	for (int q = 0; q < r->qps; q++)
+		target[q] = ringer->rung[q] + (q < r->threads ? (uint64_t)c->per * nbb : 0);
+	if ((rc = gic_hostdb_start(ringer, target, 60ull * 1000000000ull))) {
+		fprintf(stderr, "gic rate: %s: the host doorbell thread did not start\n", r->name);
+		return rc;
+	}
+	launch(e, r, c, d);
+	*t_go = gic_now_ns();
+	/* Releases nothing the kernel reads but the word itself (the ringer
+	 * runs already); the kernel's threads start their clocks on it. */
+	gic_st_release_sys_u64((uint64_t *)c->go, c->go_value);
+	return 0;
+}
+
+/* One round: returns 1 and the two rates (M msg/s), or 0 on failure.
+ * ringer: the host doorbell thread of a host-rung row, else NULL. */
 static int run_round(gpu_env *e, const rate_row *r, rate_cfg *c, span *d, span *h, double *post,
-		     double *drain)
+		     double *drain, gic_hostdb *ringer)
 {
 	unsigned long long t0 = ~0ull, t1 = 0, tp = 0;
+	uint64_t t_go = 0;
+	int wrc;
 
 	if (!payloads(e, r, c, 0))
 		return 0;
-	launch(e, r, c, d);
-	if (cudaGetLastError() != cudaSuccess || gpu_env_wait(e, r->name, 120) ||
-	    gpu_env_read(e, h, d, sizeof(span) * r->threads))
+	if (ringer) {
+		if (start_host_rung(e, r, c, d, ringer, &t_go))
+			return 0;
+	} else {
+		launch(e, r, c, d);
+	}
+	wrc = cudaGetLastError() != cudaSuccess || gpu_env_wait(e, r->name, 120);
+	if (ringer) {
+		/* The kernel has ended (or failed): nothing more will be
+		 * published. A ringer that reached its targets ended in the pass
+		 * that rang the last doorbell, before any CQE the kernel waited
+		 * for; otherwise it ends now (ECANCELED, the poster's error below). */
+		gic_hostdb_stop(ringer);
+		gic_hostdb_join(ringer, "rate");
+	}
+	if (wrc || gpu_env_read(e, h, d, sizeof(span) * r->threads))
 		return 0;
 	for (int t = 0; t < r->threads; t++) {
 		if (h[t].rc) {
@@ -508,7 +577,11 @@ static int run_round(gpu_env *e, const rate_row *r, rate_cfg *c, span *d, span *
 		tp = h[t].tp > tp ? h[t].tp : tp;
 		t1 = h[t].t1 > t1 ? h[t].t1 : t1;
 	}
-	*post = (double)c->per * r->threads / (double)(tp - t0) * 1e3;
+	if (ringer && ringer->rc)
+		return 0;
+	/* Host-rung: "posting" ends with the host's last doorbell (its clock). */
+	*post = (double)c->per * r->threads /
+		(double)(ringer ? ringer->t_last_ns - t_go : tp - t0) * 1e3;
 	*drain = (double)c->per * r->threads / (double)(t1 - t0) * 1e3;
 	return payloads(e, r, c, 1);
 }
@@ -542,12 +615,13 @@ static void emit_rate(gic_sink *sink, const gic_opts *o, const rate_row *r, cons
 	gic_result_init(&res, "rate", r->name, metric, "M msg/s");
 	snprintf(res.params, sizeof(res.params),
 		 "threads=%d qps=%d sms=%d batch=%d mode=%s payload=%s size=%zu per_thread=%d "
-		 "rounds=%d order=fence-gpu ring_bb=%d", r->threads, r->qps, r->sms,
+		 "rounds=%d order=%s ring_bb=%d doorbell=%s", r->threads, r->qps, r->sms,
 		 /* the WQEs per doorbell that ran: locks ring every WQE, warps every 32 */
 		 r->mode == GIC_RATE_LOCK || r->mode == GIC_RATE_CASLOCK ? 1
 		 : r->mode == GIC_RATE_WARP || r->mode == GIC_RATE_CTA ? 32 : r->batch,
 		 gic_rate_mode_name(r->mode), gic_rate_payload_name(r), r->size, c->per,
-		 RATE_ROUNDS, 1 << (r->log_bb ? r->log_bb : RATE_LOG_BB));
+		 RATE_ROUNDS, r->host_rung ? "release-sys" : "fence-gpu",
+		 1 << (r->log_bb ? r->log_bb : RATE_LOG_BB), gic_rate_doorbell_name(r));
 	snprintf(res.note, sizeof(res.note), "%s", note);
 	gpu_result_transport(&res, o->gpu_engine);
 	res.validated = valid;
@@ -597,6 +671,14 @@ static void note_rates(const rate_row *r, const double *post, const double *drai
 			 "included (to the last CQE: %.2f)%s", d, src);
 		return;
 	}
+	if (r->host_rung) {
+		snprintf(notes[0], 512, "host-rung (ringer on CPU %d): host clock, start word to "
+			 "its last doorbell (with drain: %.2f); doorbells in mapped host memory, "
+			 "softnic at system scope", RATE_RINGER_CPU, d);
+		snprintf(notes[1], 512, "host-rung: until the last CQE, softnic-bound, GPU clock "
+			 "(host side alone: %.2f)", p);
+		return;
+	}
 	snprintf(notes[0], 512, "GPU side, first post to last doorbell (with drain on softnic: "
 		 "%.2f)%s%s", d, unit, src);
 	snprintf(notes[1], 512, "until the last CQE, softnic-bound (GPU side alone: %.2f)%s", p,
@@ -613,13 +695,21 @@ static int run_row(const gic_opts *o, const rate_row *r, double cas_ns, gic_sink
 	gpu_env e;
 	char notes[2][512];
 	int ok = 1, n = 0;
+	gic_hostdb *ringer = NULL;
+	uint64_t *words = NULL; /* host-rung: the progress words, then the start word */
 
 	uint8_t *stage = NULL;
 
+	cfg.host_doorbells = r->host_rung;
 	/* Every CUDA allocation before the engine starts (docs/DESIGN.md §4.5). */
 	if (!h || cudaMalloc(&d, sizeof(span) * r->threads) != cudaSuccess ||
-	    cudaMalloc(&stage, RATE_REGION / 2) != cudaSuccess) {
+	    cudaMalloc(&stage, RATE_REGION / 2) != cudaSuccess ||
+	    (r->host_rung &&
+	     (!(ringer = (gic_hostdb *)calloc(1, sizeof(*ringer))) ||
+	      !(words = (uint64_t *)gpu_mapped_alloc((size_t)(r->qps + 1) * GIC_HOSTDB_STRIDE * 8,
+						     64, NULL))))) {
 		free(h);
+		free(ringer);
 		return ENOMEM;
 	}
 	memset(&c, 0, sizeof(c));
@@ -638,14 +728,30 @@ static int run_row(const gic_opts *o, const rate_row *r, double cas_ns, gic_sink
 	c.src = e.src;
 	c.lkey = softnic_mr_lkey(e.src_mr);
 	c.stage = stage;
+	if (r->host_rung) {
+		gic_sq views[GIC_HOSTDB_MAX_QPS];
+
+		c.host_rung = 1;
+		c.progress = words;
+		c.go = words + (size_t)r->qps * GIC_HOSTDB_STRIDE;
+		if (cudaMemcpy(views, e.d_sq, sizeof(gic_sq) * r->qps, cudaMemcpyDeviceToHost) !=
+			    cudaSuccess ||
+		    gic_hostdb_init(ringer, views, r->qps, words, RATE_RINGER_CPU < sysconf(
+					    _SC_NPROCESSORS_ONLN) ? RATE_RINGER_CPU : -1, 0))
+			ok = 0;
+	}
 	for (int k = 0; k < RATE_ROUNDS && ok && c.per > 0; k++, n++) {
 		c.tag = 4096u * (k + 1);
-		ok = run_round(&e, r, &c, d, h, &post[k], &drain[k]);
+		c.go_value = (uint64_t)k + 1;
+		ok = run_round(&e, r, &c, d, h, &post[k], &drain[k], ringer);
 	}
 	gpu_env_close(&e);
 	cudaFree(d);
 	cudaFree(stage);
 	free(h);
+	if (words)
+		gpu_mapped_free(words, NULL);
+	free(ringer);
 	if (c.per <= 0) {
 		fprintf(stderr, "gic rate: %s: no room for a message per thread\n", r->name);
 		return EINVAL;

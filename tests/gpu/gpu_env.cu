@@ -68,7 +68,7 @@ static void open_nic(gpu_env *e)
 	if (e->cfg.gpu_engine) {
 		softnic_gpu_attr ga = { 0, e->cfg.engine_blocks ? e->cfg.engine_blocks : 4,
 					e->cfg.engine_warps ? e->cfg.engine_warps : 4, 0, 0,
-					e->cfg.arena_bytes };
+					e->cfg.arena_bytes, e->cfg.host_doorbells };
 
 		e->nic = softnic_open_gpu(&na, &ga);
 	} else {
@@ -100,6 +100,10 @@ static void open_qps(gpu_env *e)
 		softnic_qp_attr qa = { log_bb, softnic_cq_create(e->nic, log_bb < 12 ? log_bb : 12),
 				       NULL };
 
+		if (e->host_db) { /* a line each: the ringer's stores do not share one */
+			qa.db_mem.addr = e->host_db + (size_t)i * 8;
+			qa.db_mem.len = 64;
+		}
 		e->qp[i] = softnic_qp_create(e->pd[0], &qa);
 		if (!e->qp[i])
 			fail(e, "qp");
@@ -139,6 +143,9 @@ void gpu_env_open(gpu_env *e, const gpu_env_cfg *cfg)
 	e->src = region_alloc(e, cfg->region);
 	e->res = region_alloc(e, cfg->region);
 	e->back = region_alloc(e, cfg->region);
+	if (cfg->host_doorbells &&
+	    !(e->host_db = (uint64_t *)gpu_mapped_alloc((size_t)cfg->nqps * 64, 64, NULL)))
+		fail(e, "host doorbells");
 	open_nic(e);
 	e->pd[0] = softnic_pd_alloc(e->nic);
 	e->pd[1] = softnic_pd_alloc(e->nic);
@@ -168,6 +175,8 @@ void gpu_env_close(gpu_env *e)
 		cudaFreeHost(e->res);
 		cudaFreeHost(e->back);
 	}
+	if (e->host_db)
+		gpu_mapped_free(e->host_db, NULL);
 	cudaFree(e->d_sq);
 	cudaFree(e->d_cq);
 	cudaFree(e->d_peer_sq);

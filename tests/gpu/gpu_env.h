@@ -49,6 +49,11 @@ typedef struct gpu_env_cfg {
 	int small_ring_qp1;  /* 1: QP 1 gets a 16-BB ring (wraparound cases) */
 	size_t arena_bytes;  /* GPU engine arenas (0: the engine's default) */
 	int peer_gpu;        /* 1: PE1's destination region on GPU 1 (peer access) */
+	int host_doorbells;  /* 1: PE0's doorbell registers in mapped pinned host memory
+			      * (a 64-byte line each, host_db), so that a host thread
+			      * can ring them (bench/gic/hostdb.h); the GPU engine then
+			      * reads them through the mapping and synchronizes at
+			      * system scope (softnic_gpu_attr.host_submitters) */
 } gpu_env_cfg;
 
 typedef struct gpu_env {
@@ -67,6 +72,7 @@ typedef struct gpu_env {
 	gic_cq *d_peer_cq;
 	gic_cq *d_rcq;
 	cudaStream_t stream;        /* non-blocking: never waits for the engine */
+	uint64_t *host_db;          /* host_doorbells: nqps lines of mapped pinned memory */
 } gpu_env;
 
 /* Builds the fixture; exits with a message on failure. */
