@@ -10,11 +10,11 @@ for pkg in "${need[@]}"; do
 	dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" ||
 		missing+=("$pkg")
 done
+sudo_cmd=()
+[ "$(id -u)" -eq 0 ] || sudo_cmd=(sudo)
+export DEBIAN_FRONTEND=noninteractive
 if ((${#missing[@]})); then
 	echo "install-deps: installing ${missing[*]}"
-	sudo_cmd=()
-	[ "$(id -u)" -eq 0 ] || sudo_cmd=(sudo)
-	export DEBIAN_FRONTEND=noninteractive
 	"${sudo_cmd[@]}" apt-get update -qq
 	"${sudo_cmd[@]}" apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
@@ -22,6 +22,25 @@ test -f /usr/include/infiniband/mlx5dv.h || {
 	echo "install-deps: infiniband/mlx5dv.h still missing after installing libibverbs-dev" >&2
 	exit 1
 }
+
+# matplotlib: scripts/report-plots.py draws the paper's figures with it, and
+# its ctest (scripts.report_plots) fails without it. Debian's package serves
+# Debian's own python3; another python3 first on PATH (pyenv, a venv) does
+# not see it and gets PyPI's wheel instead.
+if ! python3 -c 'import matplotlib' >/dev/null 2>&1; then
+	if [ "$(python3 -c 'import sys; print(sys.prefix)')" = /usr ]; then
+		echo "install-deps: installing python3-matplotlib"
+		"${sudo_cmd[@]}" apt-get update -qq
+		"${sudo_cmd[@]}" apt-get install -y -qq python3-matplotlib >/dev/null || true
+	else
+		echo "install-deps: installing matplotlib for $(command -v python3) (pip)"
+		PIP_ROOT_USER_ACTION=ignore python3 -m pip install --quiet --disable-pip-version-check \
+			matplotlib || true
+	fi
+	python3 -c 'import matplotlib' >/dev/null 2>&1 ||
+		echo "install-deps: WARNING: matplotlib is still not importable by $(command -v python3);" \
+			"scripts/report-plots.py draws no figures and its ctest fails" >&2
+fi
 
 # NVSHMEM (optional): the NVSHMEM path of `gic lat` and `gic rate` (issue 7)
 # builds against NVIDIA's pip wheel, unpacked into .deps/pip (ignored by
