@@ -3,7 +3,9 @@
 # (issue 16 items 3 and 5), on one GPU machine. Runs
 #   gic rate --row t16-q16-s16-b16 --row t16-q16-s16-b16-hostdb   (GPU
 #     engine: the same 16 QPs, 16 CTAs, B16, the poster ringing against one
-#     pinned host thread ringing for GPU-built WQEs; the paper: 258 M msg/s)
+#     pinned host thread ringing for GPU-built WQEs; the paper: 258 M msg/s),
+#     and t4096-q16-s16-cta against its host-rung twin (the ringer forwarding
+#     every doorbell of 4096 warp-cooperative posters: its own ceiling)
 #   gic rate --engine cpu --row t16-q16-s16-b16-hostdb   (the CPU engine)
 #   gic lat --path gda-hostdb --path gda-inline   (put+completion with the
 #     host ringing, its poster-rung control in the same fixture, and the
@@ -38,7 +40,7 @@ run() { # name timeout args...
 		echo "FAIL $name (rc $?): gic $*"; tail -8 "$out/$name.log"; status=1
 	fi
 }
-run rate-gpu 240 rate --row t16-q16-s16-b16 --row t16-q16-s16-b16-hostdb
+run rate-gpu 240 rate --row t16-q16-s16-b16 --row t16-q16-s16-b16-hostdb --row t4096-q16-s16-cta --row t4096-q16-s16-cta-hostdb
 run rate-cpu 240 rate --engine cpu --row t16-q16-s16-b16-hostdb
 run lat 180 lat --path gda-hostdb --path gda-inline --order fence-gpu --metric issue --metric putc
 run payload-t4r16 240 payload --path proxy -T 4 -R 16 -B 16 -e 65536

@@ -61,11 +61,13 @@ typedef struct rate_row {
 			 * posting, the paper's method), reporting the rate to the last
 			 * CQE as "message rate" and the GPU side as "message rate
 			 * posting only" */
-	int host_rung;  /* mode own only: 0, the poster rings its doorbells; 1, the
-			 * posters write WQEs and the doorbell record and publish their
-			 * position, and one pinned host thread rings (bench/gic/hostdb.h;
-			 * the paper's "GPU submission is not needed for peak rate");
-			 * params doorbell=host-rung, else doorbell=poster */
+	int host_rung;  /* 0, the poster rings its doorbells; 1, one pinned host thread
+			 * rings (bench/gic/hostdb.h; the paper's "GPU submission is not
+			 * needed for peak rate"): mode own's posters write WQEs and the
+			 * doorbell record and publish their position; modes warp and cta
+			 * (GPU only; on the host they run as handoff, poster-rung) store
+			 * their doorbells to a word the host thread forwards. Params
+			 * doorbell=host-rung, else doorbell=poster */
 } rate_row;
 
 typedef struct rate_state {
@@ -77,7 +79,8 @@ typedef struct rate_state {
  *   t1-q1-b1, t1-q1-b16, t32-q1-lock, t256-q1-handoff, t32-q1-warp,
  *   t256-q1-warp, t16-q16-s16-b1, t16-q16-s16-b16, t32-q32-s1-b16,
  *   t64-q64-s1-b16, t64-q64-s64-b16, t16-q16-s16-b16-hostdb (as
- *   t16-q16-s16-b16 with host-rung doorbells)
+ *   t16-q16-s16-b16 with host-rung doorbells), t4096-q16-s16-cta and its
+ *   host-rung t4096-q16-s16-cta-hostdb, the rr, caslock and -wrap rows
  * (8-byte inline writes). *n receives the count. The NVSHMEM rows
  * (mode GIC_RATE_NVSHMEM: -n nvshmem_putmem_nbi of 8 B per thread to its
  * own slots, then nvshmem_quiet; result names "nvshmem t1", ...) are

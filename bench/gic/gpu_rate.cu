@@ -333,7 +333,10 @@ __global__ void rate_handoff(gic_sq *g, rate_cfg c, span *out)
 }
 
 /* Warps share QP warp % qps (cta: CTA % qps); each round a warp posts 32
- * WQEs with one doorbell, the last one signaled. */
+ * WQEs with one doorbell, the last one signaled. ORDER: ORD, or for
+ * host-rung rows GIC_ORDER_RELEASE_SYS (their doorbell store goes to the
+ * ringer's word in host memory, which a host thread reads: system scope). */
+template <int ORDER>
 __global__ void rate_warp(gic_sq *g, rate_cfg c, span *out)
 {
 	int t = blockIdx.x * blockDim.x + threadIdx.x;
@@ -342,16 +345,18 @@ __global__ void rate_warp(gic_sq *g, rate_cfg c, span *out)
 	int rc = 0;
 
 	gic_sq_warp_begin(&w, sq);
+	if (c.host_rung) /* the host's ringer runs and its clock started */
+		rc = gpu_wait_word(c.go, c.go_value);
 	out[t].t0 = gic_now_ns();
 	for (int i = 0; i < c.per && !rc; i++) {
 		uint64_t v = rate_val(i, t + c.tag);
 
 		rc = gic_sq_warp_write_inline(&w, (uint64_t)(c.dst + slot_off(c, t, i)), c.rkey, &v, 8,
-					      1, ORD, DL);
+					      1, ORDER, DL);
 	}
 	out[t].tp = gic_now_ns();
 	if (!rc && (t & 31) == 0)
-		rc = gic_sq_wait_retired(sq, gic_ld_acquire_gpu_u64(&sq->ready), 1, ORD, DL);
+		rc = gic_sq_wait_retired(sq, gic_ld_acquire_gpu_u64(&sq->ready), 1, ORDER, DL);
 	rc = __shfl_sync(0xffffffffu, rc, 0);
 	out[t].t1 = gic_now_ns();
 	out[t].rc = rc;
@@ -400,10 +405,11 @@ static int check_row(const rate_row *r)
 		why = "too many QPs for the fixture";
 	else if (!r->pointer && r->size > 512)
 		why = "inline payloads up to 512 bytes here";
-	else if (r->host_rung && (r->mode != GIC_RATE_OWN || row_regs(r) ||
-				  r->qps > GIC_HOSTDB_MAX_QPS))
-		why = "host-rung doorbells (rate_own): mode own, 8-byte inline, inline-staged or "
-		      "pointer payloads, at most 64 QPs";
+	else if (r->host_rung && ((r->mode != GIC_RATE_OWN && r->mode != GIC_RATE_WARP &&
+				   r->mode != GIC_RATE_CTA) ||
+				  row_regs(r) || r->qps > GIC_HOSTDB_MAX_QPS))
+		why = "host-rung doorbells: modes own (8-byte inline, inline-staged or pointer "
+		      "payloads), warp and cta, at most 64 QPs";
 	else if (row_regs(r) && !regs_kernel(r->size))
 		why = "inline payloads in registers are built for 8, 12, 16, 32, 48, 64, 128, 256 "
 		      "and 512 bytes (--payload inline-staged takes any size)";
@@ -465,7 +471,10 @@ static void launch(gpu_env *e, const rate_row *r, const rate_cfg *c, span *d)
 		rate_handoff<<<r->sms, tpb, 0, e->stream>>>(e->d_sq, *c, d);
 		break;
 	default:
-		rate_warp<<<r->sms, tpb, 0, e->stream>>>(e->d_sq, *c, d);
+		if (r->host_rung)
+			rate_warp<GIC_ORDER_RELEASE_SYS><<<r->sms, tpb, 0, e->stream>>>(e->d_sq, *c, d);
+		else
+			rate_warp<ORD><<<r->sms, tpb, 0, e->stream>>>(e->d_sq, *c, d);
 		break;
 	}
 }
@@ -685,6 +694,33 @@ static void note_rates(const rate_row *r, const double *post, const double *drai
 		 src);
 }
 
+/* Host-rung rows: prepares the ringer for the row's QPs. Mode own
+ * publishes positions (gic_hostdb_publish); the shared modes ring through
+ * gic_sq_ring as always, so their views' doorbell pointers are moved to
+ * the ringer's words (on: 1), which it forwards, and moved back before the
+ * fixture closes (on: 0). 1 on success. */
+static int redirect_doorbells(gpu_env *e, const rate_row *r, gic_hostdb *ringer, uint64_t *words,
+			      int on)
+{
+	gic_sq views[GIC_HOSTDB_MAX_QPS];
+	int cpu = RATE_RINGER_CPU < sysconf(_SC_NPROCESSORS_ONLN) ? RATE_RINGER_CPU : -1;
+	int fwd = r->mode != GIC_RATE_OWN;
+
+	if (cudaMemcpy(views, e->d_sq, sizeof(gic_sq) * r->qps, cudaMemcpyDeviceToHost) !=
+	    cudaSuccess)
+		return 0;
+	if (on && (fwd ? gic_hostdb_init_forward(ringer, views, r->qps, words, cpu, 0)
+		       : gic_hostdb_init(ringer, views, r->qps, words, cpu, 0)))
+		return 0;
+	if (!fwd)
+		return 1;
+	/* Mapped pinned memory: its host pointer is its device pointer (UVA). */
+	for (int q = 0; q < r->qps; q++)
+		views[q].db = on ? &words[(size_t)q * GIC_HOSTDB_STRIDE] : ringer->db[q];
+	return cudaMemcpy(e->d_sq, views, sizeof(gic_sq) * r->qps, cudaMemcpyHostToDevice) ==
+	       cudaSuccess;
+}
+
 static int run_row(const gic_opts *o, const rate_row *r, double cas_ns, gic_sink *sink)
 {
 	gpu_env_cfg cfg = { o->gpu_engine, r->qps, r->log_bb ? r->log_bb : RATE_LOG_BB,
@@ -728,23 +764,20 @@ static int run_row(const gic_opts *o, const rate_row *r, double cas_ns, gic_sink
 	c.src = e.src;
 	c.lkey = softnic_mr_lkey(e.src_mr);
 	c.stage = stage;
+	if (r->host_rung && !redirect_doorbells(&e, r, ringer, words, 1))
+		ok = 0;
 	if (r->host_rung) {
-		gic_sq views[GIC_HOSTDB_MAX_QPS];
-
 		c.host_rung = 1;
 		c.progress = words;
 		c.go = words + (size_t)r->qps * GIC_HOSTDB_STRIDE;
-		if (cudaMemcpy(views, e.d_sq, sizeof(gic_sq) * r->qps, cudaMemcpyDeviceToHost) !=
-			    cudaSuccess ||
-		    gic_hostdb_init(ringer, views, r->qps, words, RATE_RINGER_CPU < sysconf(
-					    _SC_NPROCESSORS_ONLN) ? RATE_RINGER_CPU : -1, 0))
-			ok = 0;
 	}
 	for (int k = 0; k < RATE_ROUNDS && ok && c.per > 0; k++, n++) {
 		c.tag = 4096u * (k + 1);
 		c.go_value = (uint64_t)k + 1;
 		ok = run_round(&e, r, &c, d, h, &post[k], &drain[k], ringer);
 	}
+	if (r->host_rung && r->mode != GIC_RATE_OWN && !redirect_doorbells(&e, r, ringer, words, 0))
+		ok = 0;
 	gpu_env_close(&e);
 	cudaFree(d);
 	cudaFree(stage);

@@ -31,6 +31,15 @@ int gic_hostdb_init(gic_hostdb *h, const gic_sq *views, int nqps, const uint64_t
 	return 0;
 }
 
+int gic_hostdb_init_forward(gic_hostdb *h, const gic_sq *views, int nqps,
+			    const uint64_t *progress, int cpu, int yield)
+{
+	int rc = gic_hostdb_init(h, views, nqps, progress, cpu, yield);
+
+	h->forward = 1;
+	return rc;
+}
+
 static int pin_self(int cpu)
 {
 	cpu_set_t set;
@@ -62,13 +71,14 @@ static void *ringer_main(void *arg)
 			if (v != h->rung[q]) {
 				/* Releases what the acquire above saw (the WQEs, the
 				 * record) before the doorbell the engine acquires. */
-				gic_st_release_sys_u64(h->db[q], gic_doorbell_value(h->qpn[q], v));
+				gic_st_release_sys_u64(h->db[q], h->forward ? v
+								    : gic_doorbell_value(h->qpn[q], v));
 				h->rung[q] = v;
 				h->rings++;
 				moved = 1;
 			}
-			if (h->rung[q] < h->target[q])
-				done = 0;
+			if (h->forward || h->rung[q] < h->target[q])
+				done = 0; /* forwarding: only the stop ends it */
 		}
 		if (moved)
 			h->t_last_ns = gic_now_ns();
@@ -76,7 +86,10 @@ static void *ringer_main(void *arg)
 			break;
 		/* Acquire: nothing is published with the flag; it only ends the loop. */
 		if (__atomic_load_n(&h->stop, __ATOMIC_ACQUIRE)) {
-			h->rc = ECANCELED;
+			if (!h->forward)
+				h->rc = ECANCELED;
+			else if (moved)
+				continue; /* one more pass: nothing may be left behind */
 			break;
 		}
 		if (++passes % HOSTDB_CLOCK_EVERY == 0 && gic_now_ns() > h->deadline_ns) {
@@ -121,7 +134,10 @@ int gic_hostdb_join(gic_hostdb *h, const char *who)
 		return EINVAL;
 	pthread_join(h->tid, NULL);
 	h->started = 0;
-	if (h->rc == ETIMEDOUT) {
+	if (h->rc == ETIMEDOUT && h->forward) {
+		fprintf(stderr, "gic %s: host doorbell ringer: still forwarding doorbells for %d "
+			"QPs at its time limit (the posters never finished)\n", who, h->nqps);
+	} else if (h->rc == ETIMEDOUT) {
 		for (int q = 0; q < h->nqps; q++)
 			if (h->rung[q] < h->target[q]) {
 				fprintf(stderr, "gic %s: host doorbell ringer: QP %d (qpn 0x%x) published "

@@ -24,6 +24,14 @@
  * scope: the fixture tells softnic that host threads submit), so it sees
  * the record and the WQEs.
  *
+ * Forwarding (gic_hostdb_init_forward): for posters whose own doorbell
+ * store is redirected to the progress word (a shared queue's view with db
+ * pointing there, the warp-cooperative and per-CTA rows), the words hold
+ * doorbell values, not positions; the ringer copies each changed value to
+ * the QP's doorbell and runs until gic_hostdb_stop, which is then its
+ * normal end (rc 0): the posters' completions need every doorbell, so
+ * once they have returned nothing is left to forward.
+ *
  * Threads: one ringer per gic_hostdb; init, start, stop and join from one
  * controlling thread. The ringer ends when every QP has been rung up to its
  * target, when told to stop (ECANCELED), or at its deadline (ETIMEDOUT).
@@ -67,6 +75,7 @@ typedef struct gic_hostdb {
 	int cpu;                                /* the ringer's CPU; -1: not pinned */
 	int yield;                              /* 1: sched_yield after idle passes
 						 * (shared cores: host mode) */
+	int forward;                            /* 1: words hold doorbell values (above) */
 	uint64_t deadline_ns;
 	int stop;                               /* gic_hostdb_stop: release store */
 	int started;
@@ -82,6 +91,12 @@ typedef struct gic_hostdb {
  * EINVAL for nqps out of 1..GIC_HOSTDB_MAX_QPS. */
 int gic_hostdb_init(gic_hostdb *h, const gic_sq *views, int nqps, const uint64_t *progress,
 		    int cpu, int yield);
+
+/* As gic_hostdb_init, for forwarding: progress[q * GIC_HOSTDB_STRIDE] is
+ * where QP q's posters store their doorbell values; doorbells are the
+ * views' own. */
+int gic_hostdb_init_forward(gic_hostdb *h, const gic_sq *views, int nqps,
+			    const uint64_t *progress, int cpu, int yield);
 
 /* Starts the ringer until QP q has been rung up to target[q] for every q,
  * or timeout_ns passed. EAGAIN when the thread could not start. */

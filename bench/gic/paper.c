@@ -74,6 +74,7 @@ static const paper_row rows[] = {
 	/* §4.3.1: a host thread ringing the doorbells for GPU-built WQEs, 16
 	 * active QPs, P-IB (P-H100: 257). */
 	{ "rate", "t16-q16-s16-b16-hostdb", "message rate", 258, "Sec. 4.3.1" },
+	{ "rate", "t4096-q16-s16-cta-hostdb", "message rate", 258, "Sec. 4.3.1" },
 	/* The -wrap rows (the paper's method: "message rate" to the last CQE). */
 	{ "rate", "t1-q1-b1-wrap", "message rate", 1.79, "Table 5" },
 	{ "rate", "t1-q1-b16-wrap", "message rate", 4.70, "Table 5" },
