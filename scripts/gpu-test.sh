@@ -15,7 +15,7 @@ export CUDA_MODULE_LOADING=EAGER # docs/DESIGN.md §4.5: lazy loading deadlocks 
 if [ ! -x "$bin/gic-gpu-suite" ]; then
 	cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >"$out/cmake.log" 2>&1 &&
 		cmake --build build -j "$(nproc)" --target gic-gpu-suite gic-gpu-ceiling gic-gpu-engine-check \
-			gic-gpu-proxy-suite gic gic-gpu-conformance gic-gpu-fidelity gic-gpu-recv \
+			gic-gpu-proxy-suite gic gic-gpu-conformance gic-gpu-fidelity gic-gpu-recv gic-gpu-dc \
 			gic-gpu-emu gic-gpu-mlx5-emu gic_emu_verbs gic_emu_mlx5 gic_emu_efa \
 			>>"$out/cmake.log" 2>&1 ||
 		{ echo "build failed (see $out/cmake.log)"; tail -20 "$out/cmake.log"; echo "0 passed, 1 failed"; exit 1; }
@@ -65,7 +65,7 @@ for e in cpu gpu; do
 done
 # CI's host conformance cases (CPU engine there) on the GPU engine: host
 # threads post, the GPU engine executes (tests/gpu/tk_gpu_engine.c).
-for t in conformance fidelity recv; do
+for t in conformance fidelity recv dc; do
 	[ -x "$bin/gic-gpu-$t" ] && run "host_cases_$t" 300 "$bin/gic-gpu-$t"
 done
 # mini-proxy with GPU producers, on both NIC placements.

@@ -59,6 +59,10 @@ enum gic_opcode {
 	GIC_OPCODE_ATOMIC_FA = 0x12,
 	GIC_OPCODE_ATOMIC_MASKED_CS = 0x14,
 	GIC_OPCODE_ATOMIC_MASKED_FA = 0x15,
+	/* The NIC reads the local buffer the data segment names and sends
+	 * nothing. rdma-core 44's mlx5dv.h does not define it; the value is
+	 * the Linux kernel's MLX5_OPCODE_DUMP (include/linux/mlx5/qp.h). */
+	GIC_OPCODE_DUMP = 0x23,
 };
 
 /* The ctrl segment's opmod byte of a masked atomic: this flag with the
@@ -341,6 +345,26 @@ GIC_HD void gic_set_av_compact(gic_av_seg *av, uint64_t dc_key, uint32_t dctn,
 	av->fl_mlid = 0;
 	av->rlid_be = gic_htobe16(rlid);
 }
+
+/* Full (48-byte) DC address vector, as mlx5dv_set_dgram_seg(seg, dc_key,
+ * dct, 1, sl, 0, rlid, rmac, tclass, hop_limit, grh_gid_fl, rgid):
+ * GIC_EXTENDED_UD_AV in dqp_dct says the GRH part follows. */
+GIC_HD void gic_set_av_full(gic_av_seg *av, uint64_t dc_key, uint32_t dctn, uint8_t stat_rate_sl,
+			    uint16_t rlid, const uint8_t rmac[6], uint8_t tclass, uint8_t hop_limit,
+			    uint32_t grh_gid_fl, const uint8_t rgid[16])
+{
+	gic_set_av_compact(av, dc_key, dctn, stat_rate_sl, rlid);
+	av->dqp_dct_be = gic_htobe32(GIC_EXTENDED_UD_AV | (dctn & 0xffffffu));
+	__builtin_memcpy(av->rmac, rmac, 6);
+	av->tclass = tclass;
+	av->hop_limit = hop_limit;
+	av->grh_gid_fl_be = gic_htobe32(grh_gid_fl);
+	__builtin_memcpy(av->rgid, rgid, 16);
+}
+
+/* Segments (16 bytes each) a DC address vector of either form occupies
+ * after the control segment: 1 compact, 3 full. */
+enum { GIC_AV_COMPACT_DS = 1, GIC_AV_FULL_DS = 3 };
 
 /* Segments (16-byte units) an inline write of len bytes occupies in total. */
 GIC_HD uint32_t gic_ds_inline_write(uint32_t len)

@@ -41,7 +41,16 @@
  * big-endian in the WQE and the fetched value lands in host byte order.
  * Executed: RDMA write (with immediate), RDMA read, send (with immediate),
  * 8-byte fetch-add and compare-swap, 4- and 8-byte masked compare-swap and
- * fetch-add (field boundaries), NOP.
+ * fetch-add (field boundaries), NOP, DUMP (the local buffer is checked and
+ * read; nothing is sent).
+ *
+ * Dynamically connected transport (docs/softnic.md, "DC"): a DCT
+ * (SOFTNIC_QP_DCT) is a responder with a PD, a receive CQ, an SRQ, remote
+ * rights and a 64-bit access key; a DCI (SOFTNIC_QP_DCI) is a send QP that
+ * is never connected: each of its WQEs but a NOP carries an address vector
+ * (struct mlx5_wqe_av, compact 16 or full 48 bytes) right after the control
+ * segment, naming a DCT of the same softnic and the key. The engine
+ * executes the WQE against that DCT as it would against an RC peer.
  *
  * Two PEs in one process are two protection domains; a QP of each is
  * connected to the other, and rkeys resolve in the peer QP's domain.
@@ -107,6 +116,11 @@ enum softnic_vsynd {
 	SOFTNIC_VSYND_INLINE_READ = 0x18,      /* an RDMA READ with an inline segment */
 	SOFTNIC_VSYND_QP_RIGHTS = 0x19,        /* the responder QP grants no such right */
 	SOFTNIC_VSYND_WIRE_TOO_LONG = 0x1a,    /* message larger than the wire's ring */
+	SOFTNIC_VSYND_DC_BAD_KEY = 0x1b,       /* the AV's DC key is not the DCT's */
+	SOFTNIC_VSYND_DC_NO_DCT = 0x1c,        /* the AV names no QP of this softnic */
+	SOFTNIC_VSYND_DC_BAD_AV = 0x1d,        /* ds too small for the AV's form */
+	SOFTNIC_VSYND_DC_NOT_DCI = 0x1e,       /* an AV (full form) on a QP that is no DCI */
+	SOFTNIC_VSYND_DC_NOT_DCT = 0x1f,       /* the AV names a QP that is no DCT */
 	SOFTNIC_VSYND_STRICT_DB_AHEAD = 0x21,   /* strict: dbrec behind doorbell */
 	SOFTNIC_VSYND_STRICT_DB_QPN = 0x22,     /* strict: doorbell for another QP */
 	SOFTNIC_VSYND_STRICT_WQE_INDEX = 0x23,  /* strict: ctrl index != slot */
@@ -287,6 +301,17 @@ enum softnic_qp_flags {
 	 * With a shared register, another QP's doorbell can hide this one's:
 	 * give such QPs a register each. */
 	SOFTNIC_QP_DB_INDEX = 4,
+	/* A DC initiator: never connected (softnic_qp_connect: EINVAL); every
+	 * WQE but a NOP carries an address vector after its control segment
+	 * and executes against the DCT it names (gic/softnic.h top comment).
+	 * No receive queue or SRQ. */
+	SOFTNIC_QP_DCI = 8,
+	/* A DC target: a responder numbered from the QP number space, with
+	 * an SRQ (required, and a receive CQ), the attr's dc_key, and the
+	 * rights of softnic_qp_set_rights. It executes no WQE of its own
+	 * (its doorbell is ignored; send_cq may be NULL) and is never
+	 * connected. */
+	SOFTNIC_QP_DCT = 16,
 	/* SOFTNIC_MEM_INIT (1 << 16) is taken here too. */
 };
 
@@ -311,11 +336,16 @@ typedef struct softnic_qp_attr {
 				 * bytes): at least 8 bytes, 8-aligned; NULL: softnic's
 				 * own SOFTNIC_BF_SIZE-byte register. Never initialised
 				 * by softnic (a UAR is the device's) */
+	uint64_t dc_key;        /* SOFTNIC_QP_DCT: the access key a DCI's AV must
+				 * carry (0 is a key like any other) */
 } softnic_qp_attr;
 
 /* An RC QP, not yet connected (its doorbells fail until it is), its
- * queues in caller memory where the attr gives it. EINVAL for attributes
- * out of range or caller memory that breaks the rules above. */
+ * queues in caller memory where the attr gives it; with SOFTNIC_QP_DCI a
+ * DC initiator, with SOFTNIC_QP_DCT a DC target (their flag comments say
+ * what they need). EINVAL for attributes out of range, a DCI with
+ * receives, a DCT without an SRQ, or caller memory that breaks the rules
+ * above. */
 softnic_qp *softnic_qp_create(softnic_pd *pd, const softnic_qp_attr *attr);
 
 /* Bytes of the send ring attr implies (2^log_sq_bb BBs of 64 bytes; 0 for
@@ -335,8 +365,8 @@ int softnic_qp_destroy(softnic_qp *qp);
 
 /* Connects two QPs to each other (RC, both directions); a and b may be
  * the same QP (loopback: its WQEs act on its own PD's memory, and its
- * messages take its own receives). EINVAL (NULL, QPs of two softnics),
- * EISCONN (either connected already). */
+ * messages take its own receives). EINVAL (NULL, QPs of two softnics, a
+ * DCI or DCT), EISCONN (either connected already). */
 int softnic_qp_connect(softnic_qp *a, softnic_qp *b);
 
 uint32_t softnic_qp_num(const softnic_qp *qp);
@@ -461,6 +491,10 @@ typedef struct softnic_wqe {
 	uint32_t num_sge;
 	struct { uint64_t addr; uint32_t lkey; uint32_t len; } sge[SOFTNIC_MAX_SGE];
 	uint64_t total_len;      /* inline_len + the sge lengths */
+	/* DCI WQEs (softnic_decode_dci_wqe) only; av_bytes is 0 for others: */
+	uint8_t av_bytes;        /* the address vector's form: 16 or 48 */
+	uint32_t dct_num;        /* the DCT it names (low 24 bits of dqp_dct) */
+	uint64_t dc_key;         /* its DC access key, host order */
 } softnic_wqe;
 
 /* Decodes the WQE in bytes[0, avail), avail being a multiple of 16 and at
@@ -468,6 +502,13 @@ typedef struct softnic_wqe {
  * *vendor_syndrome set to the SOFTNIC_VSYND_* of the failed check. */
 int softnic_decode_wqe(const uint8_t *bytes, size_t avail, softnic_wqe *out,
 		       uint8_t *vendor_syndrome);
+
+/* The same for a WQE of a DCI: every opcode but NOP carries an address
+ * vector after the control segment (compact or full, which the ds count
+ * includes); DUMP's is decoded but names no target. SOFTNIC_VSYND_DC_BAD_AV
+ * when ds leaves no room for it. */
+int softnic_decode_dci_wqe(const uint8_t *bytes, size_t avail, softnic_wqe *out,
+			   uint8_t *vendor_syndrome);
 
 #ifdef __cplusplus
 }

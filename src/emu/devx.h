@@ -132,7 +132,7 @@ typedef struct emu_devx_qp_req {
 						     * of mlx5dv_init_obj: the make function
 						     * resolves it) */
 	int no_sq;
-	int dci;                    /* a DCI (its WQEs fail: softnic executes no DC) */
+	int dci;                    /* a DCI (softnic executes its DC WQEs) */
 	uint32_t log_sq_size;       /* 2^n BBs of 64 bytes */
 	uint32_t rq_type;           /* GIC_PRM_RQ_REGULAR, _SRQ or _NONE */
 	uint32_t srqn;              /* rq_type SRQ */

@@ -69,9 +69,14 @@ static void general_features(uint8_t *cap, int ethernet)
 	set_cap(cap, GIC_PRM_CAP_GEN_NUM_OF_UARS_PER_PAGE, 1);
 	set_cap(cap, GIC_PRM_CAP_GEN_LOG_PG_SZ, GIC_PRM_ADAPTER_PAGE_SHIFT);
 	set_cap(cap, GIC_PRM_CAP_GEN_LOG_MAX_ATOMIC_SIZE_QP, 3); /* 8 bytes */
-	/* Left 0: dct, compact_address_vector, ud, uc, xrc, cq_resize,
-	 * cq_moderation, cqe_compression, cqe_128_always, end_pad, hca_cap_2,
-	 * the DC limits and atomic sizes, the EQ limits (no EQ command). */
+	/* DC (docs/softnic.md "DC"): DCIs execute, DCTs (mlx5dv_create_qp)
+	 * respond; both AV forms are decoded. */
+	set_cap(cap, GIC_PRM_CAP_GEN_DCT, 1);
+	set_cap(cap, GIC_PRM_CAP_GEN_COMPACT_ADDRESS_VECTOR, 1);
+	/* Left 0: ud, uc, xrc, cq_resize, cq_moderation, cqe_compression,
+	 * cqe_128_always, end_pad, hca_cap_2, the DC connection limits (softnic
+	 * keeps no DC connections: log_max_dct_connections), the EQ limits (no
+	 * EQ command). */
 }
 
 static int answer_general(struct ibv_context *ctx, uint8_t *cap, emu_devx_fail *f)
@@ -89,17 +94,12 @@ static int answer_general(struct ibv_context *ctx, uint8_t *cap, emu_devx_fail *
 
 /* softnic's atomics: compare-swap, fetch-add and their masked forms, 4 and
  * 8 bytes, on RC QPs; 8-byte operands in host byte order (the mode the
- * Linux driver selects when the device supports it). DC sizes as a
- * ConnectX-7's, though no DC WQE executes (below). */
+ * Linux driver selects when the device supports it), on DCIs too. */
 static void answer_atomic(uint8_t *cap)
 {
 	set_cap(cap, GIC_PRM_CAP_ATOMIC_OPERATIONS, GIC_PRM_ATOMIC_OP_CAS | GIC_PRM_ATOMIC_OP_FA |
 		GIC_PRM_ATOMIC_OP_MASKED_CAS | GIC_PRM_ATOMIC_OP_MASKED_FA);
 	set_cap(cap, GIC_PRM_CAP_ATOMIC_SIZE_QP, GIC_PRM_ATOMIC_SIZE_4B | GIC_PRM_ATOMIC_SIZE_8B);
-	/* DCIs and DCTs can be made (libraries such as NVSHMEM's IBGDA make
-	 * them even when they send nothing on them, and check these sizes),
-	 * but softnic executes no DC WQE: a DCI's writes, reads and atomics
-	 * fail with an error CQE (docs/emu.md). */
 	set_cap(cap, GIC_PRM_CAP_ATOMIC_SIZE_DC, GIC_PRM_ATOMIC_SIZE_4B | GIC_PRM_ATOMIC_SIZE_8B);
 	set_cap(cap, GIC_PRM_CAP_ATOMIC_SUPPORTED_8B_ENDIANNESS_MODE_1, 1);
 	set_cap(cap, GIC_PRM_CAP_ATOMIC_REQ_8B_ENDIANNESS_MODE, 1);

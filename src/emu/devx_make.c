@@ -5,9 +5,8 @@
  * wrote them until softnic completes into them (NVSHMEM fills its CQ with
  * 0xff and reads only the CQE's counter), an RC QP rung at its UAR page's
  * register with the producer index its doorbell carries (a ConnectX acts
- * on the doorbell write), and a DCI: a QP that is never connected, so that
- * every WQE that would reach a peer fails with a not-connected error
- * (softnic executes no DC WQE; a NOP completes).
+ * on the doorbell write), and a DCI: a softnic DCI (never connected; each
+ * WQE's address vector names its DCT, docs/softnic.md "DC").
  */
 #include <errno.h>
 #include <stdio.h>
@@ -55,6 +54,7 @@ int emu_devx_make_qp(struct ibv_context *ctx, const emu_devx_qp_req *req, uint32
 		.srqn = req->srqn,
 		.dbrec = (uint32_t *)(void *)(req->dbr->addr + req->dbr_offset),
 		.db = uar ? (uint64_t *)(void *)(uar + EMU_DEVX_UAR_BF_OFFSET) : NULL,
+		.dci = req->dci,
 	};
 	char why[160] = "";
 
@@ -66,7 +66,7 @@ int emu_devx_make_qp(struct ibv_context *ctx, const emu_devx_qp_req *req, uint32
 				       "uar_page %u is no UAR of this context", req->uar_page);
 	s.send_cq = req_cq(req->send_cq, req->cqn_snd, &s.send_cqn);
 	s.recv_cq = req_cq(req->recv_cq, req->cqn_rcv, &s.recv_cqn);
-	if (req->rq_type == GIC_PRM_RQ_REGULAR) {
+	if (req->rq_type == GIC_PRM_RQ_REGULAR && !req->dci) {
 		s.log_rq = req->log_rq_size;
 		s.log_rq_stride = req->log_rq_stride;
 		s.rq = req->wq->addr + req->wq_offset;
@@ -74,9 +74,6 @@ int emu_devx_make_qp(struct ibv_context *ctx, const emu_devx_qp_req *req, uint32
 	if (gic_emu_devx_qp_create(ctx, &s, num, impl, why, sizeof(why)))
 		return emu_devx_refuse(f, GIC_PRM_STAT_BAD_PARAM, EMU_DEVX_SYND_NOT_BUILT,
 				       "softnic's QP: %s", why);
-	if (req->dci)
-		fprintf(stderr, "gic-emu: DEVX CREATE_QP: DCI 0x%x made; softnic executes no DC WQE, "
-			"so its writes, reads and atomics fail (not connected)\n", *num);
 	return 0;
 }
 

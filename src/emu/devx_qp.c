@@ -180,11 +180,10 @@ static int qp_features(const uint8_t *in, emu_devx_fail *f)
 {
 	uint32_t st = gic_prm_get(in, QPC(GIC_PRM_QPC_ST)), pm = gic_prm_get(in, QPC(GIC_PRM_QPC_PM_STATE));
 
-	/* A DCI is made (NVSHMEM's IBGDA always makes them), but softnic
-	 * executes no DC WQE: a DCI's WQEs fail (devx_make.c). */
+	/* DCIs: NVSHMEM's IBGDA makes them; softnic executes their DC WQEs. */
 	if (st != GIC_PRM_QP_ST_RC && st != GIC_PRM_QP_ST_DCI)
 		return bad_param(f, EMU_DEVX_SYND_QP_TYPE, "service type 0x%x: softnic makes RC "
-				 "QPs (and DCIs that execute nothing)", st);
+				 "QPs and DCIs", st);
 	if (pm != GIC_PRM_QP_PM_MIGRATED)
 		return bad_param(f, EMU_DEVX_SYND_FEATURE, "pm_state %u: softnic has no alternate "
 				 "path (takes MIGRATED, 3)", pm);
@@ -400,8 +399,10 @@ static int mod_rtr(struct ibv_context *ctx, const uint8_t *in, int dci, emu_devx
 	if (m->log_msg_max > EMU_DEVX_LOG_MAX_MSG)
 		return bad_param(f, EMU_DEVX_SYND_MSG_MAX, "log_msg_max %u: at most 31",
 				 m->log_msg_max);
-	if (dci)
-		return 0; /* a DCI has no peer: each WQE names its target */
+	if (dci) {
+		m->remote_qpn = 0; /* a DCI has no peer: each WQE names its target */
+		return 0;
+	}
 	if (!m->remote_qpn)
 		return bad_param(f, EMU_DEVX_SYND_REMOTE_QPN, "remote_qpn %u: an RC QP needs its "
 				 "peer", m->remote_qpn);

@@ -11,6 +11,7 @@
 #ifndef GIC_EMU_H
 #define GIC_EMU_H
 
+#include <infiniband/mlx5dv.h>
 #include <infiniband/verbs.h>
 #include <pthread.h>
 
@@ -105,9 +106,16 @@ typedef struct emu_qp {
 	uint64_t wr_start_resv;
 	pthread_mutex_t sq_lock, rq_lock;
 	emu_umem umem;           /* buffer and record from a parent domain's allocator */
-	int dct;                 /* a DC target (mlx5dv_create_qp): never connected, and
-				  * softnic executes no DC WQE, so nothing reaches it */
+	int dct;                 /* a DC target (mlx5dv_create_qp): a softnic DCT, never
+				  * connected */
 	uint64_t dct_key;        /* its access key */
+	/* A DC initiator (mlx5dv_create_qp): a softnic DCI. Its WRs (ibv_wr_*)
+	 * need mlx5dv_wr_set_dc_addr as well as their data before they are
+	 * written: wr_av is the open WR's address vector. */
+	int dci;
+	struct mlx5dv_qp_ex dvx; /* mlx5dv_qp_ex_from_ibv_qp_ex */
+	struct mlx5_wqe_av wr_av;
+	int wr_av_set, wr_data_set;
 } emu_qp;
 
 /* The process's emulation: devices, the softnic, the QP table. */

@@ -63,6 +63,7 @@ typedef struct gic_emu_devx_qp_spec {
 	uint32_t srqn;
 	uint32_t *dbrec;
 	uint64_t *db;
+	int dci;        /* a DC initiator: executes DC WQEs; its receive side is ignored */
 } gic_emu_devx_qp_spec;
 int gic_emu_devx_qp_create(struct ibv_context *ctx, const gic_emu_devx_qp_spec *spec,
 			   uint32_t *qpn, void **handle, char *why, size_t len);
@@ -78,11 +79,21 @@ typedef struct gic_emu_devx_qp_change {
 int gic_emu_devx_qp_modify(void *handle, const gic_emu_devx_qp_change *c, char *why, size_t len);
 int gic_emu_devx_qp_destroy(void *handle);
 
-/* A DC target for mlx5dv_create_qp (MLX5DV_DCTYPE_DCT): a QP numbered as
- * any other, its receives from attr->srq, modified to INIT and RTR without
- * a peer; softnic executes no DC WQE, so no traffic ever reaches it. NULL
- * with errno. */
+/* A DC target for mlx5dv_create_qp (MLX5DV_DCTYPE_DCT): a softnic DCT
+ * numbered as any QP, its receives from attr->srq, taking access_key,
+ * modified to INIT and RTR without a peer. NULL with errno. */
 struct ibv_qp *gic_emu_create_dct(struct ibv_context *ctx, struct ibv_qp_init_attr_ex *attr,
 				  uint64_t access_key);
+
+/* A DC initiator for mlx5dv_create_qp (MLX5DV_DCTYPE_DCI): a softnic DCI
+ * with the qp-ex posting API (its WRs take mlx5dv_wr_set_dc_addr), no
+ * receive side, modified to INIT, RTR and RTS without a peer. NULL with
+ * errno. */
+struct ibv_qp *gic_emu_create_dci(struct ibv_context *ctx, struct ibv_qp_init_attr_ex *attr);
+
+/* mlx5dv_qp_ex_from_ibv_qp_ex: the mlx5dv_qp_ex of an emulated QP with the
+ * qp-ex API (its wr_set_dc_addr acts on DCIs), or NULL. */
+struct mlx5dv_qp_ex;
+struct mlx5dv_qp_ex *gic_emu_dv_qp_ex(struct ibv_qp_ex *qpx);
 
 #endif /* GIC_EMU_PRIVATE_H */

@@ -20,10 +20,17 @@ int mlx5dv_query_device(struct ibv_context *ctx, struct mlx5dv_context *out)
 	if (!ctx || !out || !gic_emu_is_device(ctx->device))
 		return EINVAL;
 	out->version = 1;
-	/* CQE version 1 (NVSHMEM requires it); no optional capability. */
+	/* CQE version 1 (NVSHMEM requires it); no optional capability. DC
+	 * has no flag here (DEVX's HCA caps report dct); its optional
+	 * fields, the DC ODP caps and DCI streams, are not modelled. */
 	out->flags = MLX5DV_CONTEXT_FLAGS_CQE_V1;
 	out->comp_mask = 0; /* none of the requested optional fields is filled */
 	return 0;
+}
+
+struct mlx5dv_qp_ex *mlx5dv_qp_ex_from_ibv_qp_ex(struct ibv_qp_ex *qp)
+{
+	return qp && gic_emu_is_device(qp->qp_base.context->device) ? gic_emu_dv_qp_ex(qp) : NULL;
 }
 
 static int init_qp(struct ibv_qp *qp, struct mlx5dv_qp *out)

@@ -119,8 +119,9 @@ static const char *qp_attr_unsupported(const struct mlx5dv_qp_init_attr *a)
 	if (!a)
 		return NULL;
 	if ((a->comp_mask & MLX5DV_QP_INIT_ATTR_MASK_DC) &&
-	    a->dc_init_attr.dc_type != MLX5DV_DCTYPE_DCT)
-		return "DCIs through mlx5dv_create_qp (DCTs are made; softnic executes no DC WQE)";
+	    a->dc_init_attr.dc_type != MLX5DV_DCTYPE_DCT &&
+	    a->dc_init_attr.dc_type != MLX5DV_DCTYPE_DCI)
+		return "a DC type other than DCT and DCI";
 	if (a->comp_mask & MLX5DV_QP_INIT_ATTR_MASK_DCI_STREAMS)
 		return "DCI streams (MLX5DV_QP_INIT_ATTR_MASK_DCI_STREAMS)";
 	if ((a->comp_mask & MLX5DV_QP_INIT_ATTR_MASK_SEND_OPS_FLAGS) && a->send_ops_flags)
@@ -150,11 +151,10 @@ struct ibv_qp *mlx5dv_create_qp(struct ibv_context *ctx, struct ibv_qp_init_attr
 	no = qp_attr_unsupported(a);
 	if (no)
 		return refuse("mlx5dv_create_qp", no);
-	if (a && (a->comp_mask & MLX5DV_QP_INIT_ATTR_MASK_DC)) {
-		fprintf(stderr, "gic-emu: mlx5dv_create_qp: a DCT is made; softnic executes no DC "
-			"WQE, so no traffic reaches it\n");
-		return gic_emu_create_dct(ctx, qp_attr, a->dc_init_attr.dct_access_key);
-	}
+	if (a && (a->comp_mask & MLX5DV_QP_INIT_ATTR_MASK_DC))
+		return a->dc_init_attr.dc_type == MLX5DV_DCTYPE_DCT
+			       ? gic_emu_create_dct(ctx, qp_attr, a->dc_init_attr.dct_access_key)
+			       : gic_emu_create_dci(ctx, qp_attr);
 	/* The emulated libibverbs' ibv_create_qp_ex checks the rest. */
 	return ibv_create_qp_ex(ctx, qp_attr);
 }

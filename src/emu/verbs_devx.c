@@ -106,10 +106,17 @@ static int qp_attr_of(const gic_emu_devx_qp_spec *spec, softnic_qp_attr *a, char
 	}
 	if ((spec->use_srq || spec->log_rq) && !a->recv_cq)
 		return say(why, len, EINVAL, "no CQ numbered 0x%x for receives", spec->recv_cqn);
+	if (spec->dci) {
+		/* A DCI never receives (a ConnectX ignores its RQ fields). */
+		a->srq = NULL;
+		a->log_rq_wqe = 0;
+		a->rq_mem = (softnic_qmem){ NULL, 0 };
+	}
 	a->rnr_retry = 7;
 	/* As a ConnectX: RNR without a receive, the doorbell's index counts,
 	 * and a UAR page's register may serve several QPs. */
-	a->flags = SOFTNIC_QP_NO_IMPLICIT_RECV | SOFTNIC_QP_SHARED_DB | SOFTNIC_QP_DB_INDEX;
+	a->flags = SOFTNIC_QP_NO_IMPLICIT_RECV | SOFTNIC_QP_SHARED_DB | SOFTNIC_QP_DB_INDEX |
+		   (spec->dci ? SOFTNIC_QP_DCI : 0);
 	a->sq_mem = (softnic_qmem){ spec->sq, softnic_qp_sq_bytes(a) };
 	/* The record pair: [0] receive, [1] send. */
 	a->dbrec_mem = (softnic_qmem){ spec->dbrec, SOFTNIC_DBREC_BYTES };

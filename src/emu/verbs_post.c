@@ -5,6 +5,7 @@
  * parses the CQEs softnic writes into ibv_wc, with the statuses rdma-core's
  * mlx5 provider maps the syndromes to.
  */
+#include <endian.h>
 #include <errno.h>
 #include <sched.h>
 #include <stdio.h>
@@ -50,7 +51,7 @@ static int put_inline(wqe_buf *b, const emu_qp *q, const struct ibv_send_wr *wr)
 
 	for (int i = 0; i < wr->num_sge; i++)
 		len += wr->sg_list[i].length;
-	if (len > q->max_inline)
+	if (len > q->max_inline || b->ds * GIC_SEG_SIZE + 4 + len > sizeof(b->seg))
 		return EINVAL;
 	memset(p, 0, (4 + len + 15) & ~15u);
 	hdr = gic_inline_hdr_be(len);
@@ -111,6 +112,17 @@ int emu_post_one(emu_qp *q, const struct ibv_send_wr *wr)
 	if (op < 0 || wr->num_sge < 0 || (uint32_t)wr->num_sge > q->max_send_sge)
 		return EINVAL;
 	b.ds = 1;
+	if (q->dci) {
+		/* The address vector of mlx5dv_wr_set_dc_addr (verbs_qpex.c): a
+		 * DCI's WR posted any other way has none. */
+		uint32_t n = be32toh(q->wr_av.dqp_dct) & GIC_EXTENDED_UD_AV ? GIC_AV_FULL_DS
+									   : GIC_AV_COMPACT_DS;
+
+		if (wr != &q->wr || !q->wr_av_set)
+			return EINVAL;
+		memcpy(b.seg[1], &q->wr_av, n * GIC_SEG_SIZE);
+		b.ds += n;
+	}
 	rc = build_body(&b, q, wr, op);
 	if (rc)
 		return rc;

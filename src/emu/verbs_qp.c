@@ -200,8 +200,10 @@ static int qp_make(emu_qp *q, struct ibv_qp_init_attr *a, const softnic_qp_attr 
 	return qp_alloc_arrays(q);
 }
 
-/* Creates the QP; with send_ops (IBV_QP_EX_WITH_*), its ibv_wr_* too. */
-static struct ibv_qp *create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *a, uint64_t send_ops)
+/* Creates the QP; with send_ops (IBV_QP_EX_WITH_*), its ibv_wr_* too; dc
+ * (SOFTNIC_QP_DCI or _DCT, with the DCT's key) makes it a DC QP. */
+static struct ibv_qp *create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *a, uint64_t send_ops,
+				uint32_t dc, uint64_t dc_key)
 {
 	softnic_qp_attr sa;
 	emu_qp *q;
@@ -217,6 +219,15 @@ static struct ibv_qp *create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *a, u
 		rc = ENOMEM;
 	if (!rc) {
 		qp_attr_of(a, &sa);
+		sa.flags |= dc;
+		sa.dc_key = dc_key;
+		if (dc == SOFTNIC_QP_DCI) { /* a DCI never receives */
+			sa.srq = NULL;
+			sa.log_rq_wqe = 0;
+		}
+		q->dci = dc == SOFTNIC_QP_DCI;
+		q->dct = dc == SOFTNIC_QP_DCT;
+		q->dct_key = dc_key;
 		rc = qp_umem(q, pd, &sa); /* outside emu.lock: the allocator may call verbs */
 	}
 	if (!rc) {
@@ -243,7 +254,7 @@ static struct ibv_qp *create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *a, u
 	q->qp.qp_num = softnic_qp_num(q->s);
 	q->qp.handle = q->qp.qp_num;
 	q->qp.state = IBV_QPS_RESET;
-	q->qp.qp_type = IBV_QPT_RC;
+	q->qp.qp_type = dc ? IBV_QPT_DRIVER : IBV_QPT_RC;
 	pthread_mutex_init(&q->qp.mutex, NULL);
 	pthread_cond_init(&q->qp.cond, NULL);
 	emu_pd_hold(pd); /* a parent domain stays while its QPs do */
@@ -255,10 +266,12 @@ static struct ibv_qp *create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *a, u
 
 struct ibv_qp *ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *a)
 {
-	return create_qp(pd, a, 0);
+	return create_qp(pd, a, 0, 0, 0);
 }
 
-struct ibv_qp *emu_create_qp_ex(struct ibv_context *ctx, struct ibv_qp_init_attr_ex *x)
+/* ibv_create_qp_ex, or with dc a DC QP of the same attributes. */
+static struct ibv_qp *create_qp_ex(struct ibv_context *ctx, struct ibv_qp_init_attr_ex *x,
+				   uint32_t dc, uint64_t dc_key)
 {
 	const uint32_t known = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
 	struct ibv_qp_init_attr a;
@@ -284,10 +297,16 @@ struct ibv_qp *emu_create_qp_ex(struct ibv_context *ctx, struct ibv_qp_init_attr
 	/* Without IBV_QP_INIT_ATTR_SEND_OPS_FLAGS: the default set, as rdma-core. */
 	qp = create_qp(x->pd, &a, x->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS
 					  ? x->send_ops_flags
-					  : IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_SEND);
+					  : IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_SEND,
+		       dc, dc_key);
 	if (qp)
 		x->cap = a.cap;
 	return qp;
+}
+
+struct ibv_qp *emu_create_qp_ex(struct ibv_context *ctx, struct ibv_qp_init_attr_ex *x)
+{
+	return create_qp_ex(ctx, x, 0, 0);
 }
 
 int ibv_destroy_qp(struct ibv_qp *qp)
@@ -384,6 +403,17 @@ static int transition_ok(enum ibv_qp_state from, enum ibv_qp_state to, int mask)
 	return from == IBV_QPS_RTS && to == IBV_QPS_RTS;
 }
 
+/* A DCI's transitions (the kernel's mlx5 table for DCIs): INIT with the
+ * port and P_Key; RTR with the MTU (no peer); RTS as an RC QP's. */
+static int dci_transition_ok(enum ibv_qp_state from, enum ibv_qp_state to, int mask)
+{
+	if (from == IBV_QPS_RESET && to == IBV_QPS_INIT)
+		return (mask & (IBV_QP_PKEY_INDEX | IBV_QP_PORT)) == (IBV_QP_PKEY_INDEX | IBV_QP_PORT);
+	if (from == IBV_QPS_INIT && to == IBV_QPS_RTR)
+		return (mask & IBV_QP_PATH_MTU) == IBV_QP_PATH_MTU;
+	return transition_ok(from, to, mask);
+}
+
 /* A DCT's transitions (mlx5 provider): INIT with the port, P_Key and
  * rights; RTR with the address vector, MTU and RNR timer, no peer; no RTS. */
 static int dct_transition_ok(enum ibv_qp_state from, enum ibv_qp_state to, int mask)
@@ -408,12 +438,28 @@ struct ibv_qp *gic_emu_create_dct(struct ibv_context *ctx, struct ibv_qp_init_at
 	a = *attr;
 	a.qp_type = IBV_QPT_RC;
 	a.cap.max_send_wr = a.cap.max_send_wr ? a.cap.max_send_wr : 1;
-	qp = ibv_create_qp_ex(ctx, &a);
-	if (qp) {
-		((emu_qp *)qp)->dct = 1;
-		((emu_qp *)qp)->dct_key = access_key;
-		qp->qp_type = IBV_QPT_DRIVER;
+	qp = create_qp_ex(ctx, &a, SOFTNIC_QP_DCT, access_key);
+	if (qp)
+		attr->cap = a.cap;
+	return qp;
+}
+
+struct ibv_qp *gic_emu_create_dci(struct ibv_context *ctx, struct ibv_qp_init_attr_ex *attr)
+{
+	struct ibv_qp_init_attr_ex a;
+	struct ibv_qp *qp;
+
+	if (!ctx || !attr || attr->srq) {
+		errno = EINVAL; /* a DCI never receives */
+		return NULL;
 	}
+	a = *attr;
+	a.qp_type = IBV_QPT_RC;
+	a.cap.max_recv_wr = 0;
+	a.cap.max_recv_sge = 0;
+	qp = create_qp_ex(ctx, &a, SOFTNIC_QP_DCI, 0);
+	if (qp)
+		attr->cap = a.cap;
 	return qp;
 }
 
@@ -428,7 +474,9 @@ int ibv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *a, int mask)
 	to = mask & IBV_QP_STATE ? a->qp_state : qp->state;
 	if ((mask & IBV_QP_CUR_STATE) && a->cur_qp_state != qp->state)
 		return EINVAL;
-	if (q->dct ? !dct_transition_ok(qp->state, to, mask) : !transition_ok(qp->state, to, mask))
+	if (q->dct ? !dct_transition_ok(qp->state, to, mask)
+		   : q->dci ? !dci_transition_ok(qp->state, to, mask)
+			    : !transition_ok(qp->state, to, mask))
 		return EINVAL;
 	if ((mask & IBV_QP_PORT) && a->port_num != 1)
 		return EINVAL;
@@ -436,7 +484,7 @@ int ibv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *a, int mask)
 		return EINVAL;
 	if ((mask & IBV_QP_RNR_RETRY) && a->rnr_retry > 7)
 		return EINVAL;
-	if (to == IBV_QPS_RTR && qp->state == IBV_QPS_INIT && !q->dct) /* a DCT has no peer */
+	if (to == IBV_QPS_RTR && qp->state == IBV_QPS_INIT && !q->dct && !q->dci) /* DC: no peer */
 		rc = qp_connect(q, a);
 	if (!rc && (mask & IBV_QP_ACCESS_FLAGS))
 		rc = softnic_qp_set_rights(q->s, (int)(a->qp_access_flags &

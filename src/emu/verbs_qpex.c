@@ -2,15 +2,19 @@
  * The extended posting API (ibv_qp_ex's ibv_wr_* functions, perftest's
  * default): between wr_start and wr_complete each operation call opens a
  * WR, its data call (sge, sge list, inline) completes it into the send
- * queue at once, and wr_complete rings the doorbell once. An error is kept
- * and returned by wr_complete, which then drops every WQE of the batch
- * (nothing was announced). wr_start holds the QP's send lock until
+ * queue at once, and wr_complete rings the doorbell once. On a DCI a WR
+ * is written once both its data and its address (mlx5dv_wr_set_dc_addr,
+ * in either order) are set. An error is kept and returned by wr_complete,
+ * which then drops every WQE of the batch (nothing was announced). wr_start holds the QP's send lock until
  * wr_complete or wr_abort, as one thread uses a QP's batch.
  */
+#include <endian.h>
 #include <errno.h>
+#include <stddef.h>
 #include <string.h>
 
 #include "emu.h"
+#include "emu_private.h"
 
 static emu_qp *qp_of(struct ibv_qp_ex *x) { return (emu_qp *)x; }
 
@@ -39,7 +43,17 @@ static struct ibv_send_wr *open_wr(struct ibv_qp_ex *x, enum ibv_wr_opcode op)
 	q->wr.opcode = op;
 	q->wr.sg_list = q->wr_sge;
 	q->wr_pending = 1;
+	q->wr_av_set = q->wr_data_set = 0;
 	return &q->wr;
+}
+
+/* The open WR's data is set: written now, or on a DCI once its address
+ * is set too. */
+static void data_done(emu_qp *q)
+{
+	q->wr_data_set = 1;
+	if (!q->dci || q->wr_av_set)
+		flush(q);
 }
 
 /* Opens a WR of an RDMA opcode at (rkey, addr). */
@@ -123,7 +137,7 @@ static void wr_set_sge(struct ibv_qp_ex *x, uint32_t lkey, uint64_t addr, uint32
 		return;
 	q->wr_sge[0] = (struct ibv_sge){ addr, len, lkey };
 	q->wr.num_sge = 1;
-	flush(q);
+	data_done(q);
 }
 
 static void wr_set_sge_list(struct ibv_qp_ex *x, size_t n, const struct ibv_sge *list)
@@ -134,7 +148,7 @@ static void wr_set_sge_list(struct ibv_qp_ex *x, size_t n, const struct ibv_sge 
 		return;
 	memcpy(q->wr_sge, list, n * sizeof(*list));
 	q->wr.num_sge = (int)n;
-	flush(q);
+	data_done(q);
 }
 
 /* Inline data is copied into the WQE now: the caller may reuse its
@@ -149,7 +163,7 @@ static void wr_set_inline_data_list(struct ibv_qp_ex *x, size_t n, const struct 
 		q->wr_sge[i] = (struct ibv_sge){ (uintptr_t)b[i].addr, (uint32_t)b[i].length, 0 };
 	q->wr.num_sge = (int)n;
 	q->wr.send_flags |= IBV_SEND_INLINE;
-	flush(q);
+	data_done(q);
 }
 
 static void wr_set_inline_data(struct ibv_qp_ex *x, void *addr, size_t len)
@@ -195,6 +209,37 @@ static void wr_abort(struct ibv_qp_ex *x)
 	pthread_mutex_unlock(&q->sq_lock);
 }
 
+static emu_qp *qp_of_dv(struct mlx5dv_qp_ex *mx)
+{
+	return (emu_qp *)(void *)((uint8_t *)mx - offsetof(emu_qp, dvx));
+}
+
+/* mlx5dv_wr_set_dc_addr: the open WR goes to DCT dctn with key, by the
+ * AH's address vector, as rdma-core's mlx5 builds it: the AH's 48 bytes
+ * with the DCT's number and MLX5_EXTENDED_UD_AV in dqp_dct (the full
+ * form) and the key. On a QP that is no DCI, or with an AH that is not
+ * the emulated device's, the WR is dropped and the batch fails (EINVAL). */
+static void wr_set_dc_addr(struct mlx5dv_qp_ex *mx, struct ibv_ah *ah, uint32_t dctn, uint64_t key)
+{
+	emu_qp *q = qp_of_dv(mx);
+	struct mlx5_wqe_av *av;
+
+	if (!q->wr_pending)
+		return;
+	if (!q->dci || gic_emu_ah_av(ah, &av)) {
+		q->wr_pending = 0;
+		if (!q->wr_err)
+			q->wr_err = EINVAL;
+		return;
+	}
+	memcpy(&q->wr_av, av, sizeof(q->wr_av));
+	q->wr_av.dqp_dct = htobe32(be32toh(av->dqp_dct) | (dctn & 0xffffffu) | MLX5_EXTENDED_UD_AV);
+	q->wr_av.key.dc_key = htobe64(key);
+	q->wr_av_set = 1;
+	if (q->wr_data_set)
+		flush(q);
+}
+
 int emu_qpex_setup(emu_qp *q, uint64_t ops)
 {
 	const uint64_t have = IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM |
@@ -219,7 +264,15 @@ int emu_qpex_setup(emu_qp *q, uint64_t ops)
 	x->wr_start = wr_start;
 	x->wr_complete = wr_complete;
 	x->wr_abort = wr_abort;
+	q->dvx.wr_set_dc_addr = wr_set_dc_addr;
 	return 0;
+}
+
+struct mlx5dv_qp_ex *gic_emu_dv_qp_ex(struct ibv_qp_ex *x)
+{
+	emu_qp *q = (emu_qp *)x;
+
+	return x && q->qpx.wr_start ? &q->dvx : NULL;
 }
 
 struct ibv_qp_ex *ibv_qp_to_qp_ex(struct ibv_qp *qp)

@@ -66,8 +66,10 @@ static void test_caps(void)
 		CHECK(cap(GIC_PRM_CAP_GEN_CQE_VERSION) == 1, "cqe_version %u", cap(GIC_PRM_CAP_GEN_CQE_VERSION));
 		CHECK(cap(GIC_PRM_CAP_GEN_PORT_TYPE) == GIC_PRM_PORT_TYPE_IB, "port type IB");
 		CHECK(cap(GIC_PRM_CAP_GEN_RC) == 1 && cap(GIC_PRM_CAP_GEN_ATOMIC) == 1, "rc, atomic");
-		CHECK(cap(GIC_PRM_CAP_GEN_DCT) == 0 && cap(GIC_PRM_CAP_GEN_COMPACT_ADDRESS_VECTOR) == 0,
-		      "no DC, no compact AV (softnic executes no DC WQE)");
+		CHECK(cap(GIC_PRM_CAP_GEN_DCT) == 1 && cap(GIC_PRM_CAP_GEN_COMPACT_ADDRESS_VECTOR) == 1,
+		      "DC and the compact AV (softnic executes DC WQEs of both AV forms)");
+		CHECK(cap(GIC_PRM_CAP_GEN_LOG_MAX_DCT_CONNECTIONS) == 0,
+		      "no DC connection limit: softnic keeps no DC connections");
 		CHECK(cap(GIC_PRM_CAP_GEN_LOG_BF_REG_SIZE) == 8, "one 256-byte BlueFlame register");
 		CHECK(cap(GIC_PRM_CAP_GEN_LOG_MAX_CQ_SZ) == 16 && cap(GIC_PRM_CAP_GEN_LOG_MAX_QP_SZ) == 14,
 		      "CQ and SQ sizes: softnic's");
@@ -82,7 +84,7 @@ static void test_caps(void)
 		      "4- and 8-byte atomics on QPs");
 		CHECK(cap(GIC_PRM_CAP_ATOMIC_SIZE_DC) ==
 		      (GIC_PRM_ATOMIC_SIZE_4B | GIC_PRM_ATOMIC_SIZE_8B),
-		      "DC sizes as a ConnectX-7's (DCIs are made; no DC WQE executes)");
+		      "4- and 8-byte atomics on DCIs");
 		CHECK(cap(GIC_PRM_CAP_ATOMIC_SUPPORTED_8B_ENDIANNESS_MODE_1) == 1 &&
 		      cap(GIC_PRM_CAP_ATOMIC_REQ_8B_ENDIANNESS_MODE) == 1, "host-endian 8-byte atomics");
 	}

@@ -8,8 +8,10 @@
  * written straight into the umem ring and announced by the doorbell value
  * alone at the QP's own UAR page (NVSHMEM 3.8's proxy never writes the send
  * doorbell record). Checked: inline writes and a fetch-add land (every byte
- * read back), the collapsed CQE names the last signaled WQE, and a DCI's
- * write fails with an error CQE (softnic executes no DC WQE).
+ * read back), the collapsed CQE names the last signaled WQE; a DEVX DCI's
+ * DC write (compact address vector) lands in a DCT made by
+ * mlx5dv_create_qp, a wrong key fails, and an RC-format WQE on the DCI
+ * (no address vector) fails with an error CQE.
  * Every wait has a 10 s limit. Run with LD_LIBRARY_PATH=<build>/emu.
  */
 #include <errno.h>
@@ -228,6 +230,60 @@ static void release(dq *q)
 	free(q->mem);
 }
 
+enum { DCT_KEY = 0x0dc0ffee };
+
+/* A DCT on srq, as NVSHMEM's IBGDA makes one (INIT, RTR without a peer),
+ * granting every remote right; NULL on failure. */
+static struct ibv_qp *make_dct(struct ibv_context *c, struct ibv_pd *pd, struct ibv_cq *cq,
+			       struct ibv_srq *srq, uint16_t lid)
+{
+	struct ibv_qp_init_attr_ex a = {
+		.qp_type = IBV_QPT_DRIVER, .send_cq = cq, .recv_cq = cq, .srq = srq,
+		.comp_mask = IBV_QP_INIT_ATTR_PD, .pd = pd,
+		.cap = { .max_send_wr = 1, .max_send_sge = 1 },
+	};
+	struct mlx5dv_qp_init_attr d = { .comp_mask = MLX5DV_QP_INIT_ATTR_MASK_DC };
+	struct ibv_qp_attr m = { .qp_state = IBV_QPS_INIT, .port_num = 1, .qp_access_flags = 0xe };
+	struct ibv_qp *qp;
+
+	d.dc_init_attr.dc_type = MLX5DV_DCTYPE_DCT;
+	d.dc_init_attr.dct_access_key = DCT_KEY;
+	qp = mlx5dv_create_qp(c, &a, &d);
+	if (qp && ibv_modify_qp(qp, &m, 0x39) == 0) {
+		m = (struct ibv_qp_attr){ .qp_state = IBV_QPS_RTR, .path_mtu = IBV_MTU_4096,
+					  .min_rnr_timer = 12,
+					  .ah_attr = { .dlid = lid, .port_num = 1 } };
+		if (ibv_modify_qp(qp, &m, 0x8181) == 0)
+			return qp;
+	}
+	if (qp)
+		ibv_destroy_qp(qp);
+	return NULL;
+}
+
+/* A signaled 8-byte inline DC write of v to dst at WQE index idx of the
+ * DCI: ctrl | compact address vector | raddr | inline (ds 4, one BB). */
+static void dc_write(dq *q, uint64_t idx, uint32_t dctn, uint64_t key, uint64_t *dst,
+		     uint32_t rkey, uint64_t v)
+{
+	uint32_t c[4], r[4], d[4];
+	gic_av_seg av;
+
+	memset(&av, 0, sizeof(av));
+	gic_set_av_compact(&av, key, dctn, 0, 0);
+	gic_ctrl_seg_words(c, (uint16_t)idx, GIC_OPCODE_RDMA_WRITE, 0, q->qpn, GIC_CTRL_CQ_UPDATE,
+			   4, 0);
+	gic_raddr_seg_words(r, (uint64_t)(uintptr_t)dst, rkey);
+	memset(d, 0, sizeof(d));
+	d[0] = gic_inline_hdr_be(8);
+	memcpy(&d[1], &v, 8);
+	memcpy(gic_sq_seg(&q->sq, idx, 0), c, 16);
+	memcpy(gic_sq_seg(&q->sq, idx, 1), &av, 16);
+	memcpy(gic_sq_seg(&q->sq, idx, 2), r, 16);
+	memcpy(gic_sq_seg(&q->sq, idx, 3), d, 16);
+	q->sq.resv = idx + 1;
+}
+
 int main(void)
 {
 	struct ibv_device **list = ibv_get_device_list(NULL);
@@ -241,7 +297,7 @@ int main(void)
 	struct ibv_pd *pd;
 	struct ibv_cq *vcq;
 	struct ibv_srq *srq;
-	struct ibv_qp *vqp;
+	struct ibv_qp *vqp, *dct;
 	struct ibv_mr *mr;
 	uint64_t *dst = aligned_alloc(4096, 4096);
 	dq rc = { 0 }, dci = { 0 };
@@ -288,15 +344,31 @@ int main(void)
 	CHECK(!make_umem(&dci) && !make_cq(&dci) && !make_qp(&dci, GIC_PRM_QP_ST_DCI, dpd.pdn,
 							    dsrq.srqn, dcq.cqn),
 	      "DEVX DCI (status 0x%x)", status());
-	if (dci.qp) {
+	dct = make_dct(ctx, pd, vcq, srq, pa.lid);
+	CHECK(dct != NULL, "a DCT by mlx5dv_create_qp (errno %d)", errno);
+	if (dci.qp && dct) {
 		CHECK(!to_rts(&dci, 0, 0), "DCI to RTS without a peer (status 0x%x)", status());
-		dci.sq.resv += gic_wqe_write_inline_u64(&dci.sq, 0, (uint64_t)(uintptr_t)dst, mr->rkey, 1,
-							GIC_CTRL_CQ_UPDATE);
+		dst[0] = 9;
+		dst[1] = 0;
+		dst[2] = 7;
+		dc_write(&dci, 0, dct->qp_num, DCT_KEY, &dst[1], mr->rkey, 0x5eed);
 		ring_db_only(&dci);
-		CHECK(!wait_cqe(&dci, 0, &op) && op == GIC_CQE_REQ_ERR,
-		      "a DCI's write: an error CQE (opcode 0x%x)", op);
-		CHECK(dst[0] == 0xd0d0000000000000ull, "the DCI's write did not land");
+		CHECK(!wait_cqe(&dci, 0, &op) && op == GIC_CQE_REQ, "a DC write: CQE opcode 0x%x", op);
+		CHECK(dst[1] == 0x5eed, "the DC write landed: 0x%llx", (unsigned long long)dst[1]);
+		dc_write(&dci, 1, dct->qp_num, DCT_KEY + 1, &dst[2], mr->rkey, 0xbad);
+		ring_db_only(&dci);
+		CHECK(!wait_cqe(&dci, 1, &op) && op == GIC_CQE_REQ_ERR,
+		      "a DC write with a wrong key: an error CQE (opcode 0x%x)", op);
+		CHECK(dst[2] == 7, "the wrong-key write did not land");
+		dci.sq.resv += gic_wqe_write_inline_u64(&dci.sq, dci.sq.resv, (uint64_t)(uintptr_t)dst,
+							mr->rkey, 1, GIC_CTRL_CQ_UPDATE);
+		ring_db_only(&dci);
+		CHECK(!wait_cqe(&dci, 2, &op) && op == GIC_CQE_REQ_ERR,
+		      "an RC WQE on a DCI: an error CQE (opcode 0x%x)", op);
+		CHECK(dst[0] == 9, "the RC WQE on the DCI did not land");
 	}
+	if (dct)
+		ibv_destroy_qp(dct);
 	release(&rc);
 	release(&dci);
 	ibv_destroy_qp(vqp);

@@ -196,7 +196,12 @@ static void qp_cases(struct ibv_context *ctx, struct ibv_pd *pd, struct ibv_cq *
 	d.comp_mask = MLX5DV_QP_INIT_ATTR_MASK_DC;
 	d.dc_init_attr.dc_type = MLX5DV_DCTYPE_DCI;
 	check_qp_refused(dv_qp(ctx, pd, cq, IBV_QPT_RC, &d), EINVAL, "DC on an RC QP");
-	check_qp_refused(dv_qp(ctx, pd, cq, IBV_QPT_DRIVER, &d), EOPNOTSUPP, "a DCI");
+	qp = dv_qp(ctx, pd, cq, IBV_QPT_DRIVER, &d);
+	CHECK(qp && qp->qp_type == IBV_QPT_DRIVER && qp->qp_num, "a DCI (errno %d)", errno);
+	if (qp)
+		ibv_destroy_qp(qp);
+	d.dc_init_attr.dc_type = 7;
+	check_qp_refused(dv_qp(ctx, pd, cq, IBV_QPT_DRIVER, &d), EOPNOTSUPP, "an unknown DC type");
 	d.dc_init_attr.dc_type = MLX5DV_DCTYPE_DCT;
 	check_qp_refused(dv_qp(ctx, pd, cq, IBV_QPT_DRIVER, &d), EINVAL, "a DCT without an SRQ");
 	dct_case(ctx, pd, cq);

@@ -212,6 +212,16 @@ static void test_constants_wqe(void)
 	CHECK_EQ(MLX5_WQE_CTRL_INITIATOR_SMALL_FENCE, GIC_CTRL_INITIATOR_SMALL_FENCE);
 	CHECK_EQ((uint32_t)MLX5_INLINE_SEG, GIC_INLINE_SEG);
 	CHECK_EQ((uint32_t)MLX5_EXTENDED_UD_AV, GIC_EXTENDED_UD_AV);
+	/* DUMP: rdma-core 44's mlx5dv.h lacks it; checked where a header has it. */
+#ifdef MLX5_OPCODE_DUMP
+	CHECK_EQ(MLX5_OPCODE_DUMP, GIC_OPCODE_DUMP);
+#endif
+	CHECK_EQ(0x23, GIC_OPCODE_DUMP);
+	/* A DC WQE's ds counts its AV: 3 segments full, 1 compact (the part
+	 * of mlx5_wqe_av before reserved0, which the compact form stops at). */
+	CHECK_EQ(sizeof(struct mlx5_wqe_av) / sizeof(struct mlx5_wqe_data_seg), GIC_AV_FULL_DS);
+	CHECK_EQ(offsetof(struct mlx5_wqe_av, reserved0) / sizeof(struct mlx5_wqe_data_seg),
+		 GIC_AV_COMPACT_DS);
 	CHECK_EQ(MLX5_SEND_WQE_BB, GIC_SEND_WQE_BB);
 	CHECK_EQ(MLX5_SEND_WQE_SHIFT, GIC_SEND_WQE_SHIFT);
 	CHECK_EQ(1u << MLX5_SEND_WQE_SHIFT, GIC_SEND_WQE_BB);
@@ -358,6 +368,30 @@ static int av_one(void)
 	return CHECK_EQ_BYTES(&theirs, ours, 16) & CHECK_EQ_BYTES(before + 16, ours + 16, 32);
 }
 
+/* gic_set_av_full writes what mlx5dv_set_dgram_seg(..., ext 1, ...) does,
+ * every one of the 48 bytes but reserved0, which neither touches. */
+static int av_full_one(void)
+{
+	uint64_t key = PICK(~0ull, 0, ~0ull, 0x0123456789abcdefull);
+	uint32_t dct = (uint32_t)PICK(0xffffff, 0, 1, 0xffffff);
+	uint8_t sl = (uint8_t)rnd(), tclass = (uint8_t)rnd(), hop = (uint8_t)rnd();
+	uint16_t rlid = (uint16_t)rnd();
+	uint32_t grh = (uint32_t)rnd();
+	uint8_t rmac[6], rgid[16], before[48];
+	struct mlx5_wqe_datagram_seg theirs;
+	gic_av_seg av;
+
+	fill(rmac, sizeof rmac);
+	fill(rgid, sizeof rgid);
+	fill(before, sizeof before);
+	memcpy(&theirs, before, sizeof theirs);
+	memcpy(&av, before, sizeof av);
+	mlx5dv_set_dgram_seg(&theirs, key, dct, 1, sl, 0, rlid, rmac, tclass, hop, grh, rgid);
+	gic_set_av_full(&av, key, dct, sl, rlid, rmac, tclass, hop, grh, rgid);
+	return CHECK_EQ_BYTES(&theirs, &av, 48) &
+	       CHECK_EQ(gic_htobe32(GIC_EXTENDED_UD_AV | dct), av.dqp_dct_be);
+}
+
 /* gic_doorbell_value(qpn, upto) is the first 8 bytes of a ctrl segment. */
 static int doorbell_one(void)
 {
@@ -383,6 +417,7 @@ static void test_random(void)
 		ok &= data_one();
 		ok &= raddr_atomic_one();
 		ok &= av_one();
+		ok &= av_full_one();
 		ok &= doorbell_one();
 		if (!ok) {
 			fprintf(stderr, "  (random iteration %u; stopping this loop)\n", i);

@@ -1191,8 +1191,8 @@ CASE(api_errors)
 	qa.srq = osrq;
 	expect_qp_einval(nic, pd, &qa, "an SRQ of another softnic");
 	qa = base;
-	qa.flags = 8; /* past SOFTNIC_QP_NO_IMPLICIT_RECV, _SHARED_DB and _DB_INDEX */
-	expect_qp_einval(nic, pd, &qa, "unknown flag 8");
+	qa.flags = 32; /* past SOFTNIC_QP_NO_IMPLICIT_RECV, _SHARED_DB, _DB_INDEX, _DCI, _DCT */
+	expect_qp_einval(nic, pd, &qa, "unknown flag 32");
 	qa.flags = 0x80000000u | SOFTNIC_QP_NO_IMPLICIT_RECV;
 	expect_qp_einval(nic, pd, &qa, "unknown flag 0x80000000");
 

@@ -7,6 +7,7 @@
  *     byte read back with RDMA READ into another buffer and compared, and
  *     a pipelined stream of unsignaled writes with every 32nd signaled;
  *   - 8-byte fetch-add and compare-swap (old values and the final value);
+ *   - DUMP (checked locally, a NOP on the wire), then a write still lands;
  *   - SEND, SEND_IMM and WRITE_IMM into receives the child posted: the
  *     child checks payload, byte count, immediate and opcode and replies;
  *   - the responder QP's rights (no REMOTE_READ: a remote access error);
@@ -320,6 +321,24 @@ static void atomics(side *s, const hello *h)
 	CHECK(*back == 42, "atomic target holds %llu, wanted 42", (unsigned long long)*back);
 }
 
+/* DUMP of len bytes of the local buffer: a CQE, nothing sent; the next
+ * write and its read-back still work. */
+static void dump(side *s, const hello *h)
+{
+	uint32_t c[4], d[4];
+	gic_data_seg seg = gic_make_data_seg(256, softnic_mr_lkey(s->mr), (uintptr_t)s->buf);
+
+	gic_ctrl_seg_words(c, (uint16_t)s->sq.resv, GIC_OPCODE_DUMP, 0, s->sq.qpn,
+			   GIC_CTRL_CQ_UPDATE, 2, 0);
+	memcpy(d, &seg, sizeof(d));
+	memcpy(gic_sq_seg(&s->sq, s->sq.resv, 0), c, 16);
+	memcpy(gic_sq_seg(&s->sq, s->sq.resv, 1), d, 16);
+	s->sq.resv++;
+	ring(s);
+	expect(s, GIC_CQE_REQ, 0, "DUMP over the wire");
+	write_read_back(s, h, 64, 1, 99);
+}
+
 /* Messages into the child's receives; the child replies 1 per good one. */
 static void messages(side *s, const hello *h, int fd)
 {
@@ -483,6 +502,7 @@ static void case_traffic(void)
 	CHECK(!memcmp(s.buf + 4096, "inline!", 7), "inline write read back differs");
 	write_stream(&s, &h);
 	atomics(&s, &h);
+	dump(&s, &h);
 	xfer(fd, &(uint8_t){ 'm' }, 1, 1);
 	messages(&s, &h, fd);
 	s.sq.resv += gic_wqe_write(&s.sq, s.sq.resv, GIC_OPCODE_RDMA_WRITE, h.addr, h.rkey,

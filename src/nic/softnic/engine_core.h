@@ -137,16 +137,17 @@ GIC_HD int snx_decode_payload(const uint8_t *b, uint32_t off, uint32_t end, soft
 	return 0;
 }
 
-/* The operands of an atomic (w->ds checked against avail): 8-byte
- * fetch-add and compare-swap take a 16-byte atomic segment; masked ones
- * name their size in opmod and take 16 bytes (4-byte operands, or the
+/* The operands of an atomic (w->ds checked against avail), its remote
+ * address segment at byte 16 + o (o: a DCI's address vector, else 0):
+ * 8-byte fetch-add and compare-swap take a 16-byte atomic segment; masked
+ * ones name their size in opmod and take 16 bytes (4-byte operands, or the
  * 8-byte fetch-add) or 32 (the 8-byte compare-swap). One pointer data
  * segment of the operand's size follows: where the old value lands. */
-GIC_HD int snx_decode_atomic(const uint8_t *b, softnic_wqe *w, uint8_t *vs)
+GIC_HD int snx_decode_atomic(const uint8_t *b, uint32_t o, softnic_wqe *w, uint8_t *vs)
 {
 	int masked = w->opcode == GIC_OPCODE_ATOMIC_MASKED_FA ||
 		     w->opcode == GIC_OPCODE_ATOMIC_MASKED_CS;
-	uint32_t args = GIC_SEG_SIZE, at = 2 * GIC_SEG_SIZE;
+	uint32_t args = GIC_SEG_SIZE, at = 2 * GIC_SEG_SIZE + o;
 
 	w->atomic_size = 8;
 	w->atomic_swap_mask = w->atomic_cmp_mask = 0;
@@ -159,11 +160,11 @@ GIC_HD int snx_decode_atomic(const uint8_t *b, softnic_wqe *w, uint8_t *vs)
 		if (w->atomic_size == 8 && w->opcode == GIC_OPCODE_ATOMIC_MASKED_CS)
 			args = 2 * GIC_SEG_SIZE;
 	}
-	if (w->ds != 2 + args / GIC_SEG_SIZE + 1 ||
+	if (w->ds * GIC_SEG_SIZE != at + args + GIC_SEG_SIZE ||
 	    (snx_rd_be32(b + at + args) & GIC_INLINE_SEG))
 		return snx_fail(vs, SOFTNIC_VSYND_BAD_DS, GIC_SYND_LOCAL_QP_OP_ERR);
-	w->raddr = snx_rd_be64(b + 16);
-	w->rkey = snx_rd_be32(b + 24);
+	w->raddr = snx_rd_be64(b + 16 + o);
+	w->rkey = snx_rd_be32(b + 24 + o);
 	if (w->atomic_size == 4) {
 		w->atomic_add = snx_rd_be32(b + at);
 		w->atomic_cmp = snx_rd_be32(b + at + 4);
@@ -180,8 +181,9 @@ GIC_HD int snx_decode_atomic(const uint8_t *b, softnic_wqe *w, uint8_t *vs)
 	return snx_decode_payload(b, at + args, w->ds * GIC_SEG_SIZE, w, vs);
 }
 
-/* See softnic_decode_wqe() in gic/softnic.h. */
-GIC_HD int snx_decode_wqe(const uint8_t *b, size_t avail, softnic_wqe *w, uint8_t *vs)
+/* The control segment: fills the ctrl fields of w and checks ds against
+ * avail. Returns 0 or a syndrome. */
+GIC_HD int snx_decode_ctrl(const uint8_t *b, size_t avail, softnic_wqe *w, uint8_t *vs)
 {
 	uint32_t w0, w1;
 
@@ -192,6 +194,7 @@ GIC_HD int snx_decode_wqe(const uint8_t *b, size_t avail, softnic_wqe *w, uint8_
 	w->qpn = w->ds = w->imm = w->rkey = w->inline_len = w->num_sge = 0;
 	w->raddr = w->atomic_add = w->total_len = 0;
 	w->atomic_size = 0; /* the other atomic operands: set for atomics only */
+	w->av_bytes = 0;    /* the DC fields: set when it is not 0 */
 	w->inline_data = NULL;
 	*vs = SOFTNIC_VSYND_NONE;
 	if (avail < GIC_SEG_SIZE)
@@ -207,23 +210,39 @@ GIC_HD int snx_decode_wqe(const uint8_t *b, size_t avail, softnic_wqe *w, uint8_
 	memcpy(&w->imm, b + 12, 4);
 	if (w->ds == 0 || w->ds > GIC_WQE_MAX_DS || (size_t)w->ds * GIC_SEG_SIZE > avail)
 		return snx_fail(vs, SOFTNIC_VSYND_BAD_DS, GIC_SYND_LOCAL_QP_OP_ERR);
+	return 0;
+}
+
+/* The segments after the control segment and o bytes of address vector
+ * (a DCI's; 0 otherwise), by opcode. Returns 0 or a syndrome. */
+GIC_HD int snx_decode_body(const uint8_t *b, uint32_t o, softnic_wqe *w, uint8_t *vs)
+{
+	uint32_t end = w->ds * GIC_SEG_SIZE;
 
 	switch (w->opcode) {
 	case GIC_OPCODE_NOP:
 		return 0;
 	case GIC_OPCODE_SEND:
 	case GIC_OPCODE_SEND_IMM:
-		return snx_decode_payload(b, GIC_SEG_SIZE, w->ds * GIC_SEG_SIZE, w, vs);
+		return snx_decode_payload(b, GIC_SEG_SIZE + o, end, w, vs);
+	case GIC_OPCODE_DUMP: {
+		/* Pointer segments only: the buffer the NIC is to read. */
+		int r = snx_decode_payload(b, GIC_SEG_SIZE + o, end, w, vs);
+
+		if (!r && (w->inline_data || !w->num_sge))
+			return snx_fail(vs, SOFTNIC_VSYND_BAD_DS, GIC_SYND_LOCAL_QP_OP_ERR);
+		return r;
+	}
 	case GIC_OPCODE_RDMA_WRITE:
 	case GIC_OPCODE_RDMA_WRITE_IMM:
 	case GIC_OPCODE_RDMA_READ: {
 		int r;
 
-		if (w->ds < 2)
+		if (end < 2 * GIC_SEG_SIZE + o)
 			return snx_fail(vs, SOFTNIC_VSYND_BAD_DS, GIC_SYND_LOCAL_QP_OP_ERR);
-		w->raddr = snx_rd_be64(b + 16);
-		w->rkey = snx_rd_be32(b + 24);
-		r = snx_decode_payload(b, 2 * GIC_SEG_SIZE, w->ds * GIC_SEG_SIZE, w, vs);
+		w->raddr = snx_rd_be64(b + 16 + o);
+		w->rkey = snx_rd_be32(b + 24 + o);
+		r = snx_decode_payload(b, 2 * GIC_SEG_SIZE + o, end, w, vs);
 		if (!r && w->opcode == GIC_OPCODE_RDMA_READ && w->inline_data)
 			return snx_fail(vs, SOFTNIC_VSYND_INLINE_READ, GIC_SYND_LOCAL_QP_OP_ERR);
 		return r;
@@ -232,10 +251,59 @@ GIC_HD int snx_decode_wqe(const uint8_t *b, size_t avail, softnic_wqe *w, uint8_
 	case GIC_OPCODE_ATOMIC_CS:
 	case GIC_OPCODE_ATOMIC_MASKED_FA:
 	case GIC_OPCODE_ATOMIC_MASKED_CS:
-		return snx_decode_atomic(b, w, vs);
+		return snx_decode_atomic(b, o, w, vs);
 	default:
 		return snx_fail(vs, SOFTNIC_VSYND_BAD_OPCODE, GIC_SYND_LOCAL_QP_OP_ERR);
 	}
+}
+
+/* 1 when a WQE that failed to decode for an RC QP looks like a DCI's: a
+ * remote opcode with room for a full address vector, whose dqp_dct word,
+ * where an RC WQE has its rkey, carries GIC_EXTENDED_UD_AV (no softnic key
+ * has bit 31 set). */
+GIC_HD int snx_wqe_looks_dc(const uint8_t *b, const softnic_wqe *w)
+{
+	int remote = w->opcode == GIC_OPCODE_RDMA_WRITE || w->opcode == GIC_OPCODE_RDMA_WRITE_IMM ||
+		     w->opcode == GIC_OPCODE_RDMA_READ || w->opcode == GIC_OPCODE_ATOMIC_CS ||
+		     w->opcode == GIC_OPCODE_ATOMIC_FA || w->opcode == GIC_OPCODE_ATOMIC_MASKED_CS ||
+		     w->opcode == GIC_OPCODE_ATOMIC_MASKED_FA;
+
+	return remote && w->ds >= 1 + GIC_AV_FULL_DS + 1 &&
+	       (snx_rd_be32(b + GIC_SEG_SIZE + 8) & GIC_EXTENDED_UD_AV);
+}
+
+/* See softnic_decode_wqe() in gic/softnic.h. */
+GIC_HD int snx_decode_wqe(const uint8_t *b, size_t avail, softnic_wqe *w, uint8_t *vs)
+{
+	int r = snx_decode_ctrl(b, avail, w, vs);
+
+	if (!r)
+		r = snx_decode_body(b, 0, w, vs);
+	if (r && w->ds && (size_t)w->ds * GIC_SEG_SIZE <= avail && snx_wqe_looks_dc(b, w))
+		r = snx_fail(vs, SOFTNIC_VSYND_DC_NOT_DCI, GIC_SYND_LOCAL_QP_OP_ERR);
+	return r;
+}
+
+/* See softnic_decode_dci_wqe() in gic/softnic.h. The AV's form is read
+ * from dqp_dct (GIC_EXTENDED_UD_AV: 48 bytes, else 16) whenever its bytes
+ * are there, so that an error can name the DCT and the form. */
+GIC_HD int snx_decode_dci_wqe(const uint8_t *b, size_t avail, softnic_wqe *w, uint8_t *vs)
+{
+	int r = snx_decode_ctrl(b, avail, w, vs);
+	uint32_t dqp;
+
+	if (r || w->opcode == GIC_OPCODE_NOP)
+		return r;
+	if (avail < 2 * GIC_SEG_SIZE)
+		return snx_fail(vs, SOFTNIC_VSYND_DC_BAD_AV, GIC_SYND_LOCAL_QP_OP_ERR);
+	dqp = snx_rd_be32(b + GIC_SEG_SIZE + 8);
+	w->av_bytes = (dqp & GIC_EXTENDED_UD_AV) ? GIC_AV_FULL_DS * GIC_SEG_SIZE
+						 : GIC_AV_COMPACT_DS * GIC_SEG_SIZE;
+	w->dct_num = dqp & 0xffffffu;
+	w->dc_key = snx_rd_be64(b + GIC_SEG_SIZE);
+	if (w->ds * GIC_SEG_SIZE < (uint32_t)GIC_SEG_SIZE + w->av_bytes)
+		return snx_fail(vs, SOFTNIC_VSYND_DC_BAD_AV, GIC_SYND_LOCAL_QP_OP_ERR);
+	return snx_decode_body(b, w->av_bytes, w, vs);
 }
 
 /* ------------------------------------------------------------------ */

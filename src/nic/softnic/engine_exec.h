@@ -41,6 +41,10 @@ SNX_HOT int snx_resolve_remote_in(snx_pass *p, snx_qp *qp, const softnic_wqe *w,
 
 	if (!r && (p->remote.access & SNX_MR_DEVICE))
 		p->dev |= SNX_DEV_REMOTE;
+	/* No softnic key has bit 31 set (slots are below 2^12), but a full
+	 * DC address vector's dqp_dct, where an RC WQE has its rkey, has. */
+	if (r == SOFTNIC_VSYND_BAD_LKEY && (w->rkey & GIC_EXTENDED_UD_AV) && !w->av_bytes)
+		return snx_fail(vs, SOFTNIC_VSYND_DC_NOT_DCI, GIC_SYND_LOCAL_QP_OP_ERR);
 	if (r == SOFTNIC_VSYND_BAD_LKEY)
 		return snx_fail(vs, SOFTNIC_VSYND_BAD_RKEY, GIC_SYND_REMOTE_ACCESS_ERR);
 	if (r == SOFTNIC_VSYND_LOCAL_BOUNDS)
@@ -461,6 +465,16 @@ SNX_COLD int snx_exec_atomic(snx_pass *p, snx_qp *qp, const softnic_wqe *w, uint
 	return 0;
 }
 
+/* DUMP: the NIC reads the buffers the data segments name (lkey, PD and
+ * bounds checked as for a send's gather list) and sends nothing; what it
+ * read goes nowhere, so softnic checks and does not copy. */
+SNX_COLD int snx_exec_dump(snx_pass *p, snx_qp *qp, const softnic_wqe *w, uint8_t *vs)
+{
+	uint8_t *src[SOFTNIC_MAX_SGE];
+
+	return snx_resolve_local(p, qp, w, 0, src, vs);
+}
+
 /* Copies the WQE at BB position pos (it may wrap) into buf. */
 GIC_HD void snx_copy_wqe(const snx_qp *qp, uint64_t pos, uint32_t nbb, uint8_t *buf)
 {
@@ -489,6 +503,8 @@ SNX_HOT int snx_execute(snx_pass *p, snx_qp *qp, const softnic_wqe *w, uint16_t 
 		return snx_exec_atomic(p, qp, w, vs);
 	case GIC_OPCODE_RDMA_WRITE:
 		return snx_exec_write(p, qp, w, vs);
+	case GIC_OPCODE_DUMP:
+		return snx_exec_dump(p, qp, w, vs);
 	default: /* WRITE_IMM, SEND, SEND_IMM (the decoder let nothing else by) */
 		return snx_exec_message(p, qp, w, vs);
 	}
@@ -538,6 +554,81 @@ SNX_COLD int snx_run_message(snx_pass *p, snx_qp *qp, const softnic_wqe *w, uint
 	return synd;
 }
 
+/* ------------------------------------------------------------------ */
+/* DC: a DCI's WQE names its DCT in its address vector. */
+
+/* The QP of sh numbered num, or NULL. A DCI keeps its last answer while
+ * the QP table's generation stays the same: a QP that goes bumps it (a
+ * CPU engine's destroy then waits for every pass before freeing it; a GPU
+ * engine's QP state lives until close). */
+GIC_HD snx_qp *snx_dc_lookup(snx_shared *sh, snx_qp *dci, uint32_t num)
+{
+	uint32_t gen = gic_ld_acquire_sys_u32(&sh->table_gen), n;
+	snx_qp *found = NULL;
+
+	if (dci->dc_cache && dci->dc_cache_gen == gen && dci->dc_cache_num == num)
+		return dci->dc_cache;
+	n = gic_ld_acquire_sys_u32(&sh->nqp_slots);
+	for (uint32_t i = 0; i < n && i < SNX_MAX_QP && !found; i++) {
+		snx_qp *q = (snx_qp *)(uintptr_t)gic_ld_acquire_sys_u64((const uint64_t *)&sh->qps[i]);
+
+		if (q && q->qpn == num)
+			found = q;
+	}
+	dci->dc_cache = found;
+	dci->dc_cache_num = num;
+	dci->dc_cache_gen = gen;
+	return found;
+}
+
+/* Makes the DCT a DCI's WQE names its responder for that WQE: checks
+ * that it exists, is a DCT and takes the AV's key, then points qp->peer at
+ * it and sets the pass's link and rights as a connected QP's. Returns 0
+ * or a syndrome (a wrong key: REMOTE_ACCESS_ERR; no DCT there: a
+ * ConnectX's requester would retry until TRANSPORT_RETRY_EXC_ERR). */
+SNX_COLD int snx_dc_attach(snx_pass *p, snx_qp *qp, const softnic_wqe *w, uint8_t *vs)
+{
+	snx_qp *dct = snx_dc_lookup(p->sh, qp, w->dct_num);
+
+	if (!dct)
+		return snx_fail(vs, SOFTNIC_VSYND_DC_NO_DCT, GIC_SYND_TRANSPORT_RETRY_EXC_ERR);
+	if (!(dct->flags & SOFTNIC_QP_DCT))
+		return snx_fail(vs, SOFTNIC_VSYND_DC_NOT_DCT, GIC_SYND_TRANSPORT_RETRY_EXC_ERR);
+	if (dct->dc_key != w->dc_key)
+		return snx_fail(vs, SOFTNIC_VSYND_DC_BAD_KEY, GIC_SYND_REMOTE_ACCESS_ERR);
+	qp->peer = dct;
+	qp->peer_sh = NULL;
+	p->link = SNX_QP_CONNECTED;
+	p->peer_rights = gic_ld_relaxed_u32(&dct->rights);
+	return 0;
+}
+
+/* A WQE of a QP whose responder is set (an RC QP's peer, a DCI's DCT). */
+SNX_HOT int snx_run_connected(snx_pass *p, snx_qp *qp, const softnic_wqe *w, uint8_t *vs)
+{
+	if (snx_opcode_has_recv(w->opcode))
+		return snx_run_message(p, qp, w, vs);
+	return snx_execute(p, qp, w, (uint16_t)qp->cons, vs);
+}
+
+/* A DCI's WQE: against the DCT it names, then the pass is the DCI's
+ * again (unconnected; the GPU engine's lanes agree on that). DUMP is
+ * local, and a NOP carries no AV: they name no DCT. */
+SNX_COLD int snx_run_dc(snx_pass *p, snx_qp *qp, const softnic_wqe *w, uint8_t *vs)
+{
+	uint32_t link = p->link, rights = p->peer_rights;
+	int r;
+
+	if (!w->av_bytes || w->opcode == GIC_OPCODE_DUMP)
+		return snx_execute(p, qp, w, (uint16_t)qp->cons, vs);
+	r = snx_dc_attach(p, qp, w, vs);
+	if (!r)
+		r = snx_run_connected(p, qp, w, vs);
+	p->link = link;
+	p->peer_rights = rights;
+	return r;
+}
+
 /* Claims the send-CQ slot (signaled WQEs, once), then executes. Returns as
  * snx_run_wqe(). */
 SNX_HOT int snx_claim_and_execute(snx_pass *p, snx_qp *qp, const softnic_wqe *w, uint8_t *vs,
@@ -554,9 +645,9 @@ SNX_HOT int snx_claim_and_execute(snx_pass *p, snx_qp *qp, const softnic_wqe *w,
 			return snx_fail(vs, SOFTNIC_VSYND_PEER_GONE, GIC_SYND_TRANSPORT_RETRY_EXC_ERR);
 		*claimed = 1;
 	}
-	if (snx_opcode_has_recv(w->opcode))
-		return snx_run_message(p, qp, w, vs);
-	return snx_execute(p, qp, w, (uint16_t)qp->cons, vs);
+	if (qp->flags & SOFTNIC_QP_DCI)
+		return snx_run_dc(p, qp, w, vs);
+	return snx_run_connected(p, qp, w, vs);
 }
 
 /* Decodes and runs the WQE of nbb BBs at qp->cons into *w, with a send-CQ
@@ -569,7 +660,10 @@ SNX_HOT int snx_run_wqe(snx_pass *p, snx_qp *qp, uint32_t nbb, softnic_wqe *w, u
 	int synd;
 
 	snx_copy_wqe(qp, qp->cons, nbb, buf);
-	synd = snx_decode_wqe(buf, (size_t)nbb * GIC_SEND_WQE_BB, w, vs);
+	if (qp->flags & SOFTNIC_QP_DCI)
+		synd = snx_decode_dci_wqe(buf, (size_t)nbb * GIC_SEND_WQE_BB, w, vs);
+	else
+		synd = snx_decode_wqe(buf, (size_t)nbb * GIC_SEND_WQE_BB, w, vs);
 	if (qp->in_error && qp->pending_synd) {
 		/* The first WQE after a doorbell error carries that error
 		 * (snx_step clears it once its CQE is written). */
@@ -593,6 +687,10 @@ SNX_HOT int snx_complete(snx_pass *p, snx_qp *qp, const softnic_wqe *w, int synd
 		/* SNX_CQ_LOST: the error is recorded; its CQE is lost. */
 		if (!claimed && snx_cq_claim(p->sh, qp->send_cq, 1) == 0)
 			return 0;
+		if (synd != GIC_SYND_WR_FLUSH_ERR && !qp->in_error && w->av_bytes) {
+			qp->err.av_bytes = w->av_bytes; /* published by snx_qp_set_error */
+			qp->err.dct_num = w->dct_num;
+		}
 		if (synd != GIC_SYND_WR_FLUSH_ERR)
 			snx_qp_set_error(qp, slot_index, w->opcode, synd, vs, &p->st);
 		snx_complete_error(p->sh, qp, slot_index, w->opcode, synd, vs, &p->st);
@@ -838,6 +936,10 @@ GIC_HD int snx_pass_begin(snx_pass *p, snx_qp *qp)
 	if (db == qp->last_db && qp->cons == qp->target && !qp->pending_synd && !qp->watching &&
 	    !snx_rq_flush_due(sh, qp))
 		return 0;
+	if (qp->flags & SOFTNIC_QP_DCT) {
+		qp->last_db = db; /* a DCT executes no WQE: its doorbell is ignored */
+		return 0;
+	}
 	memset(&p->st, 0, sizeof(p->st));
 	/* After the doorbell's acquire: a deregistration that happened before
 	 * the doorbell shows here. */

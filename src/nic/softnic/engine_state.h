@@ -80,6 +80,9 @@ typedef struct snx_error {
 	uint16_t db_index;
 	uint32_t dbrec;
 	uint32_t executed;
+	uint8_t av_bytes;      /* a DCI's failed WQE: its AV form (0: none) */
+	uint8_t pad[3];
+	uint32_t dct_num;      /* ... and the DCT it named */
 } snx_error;
 
 enum snx_qp_link {
@@ -128,6 +131,14 @@ typedef struct snx_qp {
 	/* Read by this QP's senders on a receiver-not-ready answer only (kept
 	 * out of the lines above, which every pass reads). */
 	uint64_t rnr_timer_ns; /* what this QP, as receiver, asks senders to wait */
+	/* DC. A DCT's access key (set before the QP is published). A DCI's
+	 * last DCT lookup (engine-private): valid while the QP table's
+	 * generation is still dc_gen. A DCI points peer at the DCT of the WQE
+	 * it executes (it has no peer of its own). */
+	uint64_t dc_key;
+	struct snx_qp *dc_cache;
+	uint32_t dc_cache_num;
+	uint32_t dc_cache_gen;
 } snx_qp;
 
 /* What every engine shares: the MR table, the mode, the counters. */

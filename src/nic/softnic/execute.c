@@ -12,6 +12,12 @@ int softnic_decode_wqe(const uint8_t *bytes, size_t avail, softnic_wqe *out,
 	return snx_decode_wqe(bytes, avail, out, vendor_syndrome);
 }
 
+int softnic_decode_dci_wqe(const uint8_t *bytes, size_t avail, softnic_wqe *out,
+			   uint8_t *vendor_syndrome)
+{
+	return snx_decode_dci_wqe(bytes, avail, out, vendor_syndrome);
+}
+
 int softnic_qp_progress_cpu(softnic_qp *qp, softnic_stats *st)
 {
 	if (qp->wire)
@@ -52,6 +58,18 @@ const char *softnic_vsynd_text(uint8_t vs)
 	case SOFTNIC_VSYND_WIRE_TOO_LONG:
 		return "message larger than the wire's payload ring (softnic_wire_enable)";
 	case SOFTNIC_VSYND_QP_RIGHTS: return "the responder QP grants no such right (its access flags)";
+	case SOFTNIC_VSYND_DC_BAD_KEY: return "DC access key of the address vector is not the DCT's";
+	case SOFTNIC_VSYND_DC_NO_DCT:
+		return "the address vector names no QP of this softnic (on a ConnectX: retries until "
+		       "the transport retry count runs out)";
+	case SOFTNIC_VSYND_DC_BAD_AV:
+		return "DCI WQE's ds leaves no room for its address vector (compact: ds >= 2, full: "
+		       "ds >= 4)";
+	case SOFTNIC_VSYND_DC_NOT_DCI:
+		return "a full DC address vector (EXTENDED_UD_AV where the rkey goes) on a QP that is "
+		       "no DCI";
+	case SOFTNIC_VSYND_DC_NOT_DCT:
+		return "the address vector names a QP that is no DCT (or an RC WQE on a DCI)";
 	case SOFTNIC_VSYND_STRICT_DB_AHEAD:
 		return "strict: doorbell ahead of the doorbell record, never covered within the watch";
 	case SOFTNIC_VSYND_STRICT_DB_QPN: return "strict: doorbell names another QP";

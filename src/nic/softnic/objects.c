@@ -288,11 +288,12 @@ void softnic_close(softnic *nic)
 	softnic_wire_close(nic);
 	if (nic->backend.stop)
 		nic->backend.stop(nic, nic->backend.ctx);
-	for (int e = 0; e < nic->nengines; e++) {
+	/* Every QP first: a destroy takes the locks of every engine. */
+	for (int e = 0; e < nic->nengines; e++)
 		while (nic->engines[e].nqps)
 			softnic_qp_destroy(nic->engines[e].qps[0]);
+	for (int e = 0; e < nic->nengines; e++)
 		pthread_mutex_destroy(&nic->engines[e].lock);
-	}
 	while (nic->srqs.next != &nic->srqs)
 		softnic_srq_destroy((softnic_srq *)nic->srqs.next);
 	while (nic->mrs_list.next != &nic->mrs_list)
@@ -740,13 +741,14 @@ static int qp_alloc_state(softnic_qp *qp, const softnic_qp_attr *attr)
 	if (rc)
 		return rc;
 	s->flags = attr->flags & (SOFTNIC_QP_NO_IMPLICIT_RECV | SOFTNIC_QP_SHARED_DB |
-				  SOFTNIC_QP_DB_INDEX);
+				  SOFTNIC_QP_DB_INDEX | SOFTNIC_QP_DCI | SOFTNIC_QP_DCT);
+	s->dc_key = attr->dc_key;
 	s->rights = SOFTNIC_ACCESS_REMOTE_WRITE | SOFTNIC_ACCESS_REMOTE_READ |
 		    SOFTNIC_ACCESS_REMOTE_ATOMIC;
 	s->rnr_retry = (uint32_t)attr->rnr_retry;
 	s->rnr_timer_ns = softnic_rnr_timer_ns(attr->min_rnr_timer);
 	s->pd = qp->pd->id;
-	s->send_cq = attr->send_cq->s;
+	s->send_cq = attr->send_cq ? attr->send_cq->s : NULL; /* NULL: a DCT's */
 	s->recv_cq = attr->recv_cq ? attr->recv_cq->s : NULL;
 	/* The doorbell word starts at 0, a value no doorbell of this QP
 	 * carries (its QP number is not 0), so the engine sees only real
@@ -810,13 +812,28 @@ static int qp_mem_check(softnic *nic, const softnic_qp_attr *a)
 	return 0;
 }
 
+/* A DC QP's own rules (dc: its SOFTNIC_QP_DCI/DCT bits); NULL when met. */
+static const char *qp_dc_check(const softnic_qp_attr *a, uint32_t dc)
+{
+	if (dc == (SOFTNIC_QP_DCI | SOFTNIC_QP_DCT))
+		return "a QP is a DCI or a DCT, not both";
+	if (dc == SOFTNIC_QP_DCI && (a->log_rq_wqe || a->srq))
+		return "a DCI has no receive queue or SRQ";
+	if (dc == SOFTNIC_QP_DCT && (!a->srq || a->log_rq_wqe))
+		return "a DCT takes its receives from an SRQ (and has no receive queue of its own)";
+	if (dc != SOFTNIC_QP_DCT && a->dc_key)
+		return "dc_key is a DCT's";
+	return NULL;
+}
+
 /* 0, or EINVAL with the reason as the softnic's last error. */
 static int qp_attr_check(softnic_pd *pd, const softnic_qp_attr *a)
 {
+	uint32_t dc = a->flags & (SOFTNIC_QP_DCI | SOFTNIC_QP_DCT);
 	const char *why = NULL;
 
-	if (!a->send_cq || a->log_sq_bb < 1 || a->log_sq_bb > 14)
-		why = "need a send CQ and log_sq_bb in 1..14";
+	if ((!a->send_cq && dc != SOFTNIC_QP_DCT) || a->log_sq_bb < 1 || a->log_sq_bb > 14)
+		why = "need a send CQ (a DCT may go without) and log_sq_bb in 1..14";
 	else if (a->log_rq_wqe < 0 || a->log_rq_wqe > 15 || a->rq_max_sge < 0 ||
 		 a->rq_max_sge > SOFTNIC_MAX_SGE)
 		why = "log_rq_wqe outside 0..15 or rq_max_sge outside 0..16";
@@ -830,8 +847,10 @@ static int qp_attr_check(softnic_pd *pd, const softnic_qp_attr *a)
 		 a->min_rnr_timer > 31)
 		why = "rnr_retry outside 0..7 or min_rnr_timer outside 0..31";
 	else if (a->flags & ~((uint32_t)SOFTNIC_QP_NO_IMPLICIT_RECV | SOFTNIC_QP_SHARED_DB |
-			       SOFTNIC_QP_DB_INDEX | SOFTNIC_MEM_INIT))
+			       SOFTNIC_QP_DB_INDEX | SOFTNIC_QP_DCI | SOFTNIC_QP_DCT | SOFTNIC_MEM_INIT))
 		why = "unknown flags";
+	else if (dc || a->dc_key)
+		why = qp_dc_check(a, dc);
 	else if (a->rq_mem.addr && !a->log_rq_wqe)
 		why = "a receive ring in caller memory, but no receive queue of its own (log_rq_wqe 0)";
 	if (why) {
@@ -847,7 +866,8 @@ static void qp_count_users(softnic_qp *qp, int d)
 {
 	pthread_mutex_lock(&qp->nic->lock);
 	qp->pd->users += d;
-	qp->send_cq->users += d;
+	if (qp->send_cq)
+		qp->send_cq->users += d;
 	if (qp->recv_cq)
 		qp->recv_cq->users += d;
 	if (qp->srq)
@@ -948,6 +968,14 @@ int softnic_qp_destroy(softnic_qp *qp)
 	pthread_mutex_lock(&nic->lock);
 	table_remove(nic, qp->s);
 	pthread_mutex_unlock(&nic->lock);
+	/* A DCI of any engine may have found this QP in the table (as its
+	 * DCT, or while looking for one): once every engine has finished the
+	 * pass under way, none still holds it (the table's generation moved). */
+	if (!nic->backend.state_alloc)
+		for (int i = 0; i < nic->nengines; i++) {
+			engine_lock_mgmt(&nic->engines[i]);
+			engine_unlock_mgmt(&nic->engines[i]);
+		}
 	if (qp->wire)
 		softnic_wire_qp_destroyed(qp); /* its mirror goes too, so peer is cleared */
 	if (qp->peer) {
@@ -994,6 +1022,11 @@ int softnic_qp_connect(softnic_qp *a, softnic_qp *b)
 {
 	if (!a || !b || a->nic != b->nic)
 		return EINVAL; /* a == b: a QP connected to itself, as RC loopback allows */
+	if ((a->s->flags | b->s->flags) & (SOFTNIC_QP_DCI | SOFTNIC_QP_DCT)) {
+		softnic_set_error(a->nic, "qp_connect: QP 0x%x or 0x%x is a DCI or DCT: DC QPs are "
+				  "never connected", a->s->qpn, b->s->qpn);
+		return EINVAL;
+	}
 	if (a->peer || b->peer || a->s->link || b->s->link) {
 		softnic_set_error(a->nic, "qp_connect: QP 0x%x or 0x%x is already connected",
 				  a->s->qpn, b->s->qpn);
@@ -1096,15 +1129,19 @@ const char *softnic_qp_error(const softnic_qp *qp)
 		     qp->s->qpn, e->wqe_index, e->opcode, softnic_vsynd_text(e->vendor_syndrome),
 		     gic_syndrome_name(e->syndrome));
 	if (e->has_doorbell && n > 0 && (size_t)n < sizeof(q->error))
+		n += snprintf(q->error + n, sizeof(q->error) - (size_t)n,
+			      ": doorbell index %u, doorbell record %u, executed %u", e->db_index,
+			      e->dbrec, e->executed);
+	if (e->av_bytes && n > 0 && (size_t)n < sizeof(q->error))
 		snprintf(q->error + n, sizeof(q->error) - (size_t)n,
-			 ": doorbell index %u, doorbell record %u, executed %u", e->db_index,
-			 e->dbrec, e->executed);
+			 ": DCI address vector (%s, %u bytes) names DCT 0x%x", e->av_bytes == 48 ?
+			 "full" : "compact", e->av_bytes, e->dct_num);
 	return q->error;
 }
 
 int softnic_qp_view(softnic_qp *qp, gic_sq *sq, gic_cq *cq)
 {
-	if (!qp || !sq || !cq)
+	if (!qp || !sq || !cq || !qp->send_cq) /* a DCT without one sends nothing */
 		return EINVAL;
 	softnic_cq_view(qp->send_cq, cq);
 	memset(sq, 0, sizeof(*sq));

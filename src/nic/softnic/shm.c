@@ -305,6 +305,11 @@ int softnic_qp_connect_remote(softnic_qp *qp, int peer_rank, uint32_t peer_qpn)
 				  peer_qpn);
 		return ENOENT;
 	}
+	if ((qp->s->flags | pq->flags) & (SOFTNIC_QP_DCI | SOFTNIC_QP_DCT)) {
+		softnic_set_error(nic, "qp_connect_remote: QP 0x%x or PE %d's QP 0x%x is a DCI or "
+				  "DCT: DC QPs are never connected", qp->s->qpn, peer_rank, peer_qpn);
+		return EINVAL;
+	}
 	if (qp->peer || __atomic_load_n(&qp->s->link, __ATOMIC_ACQUIRE)) {
 		softnic_set_error(nic, "qp_connect_remote: QP 0x%x is already connected",
 				  qp->s->qpn);

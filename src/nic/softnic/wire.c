@@ -501,6 +501,11 @@ int softnic_qp_connect_wire(softnic_qp *qp, uint32_t remote_qpn)
 		softnic_set_error(qp->nic, "qp_connect_wire: softnic_wire_enable() was not called");
 		return EOPNOTSUPP;
 	}
+	if (qp->s->flags & (SOFTNIC_QP_DCI | SOFTNIC_QP_DCT)) {
+		softnic_set_error(qp->nic, "qp_connect_wire: QP 0x%x is a DCI or DCT: DC QPs are "
+				  "never connected (DC over the wire is not modelled)", qp->s->qpn);
+		return EINVAL;
+	}
 	if (qp->peer || qp->wire || qp->s->link)
 		return EISCONN;
 	rc = remote_owner(qp->nic, remote_qpn);
@@ -632,6 +637,8 @@ static int wire_local(snx_pass *p, snx_qp *qp, const softnic_wqe *w, uint8_t *sr
 	switch (w->opcode) {
 	case GIC_OPCODE_NOP:
 		return 0;
+	case GIC_OPCODE_DUMP: /* local only: checked here, a NOP on the wire */
+		return snx_resolve_local(p, qp, w, 0, src, vs);
 	case GIC_OPCODE_RDMA_READ:
 		r = snx_resolve_local(p, qp, w, SOFTNIC_ACCESS_LOCAL_WRITE, src, vs);
 		*out_len = w->total_len;
@@ -667,7 +674,8 @@ static int wire_put(snx_pass *p, softnic_qp *q, wire_conn *c, const softnic_wqe 
 		return snx_fail(vs, SOFTNIC_VSYND_WIRE_TOO_LONG, GIC_SYND_LOCAL_LENGTH_ERR);
 	if (!ring_alloc(c, len, &off, &span))
 		return WIRE_FULL;
-	if (w->opcode != GIC_OPCODE_RDMA_READ && !w->atomic_size && w->opcode != GIC_OPCODE_NOP) {
+	if (w->opcode != GIC_OPCODE_RDMA_READ && !w->atomic_size && w->opcode != GIC_OPCODE_NOP &&
+	    w->opcode != GIC_OPCODE_DUMP) {
 		if (p->dev)
 			r = softnic_dev_write(p->sh, q->s, w, src, c->data[c->side] + off,
 					      SNX_DEV_LOCAL, vs);
@@ -688,7 +696,7 @@ static int wire_put(snx_pass *p, softnic_qp *q, wire_conn *c, const softnic_wqe 
 	s->rkey = w->rkey;
 	s->len = (uint32_t)len;
 	s->imm = w->imm;
-	s->opcode = w->opcode;
+	s->opcode = w->opcode == GIC_OPCODE_DUMP ? GIC_OPCODE_NOP : w->opcode;
 	s->fm_ce_se = w->fm_ce_se;
 	s->atomic_size = w->atomic_size;
 	s->rnr_retry = (uint8_t)q->s->rnr_retry;
