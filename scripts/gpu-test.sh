@@ -16,6 +16,7 @@ if [ ! -x "$bin/gic-gpu-suite" ]; then
 	cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >"$out/cmake.log" 2>&1 &&
 		cmake --build build -j "$(nproc)" --target gic-gpu-suite gic-gpu-ceiling gic-gpu-engine-check \
 			gic-gpu-proxy-suite gic gic-gpu-conformance gic-gpu-fidelity gic-gpu-recv gic-gpu-dc \
+			gic-gpu-pipeline \
 			gic-gpu-emu gic-gpu-mlx5-emu gic_emu_verbs gic_emu_mlx5 gic_emu_efa \
 			>>"$out/cmake.log" 2>&1 ||
 		{ echo "build failed (see $out/cmake.log)"; tail -20 "$out/cmake.log"; echo "0 passed, 1 failed"; exit 1; }
@@ -54,6 +55,8 @@ if [ "$ngpus" -ge 2 ] && [ -x "$mpibin/gic-gpu-mpi" ] && command -v mpiexec >/de
 	fi
 fi
 run engine_check 60 "$bin/gic-gpu-engine-check"
+# The GPU engine's trace records every step of every WQE, in order.
+[ -x "$bin/gic-gpu-pipeline" ] && run pipeline_trace 120 "$bin/gic-gpu-pipeline" --check
 # GPU threads posting into verbs-made and mlx5-provider-made queues of the
 # emulated rdma-core device, on softnic's CPU engine and on its GPU engine.
 for e in cpu gpu; do

@@ -146,13 +146,13 @@ int gic_arg_unknown(const char *sub, const char *arg)
 	return EINVAL;
 }
 
-int gic_arg_proxy_shape(const char *sub, const char *flag, const char *val, int *T, int *R,
-			int *B)
+int gic_arg_proxy_shape(const char *sub, const char *flag, const char *val, int min_rings,
+			int *T, int *R, int *B)
 {
 	int t = gic_arg_is(flag, "-T"), r = gic_arg_is(flag, "-R");
 	long hi = t ? GIC_PROXY_MAX_WORKERS : r ? GIC_PROXY_MAX_RINGS : GIC_PROXY_MAX_BATCH, v;
 
-	if (gic_arg_int(sub, t ? "-T" : r ? "-R" : "-B", val, 1, hi, &v))
+	if (gic_arg_int(sub, t ? "-T" : r ? "-R" : "-B", val, r ? min_rings : 1, hi, &v))
 		return EINVAL;
 	*(t ? T : r ? R : B) = (int)v;
 	return 0;

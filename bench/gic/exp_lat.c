@@ -123,11 +123,18 @@ static const char help[] =
 	"                 control, '<path> <order> qps=N'); gda paths only. Figure 4 /\n"
 	"                 Table 7: --path gda-inline --metric putc --metric rtt\n"
 	"                 --qps 1,2,4,8,16 --scope qp,all,all-progress\n"
-	"  --sweep        inline payload size sweep over -b..-e by -f (gda-inline;\n"
-	"                 default sizes 8..512 with --quick 8..64; on the GPU per size\n"
-	"                 a row with the payload in registers, built for 8 12 16 32\n"
-	"                 48 64 128 256 512, and a gda-inline-staged row loading it\n"
-	"                 from GPU memory)\n";
+	"  --sweep        payload size sweep over -b..-e by -f, only those rows, for\n"
+	"                 each path selected (without --path: gda-inline; not the\n"
+	"                 library paths or gda-hostdb). gda-inline: inline sizes\n"
+	"                 (Figure 3a; default 8..512, host --quick 8..64; up to 512,\n"
+	"                 GPU 900); on the GPU per size a row with the payload in\n"
+	"                 registers, built for 8 12 16 32 48 64 128 256 512, and a\n"
+	"                 gda-inline-staged row loading it from GPU memory.\n"
+	"                 gda-pointer, proxy-baseline, proxy-tuned: pointer writes\n"
+	"                 (Figure 11; default 8..1M by 2, --quick 8..64K by 8; up to\n"
+	"                 2M), rows '<path> [<order>] size=N', issue and\n"
+	"                 put+completion, every destination checked after its\n"
+	"                 completion\n";
 
 /* Applies one flag at argv[*i]; 0 or EINVAL. */
 static int lat_flag(lat_state *st, int argc, char **argv, int *i)
@@ -201,10 +208,11 @@ static int lat_parse(int argc, char **argv, void **state)
 			return EINVAL;
 		}
 	}
-	if (!st->paths)
-		st->paths = GIC_LAT_PATH_ALL;
+	if (!st->paths) /* --sweep alone: Figure 3a's inline sweep */
+		st->paths = st->sweep ? GIC_LAT_GDA_INLINE : GIC_LAT_PATH_ALL;
 	if (st->sweep && (st->paths & (GIC_LAT_NVSHMEM | GIC_LAT_GIN | GIC_LAT_GDA_HOSTDB))) {
-		fprintf(stderr, "gic lat: --sweep runs the gda-inline path; not with --path %s\n",
+		fprintf(stderr, "gic lat: --sweep runs the gda-inline, gda-pointer and proxy paths; "
+			"not with --path %s\n",
 			st->paths & GIC_LAT_NVSHMEM ? "nvshmem"
 			: st->paths & GIC_LAT_GIN ? "gin" : "gda-hostdb");
 		free(st);
@@ -228,6 +236,41 @@ static int lat_parse(int argc, char **argv, void **state)
 		return EINVAL;
 	}
 	*state = st;
+	return 0;
+}
+
+int gic_lat_sweep_sizes(const gic_opts *o, int family, size_t inline_max, size_t *sizes,
+			int *n)
+{
+	int ptr = family == GIC_LAT_SWEEP_POINTER;
+	size_t b = o->given & GIC_GIVEN_B ? o->size_begin : 8;
+	size_t e = o->given & GIC_GIVEN_E ? o->size_end
+		   : ptr ? (o->quick ? (size_t)64 << 10 : (size_t)1 << 20)
+			 : (o->host && o->quick ? 64 : 512);
+	double f = o->given & GIC_GIVEN_F ? o->size_factor : ptr && o->quick ? 8 : 2;
+	size_t max = ptr ? GIC_LAT_SWEEP_MAX_POINTER : inline_max;
+
+	*n = 0;
+	if (e > max) {
+		fprintf(stderr, "gic lat: --sweep: -e %zu: %s sizes go up to %zu bytes%s\n", e,
+			ptr ? "gda-pointer's and the proxy paths'" : "gda-inline's inline", max,
+			ptr ? "" : " (larger ones: --path gda-pointer or a proxy path)");
+		return EINVAL;
+	}
+	if (b > e) {
+		fprintf(stderr, "gic lat: --sweep: -b %zu is above the last %s size %zu (give -e)\n",
+			b, ptr ? "pointer" : "inline", e);
+		return EINVAL;
+	}
+	for (size_t sz = b; sz <= e; sz = (size_t)((double)sz * f) > sz ? (size_t)((double)sz * f)
+									 : sz + 1) {
+		if (*n == GIC_LAT_SWEEP_MAX_SIZES) {
+			fprintf(stderr, "gic lat: --sweep: -b %zu -e %zu -f %g: more than %d sizes\n",
+				b, e, f, GIC_LAT_SWEEP_MAX_SIZES);
+			return EINVAL;
+		}
+		sizes[(*n)++] = sz;
+	}
 	return 0;
 }
 
@@ -285,7 +328,26 @@ typedef struct lat_run {
 	int nq;              /* QPs configured in h (this run's --qps count) */
 	int scope;           /* GIC_LAT_SCOPE_* of the put+completion being measured;
 			      * -1 for rows that complete nothing (rtt, proxies) */
+	size_t region;       /* bytes of each PE's source and destination */
+	char row_params[96]; /* --sweep: more params of the rows being run ("" none) */
 } lat_run;
+
+/* Destination (and source) bytes per slot of a size-byte write, and the
+ * slots the region holds (at most LAT_SLOTS; sample i uses slot i %
+ * slots). Sizes up to LAT_MAX_INLINE keep the 8-byte rows' layout. */
+static size_t lat_stride(size_t size)
+{
+	size_t s = (size + 63) & ~(size_t)63;
+
+	return s > LAT_MAX_INLINE ? s : LAT_MAX_INLINE;
+}
+
+static size_t lat_slots(const lat_run *L, size_t size)
+{
+	size_t n = L->region / lat_stride(size);
+
+	return n > LAT_SLOTS ? LAT_SLOTS : n;
+}
 
 /* Emits samples s as result (name, metric). */
 static int lat_emit(lat_run *L, const char *name, const char *metric, const gic_samples *s,
@@ -299,6 +361,8 @@ static int lat_emit(lat_run *L, const char *name, const char *metric, const gic_
 	gic_result_param(&r, "qps=%d", L->nq);
 	gic_result_param(&r, "scope=%s", L->scope < 0 ? "none" : scope_names[L->scope]);
 	gic_result_param(&r, "mode=host");
+	if (L->row_params[0])
+		gic_result_param(&r, "%s", L->row_params);
 	snprintf(r.transport, sizeof(r.transport), "%s", gic_transport(L->o));
 	snprintf(r.note, sizeof(r.note), "%s", note);
 	r.validated = validated;
@@ -370,15 +434,15 @@ static int gda_oneway(lat_run *L, int pointer, int order, size_t size, gic_sampl
 		      gic_samples *putc, int *valid)
 {
 	hx_pe *p0 = &L->h->pe[0], *p1 = &L->h->pe[1];
-	uint8_t want[LAT_MAX_INLINE];
+	size_t slots = lat_slots(L, size);
 
 	for (int i = 0; i < L->total; i++) {
-		size_t slot = (size_t)(i % LAT_SLOTS) * LAT_MAX_INLINE;
+		size_t slot = (size_t)i % slots * lat_stride(size);
+		const uint8_t *want = p0->src + slot; /* the engine only reads it */
 		uint64_t t0, t1, end;
 		int rc;
 
-		hx_fill(want, size, ((uint64_t)order << 32) ^ (uint64_t)i);
-		memcpy(p0->src + slot, want, size);
+		hx_fill(p0->src + slot, size, ((uint64_t)order << 32) ^ (uint64_t)i);
 		hx_poison(p1->dst + slot, want, size);
 		t0 = gic_now_ns();
 		rc = hx_write(L->h, 0, 0, slot, want, slot, size, pointer, 1, 1, order,
@@ -556,7 +620,7 @@ static int run_gda(lat_run *L, int pointer, int order, size_t size, const char *
 		gic_samples_free(&putc);
 	}
 	L->scope = -1;
-	if (!rc && (L->st->metrics & GIC_LAT_RTT) && size == 8) {
+	if (!rc && (L->st->metrics & GIC_LAT_RTT) && size == 8 && !(L->st->sweep && pointer)) {
 		rtt_side s = { .L = L, .send = gda_send, .order = order, .pointer = pointer };
 
 		if (named)
@@ -599,12 +663,38 @@ static int run_timer(lat_run *L)
 	return rc;
 }
 
-/* Issue and put+completion through the proxy of PE0; 8-byte inline. */
-static int proxy_oneway(lat_run *L, hxp *px, gic_samples *iss, gic_samples *putc, int *valid)
+/* Issue and put+completion through the proxy of PE0: the 8-byte inline
+ * write (size 0), or a pointer write of size bytes from PE0's source slot
+ * (--sweep). */
+static int proxy_oneway(lat_run *L, hxp *px, size_t size, gic_samples *iss, gic_samples *putc,
+			int *valid)
 {
-	const uint8_t *dst = L->h->pe[1].dst;
+	const uint8_t *dst = L->h->pe[1].dst, *src = L->h->pe[0].src;
 
-	for (int i = 0; i < L->total; i++) {
+	for (int i = 0; i < L->total && size; i++) {
+		size_t slot = (size_t)i % lat_slots(L, size) * lat_stride(size);
+		uint64_t t0, t1;
+		gic_proxy_desc d;
+		int rc;
+
+		hx_fill(L->h->pe[0].src + slot, size, ((uint64_t)7 << 32) ^ (uint64_t)i);
+		hx_poison(L->h->pe[1].dst + slot, src + slot, size);
+		rc = gic_proxy_desc_pointer(&d, slot, slot, (uint32_t)size, 1);
+		t0 = gic_now_ns();
+		if (!rc)
+			rc = gic_proxy_enqueue(&px->views[0], &d, hx_deadline(), NULL);
+		t1 = gic_now_ns();
+		if (!rc)
+			rc = gic_proxy_wait_counter(&px->views[0], &px->counters[1],
+						    (uint64_t)i + 1, hx_deadline());
+		if (rc)
+			return hxp_fail(px, SUB, "put+completion", rc);
+		gic_samples_add(putc, (double)(gic_now_ns() - t0) / 1e3);
+		gic_samples_add(iss, (double)(t1 - t0) / 1e3);
+		if (!hx_check(SUB, "proxy payload", dst + slot, src + slot, size))
+			*valid = 0;
+	}
+	for (int i = 0; i < L->total && !size; i++) {
 		size_t slot = (size_t)(i % LAT_SLOTS) * 8 + 64;
 		uint64_t v = hx_value(3, (uint64_t)i), t0 = gic_now_ns(), t1;
 		int rc = hxp_put_u64(px, 0, slot, v, 1, hx_deadline());
@@ -623,26 +713,30 @@ static int proxy_oneway(lat_run *L, hxp *px, gic_samples *iss, gic_samples *putc
 	return 0;
 }
 
-static int run_proxy_path(lat_run *L, int protocol, const char *name)
+/* One proxy path: the 8-byte rows (size 0: issue, put+completion, rtt
+ * with a proxy per direction) or a --sweep size's pointer rows. */
+static int run_proxy_path(lat_run *L, int protocol, const char *name, size_t size)
 {
 	hxp px[2];
 	gic_samples iss = { 0 }, putc = { 0 }, rtt = { 0 };
-	const char *note = "host analogue: host producers, CPU workers";
+	const char *note = size ? "host analogue: host producer, CPU worker (T1/R1/B1); pointer "
+				  "write, each destination checked after its completion"
+				: "host analogue: host producers, CPU workers";
 	int valid = 1, rc;
 
 	memset(px, 0, sizeof(px));
 	rc = hxp_open(&px[0], L->h, &(hxp_cfg){ .from = 0, .workers = 1, .rings = 1,
 						.batch = 1, .protocol = protocol });
-	if (!rc)
+	if (!rc && !size)
 		rc = hxp_open(&px[1], L->h, &(hxp_cfg){ .from = 1, .workers = 1, .rings = 1,
 							.batch = 1, .protocol = protocol });
 	if (!rc && (L->st->metrics & (GIC_LAT_ISSUE | GIC_LAT_PUTC)))
-		rc = proxy_oneway(L, &px[0], &iss, &putc, &valid);
+		rc = proxy_oneway(L, &px[0], size, &iss, &putc, &valid);
 	if (!rc && (L->st->metrics & GIC_LAT_ISSUE))
-		rc = lat_emit(L, name, "issue", &iss, 8, valid, note);
+		rc = lat_emit(L, name, "issue", &iss, size ? size : 8, valid, note);
 	if (!rc && (L->st->metrics & GIC_LAT_PUTC))
-		rc = lat_emit(L, name, "put+completion", &putc, 8, valid, note);
-	if (!rc && (L->st->metrics & GIC_LAT_RTT)) {
+		rc = lat_emit(L, name, "put+completion", &putc, size ? size : 8, valid, note);
+	if (!rc && !size && (L->st->metrics & GIC_LAT_RTT)) {
 		rtt_side s = { .L = L, .send = proxy_send, .px = { &px[0], &px[1] } };
 
 		rtt_reset(L->h);
@@ -658,30 +752,52 @@ static int run_proxy_path(lat_run *L, int protocol, const char *name)
 	return rc;
 }
 
-/* The inline size sweep (gda-inline, each order selected). */
+/* The size sweep of each path selected: gda-inline's inline sizes and
+ * gda-pointer's (each order selected), the proxy paths' pointer writes.
+ * Every family's sizes are checked before anything runs. */
 static int run_sweep(lat_run *L)
 {
-	size_t b = L->o->given & GIC_GIVEN_B ? L->o->size_begin : 8;
-	size_t e = L->o->given & GIC_GIVEN_E ? L->o->size_end : (L->o->quick ? 64 : 512);
-	int rc = 0;
+	size_t sizes[2][GIC_LAT_SWEEP_MAX_SIZES];
+	int n[2] = { 0, 0 }, rc = 0;
 
-	if (e > LAT_MAX_INLINE) {
-		fprintf(stderr, "gic lat: --sweep: -e %zu is above the host mode's inline limit "
-			"%d\n", e, LAT_MAX_INLINE);
-		return EINVAL;
-	}
-	for (int ord = 0; ord < GIC_LAT_ORDERS && !rc; ord++) {
-		if (!(L->st->orders & (1u << ord)))
+	for (int fam = 0; fam < 2 && !rc; fam++)
+		if (L->st->paths & (fam ? GIC_LAT_GDA_POINTER | GIC_LAT_PROXY_BASELINE |
+					      GIC_LAT_PROXY_TUNED : GIC_LAT_GDA_INLINE))
+			rc = gic_lat_sweep_sizes(L->o, fam, LAT_MAX_INLINE, sizes[fam], &n[fam]);
+	for (int p = 0; p < 4 && !rc; p++) {
+		int fam = p > 0;
+
+		if (!(L->st->paths & (1u << p)))
 			continue;
-		for (size_t sz = b; sz <= e && !rc; sz = (size_t)((double)sz * L->o->size_factor) >
-			     sz ? (size_t)((double)sz * L->o->size_factor) : sz + 1) {
+		for (int k = 0; k < n[fam] && !rc; k++) {
+			size_t sz = sizes[fam][k];
 			char name[96];
 
-			snprintf(name, sizeof(name), "gda-inline %s size=%zu", order_names[ord], sz);
-			gic_progress(SUB, (int)sz, (int)e, name);
-			rc = run_gda(L, 0, ord, sz, name);
+			if (fam)
+				snprintf(L->row_params, sizeof(L->row_params), "payload=pointer "
+					 "slots=%zu check=each%s", lat_slots(L, sz),
+					 p >= 2 ? " T=1 R=1 B=1" : "");
+			else
+				snprintf(L->row_params, sizeof(L->row_params), "payload=inline");
+
+			if (p >= 2) {
+				snprintf(name, sizeof(name), "%s size=%zu", path_names[p], sz);
+				gic_progress(SUB, k + 1, n[fam], name);
+				rc = run_proxy_path(L, p == 2 ? GIC_PROXY_BASELINE : GIC_PROXY_TUNED,
+						    name, sz);
+				continue;
+			}
+			for (int ord = 0; ord < GIC_LAT_ORDERS && !rc; ord++) {
+				if (!(L->st->orders & (1u << ord)))
+					continue;
+				snprintf(name, sizeof(name), "%s %s size=%zu", path_names[p],
+					 order_names[ord], sz);
+				gic_progress(SUB, k + 1, n[fam], name);
+				rc = run_gda(L, p == 1, ord, sz, name);
+			}
 		}
 	}
+	L->row_params[0] = '\0';
 	return rc;
 }
 
@@ -795,7 +911,7 @@ static int run_host(lat_run *L)
 	for (int p = 2; p < 4 && !rc && L->first && (L->st->metrics & GIC_LAT_METRIC_ALL); p++)
 		if (L->st->paths & (1u << p))
 			rc = run_proxy_path(L, p == 2 ? GIC_PROXY_BASELINE : GIC_PROXY_TUNED,
-					    path_names[p]);
+					    path_names[p], 0);
 	if (!rc && L->first && (L->st->paths & GIC_LAT_GDA_HOSTDB) &&
 	    (L->st->metrics & (GIC_LAT_ISSUE | GIC_LAT_PUTC)))
 		rc = run_hostdb(L);
@@ -847,6 +963,12 @@ static int lat_run_fn(const gic_opts *o, void *state, const gic_run_info *info, 
 	hx_cfg c = { .who = SUB, .engine_threads = 1, .log_sq_bb = 8,
 		     .region = (size_t)LAT_SLOTS * LAT_MAX_INLINE };
 	int rc = 0;
+
+	/* A pointer sweep's slots: two of the largest size at least. */
+	if (st->sweep && (st->paths & (GIC_LAT_GDA_POINTER | GIC_LAT_PROXY_BASELINE |
+				       GIC_LAT_PROXY_TUNED)))
+		c.region = GIC_LAT_SWEEP_REGION;
+	L.region = c.region;
 
 	if (!o->host) {
 		/* The GIN path runs after the others, whatever they did. */

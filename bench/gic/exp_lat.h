@@ -16,9 +16,16 @@
  * PE-wide quiet polling every configured QP's CQ (all), or with a PE-wide
  * quiet reading every QP's progress words as NVSHMEM 3.8's IBGDA quiet does
  * (all-progress): Figure 4 / Table 7 is `--qps 1,2,4,8,16 --scope
- * qp,all,all-progress`. --sweep runs inline payload sizes -b..-e (factor
- * -f) for the mini-gda inline path (Figure 3a); on the GPU it then runs
- * only those rows (default sizes 8..512 B by 2).
+ * qp,all,all-progress`. --sweep runs payload sizes -b..-e (factor -f) for
+ * each path selected (gic_lat_sweep_sizes; without --path: gda-inline
+ * alone), and then only those rows: gda-inline's inline sizes (Figure 3a;
+ * default 8..512 B by 2), gda-pointer's and the proxy paths' pointer
+ * writes (Figure 11: put+completion against payload size; default 8 B ..
+ * 1 MiB by 2, --quick 8 B .. 64 KiB by 8). Pointer rows reuse
+ * destination slots (GIC_LAT_SWEEP_REGION of them, at most 256); every
+ * transfer's destination bytes are compared with its source right after
+ * its completion, outside the timed span (on the GPU by a checker CTA),
+ * and poisoned again (the complement) for the next write to that slot.
  *
  * Result names (also the keys of the paper table, bench/gic/paper.c):
  *   "<path> <order>"   for mini-gda paths, e.g. "gda-inline fence-gpu";
@@ -28,6 +35,10 @@
  *   the mini-gda paths when more than one count or scope is selected, or
  *   any but --qps 1 --scope qp (gic_lat_scope_named; never --sweep rows,
  *   which take one count and one scope); params qps=, scope= (none for rtt);
+ *   "gda-pointer <order> size=<B>", "proxy-baseline size=<B>" and
+ *   "proxy-tuned size=<B>" (issue, put+completion) for --sweep rows of the
+ *   pointer paths (Figure 11), params payload=pointer slots=<N>
+ *   check=each (the proxies T=1 R=1 B=1);
  *   "<path> <order> size=<B>" for --sweep rows; on the GPU two per size:
  *   "gda-inline ..." with the payload in registers when the clock starts
  *   (gic_wqe_write_inline_regs, the paper's mini-gda; sizes 8 12 16 32 48
@@ -128,9 +139,29 @@ typedef struct lat_state {
 				      * default 1); QP 0 is used */
 	int nqps;         /* counts in qps[] (1..GIC_LAT_MAX_QPS_LIST) */
 	unsigned scopes;  /* --scope: bits (1u << GIC_LAT_SCOPE_*); default qp only */
-	int sweep;        /* --sweep (1): inline sizes -b..-e by -f, gda-inline path */
+	int sweep;        /* --sweep (1): sizes -b..-e by -f for each path selected
+			   * (gic_lat_sweep_sizes); default path gda-inline */
 	int timer_delay_us; /* --timer-delay: D of the timer check (1..10000, default 50) */
 } lat_state;
+
+/* --sweep's size families: the inline sizes of gda-inline (Figure 3a) and
+ * the pointer writes of gda-pointer and the proxy paths (Figure 11). */
+enum { GIC_LAT_SWEEP_INLINE = 0, GIC_LAT_SWEEP_POINTER = 1 };
+enum { GIC_LAT_SWEEP_MAX_SIZES = 64 };
+/* The largest pointer size, and the destination (and source) bytes of a
+ * pointer sweep: at least two slots of the largest size. */
+#define GIC_LAT_SWEEP_MAX_POINTER ((size_t)2 << 20)
+#define GIC_LAT_SWEEP_REGION ((size_t)4 << 20)
+
+/* The sizes --sweep runs for family: -b, -e, -f where given, else the
+ * family's defaults (inline: 8..512 by 2, host --quick 8..64; pointer:
+ * 8..1M by 2, --quick 8..64K by 8); inline_max: the mode's inline limit
+ * (pointer: GIC_LAT_SWEEP_MAX_POINTER). sizes[] holds up to
+ * GIC_LAT_SWEEP_MAX_SIZES, *n receives the count. 0, or EINVAL after a
+ * message naming the flag, the value and the limit ("gic lat: --sweep:
+ * ..."). */
+int gic_lat_sweep_sizes(const gic_opts *o, int family, size_t inline_max, size_t *sizes,
+			int *n);
 
 /* The name of scope s ("qp", "all", "all-progress"), NULL for a bad one. */
 const char *gic_lat_scope_name(int s);

@@ -67,17 +67,13 @@ static int loaded_flag(loaded_state *st, int argc, char **argv, int *i)
 		return gic_arg_unknown(SUB, arg);
 	if (!(val = gic_arg_value(SUB, argc, argv, i)))
 		return EINVAL;
-	if (gic_arg_is(arg, "-T") || gic_arg_is(arg, "-R") || gic_arg_is(arg, "-B") ||
-	    gic_arg_is(arg, "--inflight")) {
-		int t = gic_arg_is(arg, "-T"), r = gic_arg_is(arg, "-R"), b = gic_arg_is(arg, "-B");
-		long hi = t ? GIC_PROXY_MAX_WORKERS : r ? GIC_PROXY_MAX_RINGS :
-			  b ? GIC_PROXY_MAX_BATCH : GIC_PROXY_MAX_INFLIGHT;
-
-		if (gic_arg_int(SUB, t ? "-T" : r ? "-R" : b ? "-B" : "--inflight", val, r ? 2 : 1, hi,
-				&v))
+	/* -R from 2: the reserved probe owns ring 0, the writers need another. */
+	if (gic_arg_is(arg, "-T") || gic_arg_is(arg, "-R") || gic_arg_is(arg, "-B"))
+		return gic_arg_proxy_shape(SUB, arg, val, 2, &st->T, &st->R, &st->B);
+	if (gic_arg_is(arg, "--inflight")) {
+		if (gic_arg_int(SUB, "--inflight", val, 1, GIC_PROXY_MAX_INFLIGHT, &v))
 			return EINVAL;
-		*(t ? &st->T : r ? &st->R : b ? &st->B : &st->inflight) = (int)v;
-		return 0;
+		return st->inflight = (int)v, 0;
 	}
 	if (gic_arg_is(arg, "--bg-ctas"))
 		return gic_arg_int_list(SUB, "--bg-ctas", val, 0, 1024, st->levels,

@@ -59,7 +59,7 @@ static int payload_flag(payload_state *st, int argc, char **argv, int *i)
 	if (!(val = gic_arg_value(SUB, argc, argv, i)))
 		return EINVAL;
 	if (gic_arg_is(arg, "-T") || gic_arg_is(arg, "-R") || gic_arg_is(arg, "-B"))
-		return gic_arg_proxy_shape(SUB, arg, val, &st->T, &st->R, &st->B);
+		return gic_arg_proxy_shape(SUB, arg, val, 1, &st->T, &st->R, &st->B);
 	if (gic_arg_is(arg, "--window")) {
 		if (gic_arg_int(SUB, "--window", val, 1, 4096, &v))
 			return EINVAL;

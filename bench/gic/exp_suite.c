@@ -79,8 +79,16 @@ enum { SUITE_RUN_LIMIT_S = 3600 };
 static const suite_step steps[] = {
 	{ &gic_exp_lat, "--path all --order fence-gpu --order release-sys",
 	  "--path all --order all --metric all" NVSHMEM_LAT GIN_LAT },
-	{ &gic_exp_lat, "--path gda-inline --order fence-gpu --metric issue --sweep",
-	  "--path gda-inline --order fence-gpu --metric issue --sweep" },
+	/* Figure 3a: issue and put+completion per inline size (one kernel
+	 * gives both). Figure 11: put+completion against payload size for
+	 * Figure 8's paths, pointer writes (host --quick: 8 B .. 64 KiB by 8;
+	 * GPU: 8 B .. 1 MiB by 2). */
+	{ &gic_exp_lat, "--path gda-inline --order fence-gpu --metric issue --metric putc --sweep",
+	  "--path gda-inline --order fence-gpu --metric issue --metric putc --sweep" },
+	{ &gic_exp_lat, "--path gda-pointer --path proxy-baseline --path proxy-tuned --order "
+	  "fence-gpu --metric issue --metric putc --sweep",
+	  "--path gda-pointer --path proxy-baseline --path proxy-tuned --order fence-gpu "
+	  "--metric issue --metric putc --sweep" },
 	/* Completion scope (Figure 4, Table 7): put+completion against the QPs
 	 * configured per peer, the used QP's CQ only against PE-wide quiets
 	 * (every CQ polled; every QP's progress words as NVSHMEM 3.8 walks

@@ -130,9 +130,10 @@ int gic_arg_int_list(const char *sub, const char *flag, const char *val, long lo
 /* The message for an argument nobody took: "gic <sub>: unknown flag ...". */
 int gic_arg_unknown(const char *sub, const char *arg);
 /* A mini-proxy shape flag: flag is "-T" (workers, 1..GIC_PROXY_MAX_WORKERS),
- * "-R" (rings, 1..GIC_PROXY_MAX_RINGS) or "-B" (batch, 1..GIC_PROXY_MAX_BATCH);
- * stores val in *T, *R or *B. 0, or EINVAL after gic_arg_int's message. */
-int gic_arg_proxy_shape(const char *sub, const char *flag, const char *val, int *T, int *R,
-			int *B);
+ * "-R" (rings, min_rings..GIC_PROXY_MAX_RINGS; min_rings 1, or 2 where a
+ * probe owns ring 0) or "-B" (batch, 1..GIC_PROXY_MAX_BATCH); stores val in
+ * *T, *R or *B. 0, or EINVAL after gic_arg_int's message. */
+int gic_arg_proxy_shape(const char *sub, const char *flag, const char *val, int min_rings,
+			int *T, int *R, int *B);
 
 #endif /* GIC_BENCH_GIC_H */

@@ -28,6 +28,16 @@
  * (gic_wqe_write_inline: the payload-in-memory case; rows
  * "gda-inline-staged <order> size=N", payload=memory).
  *
+ * --sweep's pointer rows (Figure 11: gda-pointer, proxy-baseline,
+ * proxy-tuned; "<path> [<order>] size=N"): one GPU thread posts a pointer
+ * write of N bytes from a source slot to a destination slot (slots reused
+ * round-robin over LAT_REGION / GIC_LAT_SWEEP_REGION), waits for its
+ * completion (the CQE, or the proxy's counter) and hands the sample to a
+ * checker CTA (block 1, LAT_CHECK_THREADS threads), outside the timed
+ * span: the checker compares the destination slot with its source and
+ * writes the complement back (a write that never lands cannot pass the
+ * next check of the slot), then releases the poster.
+ *
  * gda-hostdb (--path gda-hostdb): gda-inline's 8-byte write (kind
  * K_HOSTDB) whose poster writes the doorbell record and publishes its
  * position in a progress word of mapped host memory instead of ringing; a
@@ -91,6 +101,22 @@ static __device__ __forceinline__ void lat_payload_regs(gic_inl16 *p, uint64_t i
 	}
 }
 
+/* The checker of --sweep's pointer rows (its words in GPU memory). */
+typedef struct lat_check {
+	uint64_t *ready;     /* the poster: i + 1 once sample i completed; LAT_CHECK_ABORT
+			      * when it stops early */
+	uint64_t *checked;   /* the checker: i + 1 once sample i's slot was compared and
+			      * poisoned */
+	uint32_t *bad;       /* [0]: samples whose destination differed; [1]: the first + 1 */
+	const uint8_t *src;  /* source slots (PE0) */
+	uint8_t *dst;        /* destination slots (PE1) */
+	uint32_t size, stride, slots; /* sample i uses slot i % slots */
+	int n;
+} lat_check;
+
+enum { LAT_CHECK_THREADS = 256 };
+#define LAT_CHECK_ABORT (~0ull)
+
 typedef struct gda_cfg {
 	int n;              /* samples, warm-up included */
 	int pointer;        /* 0: inline from the staging buffer, 1: from src */
@@ -108,6 +134,7 @@ typedef struct gda_cfg {
 	uint32_t back_rkey;
 	uint64_t delay_ns;  /* timer check: PE1 holds every odd answer this long */
 	uint64_t *progress; /* K_HOSTDB: QP 0's progress word (mapped host memory) */
+	lat_check ck;       /* gda_sweep_kernel: slots and the checker */
 } gda_cfg;
 
 typedef struct lat_sample {
@@ -290,7 +317,129 @@ __global__ void gda_floor_kernel(gic_sq *g, int n, lat_sample *out)
 	}
 }
 
+/* ------------------------------------------------------------------ */
+/* --sweep's pointer rows: the poster's hand-off and the checker CTA. */
+
+/* The poster, after sample i completed (outside the timed span): hands it
+ * to the checker and waits until its slot was checked. 0 or ETIMEDOUT. */
+static __device__ __forceinline__ int lat_check_handoff(const lat_check &k, int i)
+{
+	gic_st_release_sys_u64(k.ready, (uint64_t)i + 1);
+	return gpu_wait_word(k.checked, (uint64_t)i + 1);
+}
+
+/* The checker CTA: for each sample, once the poster released it, every
+ * thread compares its share of the destination slot with the source slot
+ * (volatile: past L1, which may hold the slot's previous check) and
+ * stores the complement; then a system-scope fence, so that the poison is
+ * in memory before the poster's next post, which the checked word
+ * releases. Returns when the poster stops or does not release in time. */
+static __device__ void lat_checker(const lat_check &k)
+{
+	__shared__ int go, differs;
+
+	for (int i = 0; i < k.n; i++) {
+		if (threadIdx.x == 0) {
+			uint64_t deadline = gic_now_ns() + ENV_DEADLINE_NS, r;
+
+			while ((r = gic_ld_acquire_sys_u64(k.ready)) < (uint64_t)i + 1 &&
+			       gic_now_ns() < deadline)
+				__nanosleep(256);
+			go = r == (uint64_t)i + 1;
+			differs = 0;
+		}
+		__syncthreads();
+		if (!go)
+			return;
+		size_t off = (size_t)((uint32_t)i % k.slots) * k.stride;
+		const volatile uint64_t *sw = (const volatile uint64_t *)(k.src + off);
+		volatile uint64_t *dw = (volatile uint64_t *)(k.dst + off);
+		const volatile uint8_t *sb = k.src + off;
+		volatile uint8_t *db = k.dst + off;
+		uint32_t words = k.size / 8, bad = 0;
+
+		for (uint32_t w = threadIdx.x; w < words; w += blockDim.x) {
+			uint64_t want = sw[w];
+
+			bad |= dw[w] != want;
+			dw[w] = ~want;
+		}
+		for (uint32_t j = words * 8 + threadIdx.x; j < k.size; j += blockDim.x) {
+			uint8_t want = sb[j];
+
+			bad |= db[j] != want;
+			db[j] = (uint8_t)~want;
+		}
+		if (bad)
+			atomicOr(&differs, 1);
+		__threadfence_system();
+		__syncthreads();
+		if (threadIdx.x == 0) {
+			if (differs && !k.bad[0]++)
+				k.bad[1] = (uint32_t)i + 1;
+			gic_st_release_sys_u64(k.checked, (uint64_t)i + 1);
+		}
+	}
+}
+
+/* PE0's pointer writes of c.size bytes, slot i % c.ck.slots, each
+ * completed (c.scope as gda_pe0) and then checked. */
+template <int O>
+static __device__ void gda_sweep_pe0(gic_sq *g, const gda_cfg &c, lat_sample *out)
+{
+	gic_sq s;
+	gic_cq cq;
+	gic_inl16 p[1]; /* no inline payload */
+	long long c1 = 0;
+
+	gic_sq_local_begin(&s, &cq, g);
+	for (int i = 0; i < c.n; i++) {
+		int k = gpu_after_clock(i, c1); /* inputs after the last clock, as gda_pe0 */
+		uint32_t slot = (uint32_t)k % c.ck.slots;
+		uint64_t raddr = (uint64_t)(c.dst + (uint64_t)slot * c.stride), deadline = DL, v = 0;
+		uint32_t rkey = c.rkey + (uint32_t)(k - i);
+
+		asm volatile("" : "+l"(v), "+l"(raddr), "+l"(deadline), "+r"(rkey));
+		long long c0 = clock64();
+		int rc = gda_post<O, K_POINTER, 0>(&s, c, (int)slot, v, p, raddr, rkey, deadline);
+		c1 = clock64();
+
+		if (!rc)
+			rc = gic_sq_wait_retired(&s, s.ready, 0, O, DL);
+		if (!rc && c.scope == GIC_LAT_SCOPE_ALL)
+			rc = gic_quiet_all_poll(g + 1, c.nq - 1, O, DL);
+		if (!rc && c.scope == GIC_LAT_SCOPE_PROGRESS)
+			rc = gic_quiet_all_progress(g + 1, c.nq - 1, O, DL);
+		out[i].total = clock64() - c0;
+		out[i].issue = c1 - c0;
+		if (!rc)
+			rc = lat_check_handoff(c.ck, i);
+		out[i].rc = rc;
+		if (rc) {
+			gic_st_release_sys_u64(c.ck.ready, LAT_CHECK_ABORT);
+			break;
+		}
+	}
+	gic_sq_local_end(g, &s);
+}
+
+/* Block 0's thread 0 posts (its other threads leave at once), block 1
+ * checks. */
+template <int O>
+__global__ void gda_sweep_kernel(gic_sq *pe0, gda_cfg c, lat_sample *out)
+{
+	if (blockIdx.x == 1)
+		lat_checker(c.ck);
+	else if (threadIdx.x == 0)
+		gda_sweep_pe0<O>(pe0, c, out);
+}
+
 typedef void (*gda_kernel_fn)(gic_sq *, gic_sq *, gda_cfg, lat_sample *);
+typedef void (*sweep_kernel_fn)(gic_sq *, gda_cfg, lat_sample *);
+static const sweep_kernel_fn sweep_kernels[GIC_LAT_ORDERS] = {
+	gda_sweep_kernel<0>, gda_sweep_kernel<1>, gda_sweep_kernel<2>, gda_sweep_kernel<3>,
+	gda_sweep_kernel<4>, gda_sweep_kernel<5>, gda_sweep_kernel<6>,
+};
 typedef void (*floor_kernel_fn)(gic_sq *, int, lat_sample *);
 #define GDA_KINDS(O) { gda_lat_kernel<O, K_INLINE8, 0>, gda_lat_kernel<O, K_INLINE, 0>, \
 			  gda_lat_kernel<O, K_POINTER, 0> }
@@ -347,7 +496,62 @@ typedef struct lat_run {
 	int n;                /* samples per measurement, warm-up included */
 	int failed;
 	int first_count;      /* 1 while the first --qps count runs */
+	uint64_t *ckw;        /* GPU memory: the checker's words (lat_check) */
+	size_t sizes[2][GIC_LAT_SWEEP_MAX_SIZES]; /* --sweep: inline, pointer sizes */
+	int nsizes[2];
 } lat_run;
+
+/* The checker of a pointer sweep from src to dst (region bytes each):
+ * 64-byte slots, as many as the region holds, at most one per sample. */
+static lat_check sweep_check(lat_run *L, const uint8_t *src, uint8_t *dst, size_t region,
+			     uint32_t size)
+{
+	lat_check k;
+	size_t slots;
+
+	memset(&k, 0, sizeof(k));
+	k.ready = L->ckw;
+	k.checked = L->ckw + 16;
+	k.bad = (uint32_t *)(L->ckw + 32);
+	k.src = src;
+	k.dst = dst;
+	k.size = size;
+	k.stride = (size + 63) & ~63u;
+	slots = region / k.stride;
+	k.slots = (uint32_t)(slots < (size_t)L->n ? slots : (size_t)L->n);
+	k.n = L->n;
+	return k;
+}
+
+/* Host image of a pointer sweep's slots: the source's pattern, or (poison
+ * 1) its complement for the destination; malloc'd, NULL without memory. */
+static uint8_t *sweep_image(const lat_check *k, int poison)
+{
+	size_t bytes = (size_t)k->slots * k->stride;
+	uint8_t *h = (uint8_t *)malloc(bytes);
+
+	for (size_t b = 0; h && b < bytes; b++)
+		h[b] = lat_byte(b / k->stride, (uint32_t)(b % k->stride)) ^ (poison ? 0xff : 0);
+	return h;
+}
+
+/* The checker's words and the samples, cleared on stream (as
+ * clear_samples). */
+static void sweep_clear(lat_run *L, cudaStream_t stream)
+{
+	cudaMemsetAsync(L->ckw, 0, 64 * sizeof(uint64_t), stream);
+	cudaMemsetAsync(L->d, 0xff, sizeof(lat_sample) * L->n, stream);
+}
+
+/* 1 when the checker found every transfer's destination as its source
+ * (bad: the checker's words, read back); else 0 after a message. */
+static int sweep_valid(const char *name, const uint32_t *bad)
+{
+	if (bad[0])
+		fprintf(stderr, "gic lat: %s: %u transfer(s) left a destination unlike its source "
+			"(first: sample %u)\n", name, bad[0], bad[1] - 1);
+	return bad[0] == 0;
+}
 
 /* Fills the staging buffer and PE0's source with the payload pattern, and
  * clears the destination and answer regions. */
@@ -638,6 +842,56 @@ static void gda_one(lat_run *L, const lat_state *st, int src, int order, uint32_
 	}
 }
 
+/* One --sweep size of gda-pointer (Figure 11): pointer writes of size
+ * bytes through slots of the env's regions, each checked by the checker
+ * CTA after its completion; issue and put+completion as selected. */
+static void gda_sweep_one(lat_run *L, const lat_state *st, int order, uint32_t size, int scope)
+{
+	uint8_t *img[2];
+	uint32_t bad[2] = { 0, 0 };
+	char name[128], params[256];
+	int nbad, valid;
+	gda_cfg c;
+
+	if (!(st->metrics & (GIC_LAT_ISSUE | GIC_LAT_PUTC)))
+		return;
+	gda_cfg_fill(L, &c, 1, size, L->e.cfg.nqps, scope);
+	c.ck = sweep_check(L, L->e.src, L->e.dst, LAT_REGION, size);
+	c.stride = c.ck.stride;
+	snprintf(name, sizeof(name), "gda-pointer %s size=%u", gic_lat_order_name(order), size);
+	snprintf(params, sizeof(params), "size=%u qps=%d scope=%s order=%s payload=pointer "
+		 "slots=%u check=each", size, c.nq, gic_lat_scope_name(scope),
+		 gic_lat_order_name(order), c.ck.slots);
+	gic_progress("lat", 0, 0, name);
+	img[0] = sweep_image(&c.ck, 0);
+	img[1] = sweep_image(&c.ck, 1);
+	if (!img[0] || !img[1] ||
+	    gpu_env_write(&L->e, L->e.src, img[0], (size_t)c.ck.slots * c.ck.stride) ||
+	    gpu_env_write(&L->e, L->e.dst, img[1], (size_t)c.ck.slots * c.ck.stride)) {
+		free(img[0]);
+		free(img[1]);
+		L->failed++;
+		return;
+	}
+	free(img[0]);
+	free(img[1]);
+	sweep_clear(L, L->e.stream);
+	sweep_kernels[order]<<<2, LAT_CHECK_THREADS, 0, L->e.stream>>>(L->e.d_sq, c, L->d);
+	nbad = run_samples(L, name);
+	if (nbad < 0 || gpu_env_read(&L->e, bad, c.ck.bad, sizeof(bad))) {
+		L->failed++;
+		return;
+	}
+	valid = !nbad && sweep_valid(name, bad);
+	if (st->metrics & GIC_LAT_ISSUE)
+		emit_cycles(L, name, "issue", 0, valid, params, "pointer write (a data segment "
+			    "naming PE0's registered source)", L->o->gpu_engine);
+	if (st->metrics & GIC_LAT_PUTC)
+		emit_cycles(L, name, "put+completion", 1, valid, params, "completion by softnic "
+			    "(not a NIC number); every destination checked after its completion, "
+			    "outside the span", L->o->gpu_engine);
+}
+
 /* A view shaped like a queue, in memory of the queue's placement. */
 static int make_scratch(lat_run *L)
 {
@@ -687,19 +941,15 @@ static void gda_count(lat_run *L, const lat_state *st, int nq)
 	}
 	if (st->sweep && L->first_count && (st->paths & GIC_LAT_GDA_INLINE)) {
 		/* Sizes: -b/-e/-f when given; else 8 .. 512 B by 2 (Figure 3a). */
-		const gic_opts *op = L->o;
-		double first = op->given & GIC_GIVEN_B ? (double)op->size_begin : 8;
-		double last = op->given & GIC_GIVEN_E ? (double)op->size_end : 512;
-		double factor = op->given & GIC_GIVEN_F ? op->size_factor : 2;
 		size_t max = LAT_REGION / L->n;
 		int sc0 = __builtin_ctz(st->scopes); /* --sweep takes one scope */
 
-		for (double sz = first; sz <= last; sz *= factor) {
-			uint32_t size = (uint32_t)sz;
+		for (int k = 0; k < L->nsizes[GIC_LAT_SWEEP_INLINE]; k++) {
+			uint32_t size = (uint32_t)L->sizes[GIC_LAT_SWEEP_INLINE][k];
 
-			if (size < 1 || size > 900 || size > max) {
-				fprintf(stderr, "gic lat --sweep: size %u skipped (1..900 B inline, "
-					"and %zu B per sample fit the region)\n", size, max);
+			if (size > max) {
+				fprintf(stderr, "gic lat --sweep: size %u skipped (%zu B per sample fit "
+					"the region)\n", size, max);
 				continue;
 			}
 			/* The register payload (the paper's), then the staged one. */
@@ -710,6 +960,13 @@ static void gda_count(lat_run *L, const lat_state *st, int nq)
 				}
 		}
 	}
+	if (st->sweep && L->first_count && (st->paths & GIC_LAT_GDA_POINTER))
+		for (int k = 0; k < L->nsizes[GIC_LAT_SWEEP_POINTER]; k++)
+			for (int o = 0; o < GIC_LAT_ORDERS; o++)
+				if (st->orders & (1u << o))
+					gda_sweep_one(L, st, o,
+						      (uint32_t)L->sizes[GIC_LAT_SWEEP_POINTER][k],
+						      __builtin_ctz(st->scopes));
 	if (L->first_count && (st->metrics & GIC_LAT_TIMER))
 		gda_timer(L, st);
 	gpu_env_close(&L->e);
@@ -792,6 +1049,56 @@ __global__ void proxy_lat_kernel(gic_proxy_ring *v0, gic_proxy_ring *v1, const u
 		proxy_side<1>(pe ? v1 : v0, pe, pe ? in1 : in0, counter, n, rtt, out);
 	else
 		proxy_side<0>(pe ? v1 : v0, pe, pe ? in1 : in0, counter, n, rtt, out);
+}
+
+/* --sweep's proxy rows: PE0 enqueues pointer writes of ck.size bytes from
+ * its source slot to PE1's slot, waits for counter base + i + 1, and hands
+ * each sample to the checker (block 1). */
+template <int TUNED>
+static __device__ void proxy_sweep_pe0(gic_proxy_ring *g, const uint64_t *counter, uint64_t base,
+				       const lat_check &ck, lat_sample *out)
+{
+	gic_proxy_ring local = *g;
+	gic_proxy_ring *r = TUNED ? &local : g; /* baseline: atomics on the global view */
+	long long c1 = 0;
+
+	for (int i = 0; i < ck.n; i++) {
+		int k = gpu_after_clock(i, c1); /* inputs after the last clock */
+		uint64_t off = (uint64_t)((uint32_t)k % ck.slots) * ck.stride, deadline = DL;
+		gic_proxy_desc d = { 0, 0 };
+		int rc = gic_proxy_desc_pointer(&d, off, off, ck.size, 0);
+
+		asm volatile("" : "+l"(d.header), "+l"(d.payload), "+l"(deadline));
+		long long c0 = clock64();
+		if (!rc)
+			rc = TUNED ? gic_proxy_enqueue_tuned(r, &d, deadline, NULL)
+				   : gic_proxy_enqueue_baseline(r, &d, deadline, NULL);
+		c1 = clock64();
+		if (!rc)
+			rc = gic_proxy_wait_counter(r, counter, base + (uint64_t)i + 1, deadline);
+		out[i].issue = c1 - c0;
+		out[i].total = clock64() - c0;
+		if (!rc)
+			rc = lat_check_handoff(ck, i);
+		out[i].rc = rc;
+		if (rc) {
+			gic_st_release_sys_u64(ck.ready, LAT_CHECK_ABORT);
+			break;
+		}
+	}
+	if (TUNED)
+		*g = local;
+}
+
+__global__ void proxy_sweep_kernel(gic_proxy_ring *v0, const uint64_t *counter, uint64_t base,
+				   int tuned, lat_check ck, lat_sample *out)
+{
+	if (blockIdx.x == 1)
+		lat_checker(ck);
+	else if (threadIdx.x == 0 && tuned)
+		proxy_sweep_pe0<1>(v0, counter, base, ck, out);
+	else if (threadIdx.x == 0)
+		proxy_sweep_pe0<0>(v0, counter, base, ck, out);
 }
 
 /* The tuned enqueue's floor: one posted 16-byte store to mapped host
@@ -930,6 +1237,74 @@ static void proxy_one(lat_run *L, const lat_state *st, int tuned)
 	free(zeros);
 }
 
+/* --sweep on a proxy path (Figure 11): one fixture (T1/R1/B1, the CPU
+ * engine, GIC_LAT_SWEEP_REGION of slots), then per size pointer writes
+ * from PE0's source slots into PE1's region, each checked by the checker
+ * CTA after the proxy's counter covered it. */
+static void proxy_sweep(lat_run *L, const lat_state *st, int tuned)
+{
+	const char *path = tuned ? "proxy-tuned" : "proxy-baseline";
+	proxy_env_cfg cfg = { PROXY_NIC_CPU, 1, 1, 1, 1, tuned, 0, GIC_LAT_SWEEP_REGION, 0 };
+	uint64_t base = 0; /* requests counter 0 covered so far */
+	proxy_env pe;
+
+	if (!(st->metrics & (GIC_LAT_ISSUE | GIC_LAT_PUTC)))
+		return;
+	if (proxy_env_open(&pe, &cfg)) {
+		proxy_env_close(&pe);
+		L->failed++;
+		return;
+	}
+	for (int k = 0; k < L->nsizes[GIC_LAT_SWEEP_POINTER]; k++) {
+		uint32_t size = (uint32_t)L->sizes[GIC_LAT_SWEEP_POINTER][k], bad[2] = { 0, 0 };
+		lat_check ck = sweep_check(L, (const uint8_t *)pe.src[0], (uint8_t *)pe.region[1],
+					   GIC_LAT_SWEEP_REGION, size);
+		size_t bytes = (size_t)ck.slots * ck.stride;
+		uint8_t *img[2] = { sweep_image(&ck, 0), sweep_image(&ck, 1) };
+		char name[96], params[160];
+		int nbad = 0, valid, ok;
+
+		snprintf(name, sizeof(name), "%s size=%u", path, size);
+		snprintf(params, sizeof(params), "T=1 R=1 B=1 size=%u counter=host payload=pointer "
+			 "slots=%u check=each", size, ck.slots);
+		gic_progress("lat", k + 1, L->nsizes[GIC_LAT_SWEEP_POINTER], name);
+		ok = img[0] && img[1] && !proxy_env_write(&pe, pe.src[0], img[0], bytes) &&
+		     !proxy_env_write(&pe, pe.region[1], img[1], bytes);
+		free(img[0]);
+		free(img[1]);
+		if (!ok) {
+			L->failed++;
+			break;
+		}
+		sweep_clear(L, pe.stream);
+		proxy_sweep_kernel<<<2, LAT_CHECK_THREADS, 0, pe.stream>>>(
+			pe.d_views[0], &pe.counters[0][0], base, tuned, ck, L->d);
+		if (cudaGetLastError() != cudaSuccess || proxy_env_wait(&pe, name, 120) ||
+		    proxy_env_read(&pe, L->h, L->d, sizeof(lat_sample) * L->n) ||
+		    proxy_env_read(&pe, bad, ck.bad, sizeof(bad))) {
+			L->failed++;
+			break;
+		}
+		for (int i = 0; i < L->n; i++)
+			nbad += L->h[i].rc != 0;
+		if (nbad)
+			fprintf(stderr, "gic lat: %s: %d requests failed (%s)\n", name, nbad,
+				gic_proxy_error(pe.proxy[0]));
+		valid = !nbad && sweep_valid(name, bad);
+		if (st->metrics & GIC_LAT_ISSUE)
+			emit_cycles(L, name, "issue", 0, valid, params,
+				    "enqueue of a pointer descriptor into mapped host memory", 0);
+		if (st->metrics & GIC_LAT_PUTC)
+			emit_cycles(L, name, "put+completion", 1, valid, params,
+				    "CPU worker, softnic CPU engine, host-resident counter; every "
+				    "destination checked after its completion, outside the span", 0);
+		if (nbad) /* the counter's state is unknown: no further size on it */
+			break;
+		base += (uint64_t)L->n;
+	}
+	proxy_env_close(&pe);
+}
+
 /* ------------------------------------------------------------------ */
 /* gda-hostdb. */
 
@@ -1058,21 +1433,36 @@ int gic_gpu_lat(const gic_opts *o, const lat_state *st, const gic_run_info *info
 	}
 	if (info->sm_mhz <= 0)
 		return ENODEV;
+	if (st->sweep) { /* every family's sizes checked before anything runs */
+		for (int fam = 0; fam < 2; fam++)
+			if ((st->paths & (fam ? GIC_LAT_GDA_POINTER | GIC_LAT_PROXY_BASELINE |
+						GIC_LAT_PROXY_TUNED : GIC_LAT_GDA_INLINE)) &&
+			    gic_lat_sweep_sizes(o, fam, 900, L.sizes[fam], &L.nsizes[fam]))
+				return EINVAL;
+	}
 	L.h = (lat_sample *)calloc(L.n, sizeof(lat_sample));
 	L.v = (double *)calloc(L.n, sizeof(double));
-	if (!L.h || !L.v || cudaMalloc(&L.d, sizeof(lat_sample) * L.n) != cudaSuccess) {
+	if (!L.h || !L.v || cudaMalloc(&L.d, sizeof(lat_sample) * L.n) != cudaSuccess ||
+	    cudaMalloc(&L.ckw, 64 * sizeof(uint64_t)) != cudaSuccess) {
+		cudaFree(L.d);
 		free(L.h);
 		free(L.v);
 		return ENOMEM;
 	}
 	if (st->paths & (GIC_LAT_GDA_INLINE | GIC_LAT_GDA_POINTER))
 		gda_all(&L, st);
-	if ((st->paths & GIC_LAT_PROXY_BASELINE) && (st->metrics & GIC_LAT_METRIC_ALL))
-		proxy_one(&L, st, 0);
-	if ((st->paths & GIC_LAT_PROXY_TUNED) && (st->metrics & GIC_LAT_METRIC_ALL))
-		proxy_one(&L, st, 1);
+	for (int tuned = 0; tuned <= 1; tuned++) {
+		if (!(st->paths & (tuned ? GIC_LAT_PROXY_TUNED : GIC_LAT_PROXY_BASELINE)) ||
+		    !(st->metrics & GIC_LAT_METRIC_ALL))
+			continue;
+		if (st->sweep)
+			proxy_sweep(&L, st, tuned);
+		else
+			proxy_one(&L, st, tuned);
+	}
 	if ((st->paths & GIC_LAT_GDA_HOSTDB) && (st->metrics & (GIC_LAT_ISSUE | GIC_LAT_PUTC)))
 		gda_hostdb(&L, st);
+	cudaFree(L.ckw);
 	cudaFree(L.d);
 	free(L.h);
 	free(L.v);

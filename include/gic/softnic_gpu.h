@@ -55,7 +55,41 @@ typedef struct softnic_gpu_attr {
 	int host_submitters; /* 1: host threads post and poll too (the emulated
 			      * rdma-core device): system-scope ordering even
 			      * with the queues in GPU memory */
+	int trace_wqes;      /* > 0: each engine warp records the pipeline steps
+			      * of the first trace_wqes WQE executions it runs
+			      * (softnic_gpu_trace_read); the environment
+			      * variable GIC_SOFTNIC_GPU_TRACE=N, read at open,
+			      * sets it too. 0: off (one predicted branch per
+			      * step) */
 } softnic_gpu_attr;
+
+/* The steps of a WQE's life that the engine records when tracing
+ * (docs/softnic.md, "The GPU engine's pipeline"). A batch of WQEs run one
+ * per lane records each batch-wide step once, under its first WQE. */
+enum softnic_gpu_trace_step {
+	SOFTNIC_TRACE_DB_SEEN = 1,    /* the scan read a changed doorbell word */
+	SOFTNIC_TRACE_RECORD = 2,     /* pass begun: epoch, link, doorbell record read */
+	SOFTNIC_TRACE_WQE_READ = 3,   /* the WQE's first BB is in registers */
+	SOFTNIC_TRACE_KEY_OK = 4,     /* decoded, keys and bounds checked */
+	SOFTNIC_TRACE_CQ_CLAIMED = 5, /* the send CQ's lock taken, slots claimed */
+	SOFTNIC_TRACE_DATA_MOVED = 6, /* payload stores issued */
+	SOFTNIC_TRACE_CQE_WRITTEN = 7, /* the CQE's tail released (one per WQE) */
+	SOFTNIC_TRACE_PASS_END = 8,   /* CQ unlocked, counters added: the warp is free */
+	SOFTNIC_TRACE_SERIAL = 9,     /* a WQE run by the serial core (snx_step) */
+	SOFTNIC_TRACE_STEPS = 10
+};
+
+typedef struct softnic_gpu_trace_rec {
+	uint64_t ns;        /* %globaltimer (comparable across SMs) */
+	uint64_t clk;       /* clock64 of the recording warp's SM */
+	uint32_t qpn;
+	uint16_t wqe_index; /* the (first) WQE's index */
+	uint8_t step;       /* enum softnic_gpu_trace_step; 0: empty */
+	uint8_t count;      /* WQEs the step covered */
+	uint32_t warp;      /* the engine warp */
+	uint32_t smid;
+} softnic_gpu_trace_rec;
+
 
 /* Opens a softnic whose engine is a persistent kernel on gattr->device,
  * started at once. attr->engine_threads must be 0. NULL with errno set
@@ -67,6 +101,12 @@ softnic *softnic_open_gpu(const softnic_attr *attr, const softnic_gpu_attr *gatt
  * softnic_gpu_engine_error() says what the CUDA runtime reported). */
 int softnic_gpu_engine_alive(const softnic *nic);
 const char *softnic_gpu_engine_error(const softnic *nic);
+
+/* Copies up to max trace records (warp by warp, each warp's in the order
+ * it recorded them) into out and sets *n; the engine may still be running
+ * (records of steps under way may be missing). 0, ENOTSUP when tracing is
+ * off (or nic has no GPU engine), EIO when the copy fails. */
+int softnic_gpu_trace_read(const softnic *nic, softnic_gpu_trace_rec *out, size_t max, size_t *n);
 
 #ifdef __cplusplus
 }

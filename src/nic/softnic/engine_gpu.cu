@@ -8,6 +8,15 @@
  * order can show); everything else runs on lane 0 through the serial core.
  * Persistent by default (started at open, stopped at close); on demand for
  * tools that serialize kernels.
+ *
+ * Latency (docs/softnic.md, "The GPU engine's pipeline"): each dependent
+ * global-memory access costs an L2 round trip, and every acquire (load,
+ * CAS) also drops the SM's L1, so the next plain load of engine state is
+ * one more trip. The scan therefore looks at up to 32 QPs per warp at
+ * once (one per lane), keeps the QP and doorbell pointers of the warp's
+ * first 32 slots in registers, and issues every load of a pass before it
+ * uses any: an idle pass is one round trip, without a sleep. Tracing
+ * (softnic_gpu_attr.trace_wqes) stamps each step of a WQE's life.
  */
 #include <cuda_runtime.h>
 #include <errno.h>
@@ -40,6 +49,8 @@ typedef struct gpu_engine {
 	softnic_allocator queue_alloc;
 	pthread_mutex_t lock; /* the arenas */
 	arena state, queues;
+	softnic_gpu_trace_rec *trace; /* device memory, nwarps * trace_cap; NULL: off */
+	uint32_t trace_cap;           /* records per warp */
 } gpu_engine;
 
 /* ------------------------------------------------------------------ */
@@ -47,12 +58,122 @@ typedef struct gpu_engine {
 
 #define FULL_WARP 0xffffffffu
 
+/* The engine's fixed settings, read once at the kernel's start (the host
+ * sets them before the launch) and passed by value, so that they stay in
+ * registers: no load of snx_shared after every acquire (which empties the
+ * SM's L1), and tracing off costs one register test per step. */
+typedef struct gpu_consts {
+	uint32_t strict;
+	uint32_t gpu_scope;
+	uint32_t trace;     /* 1: the warp's gpu_trace records */
+} gpu_consts;
+
+/* Tracing: lane 0 of a warp stamps the steps of the pass under way into
+ * pending slots (a clock read each, nothing else on the timed path) and
+ * writes them out as records once the step's work is done
+ * (trace_flush), so that the record stores and the loads they need (the
+ * QP number) fall outside the spans measured. Every helper first tests
+ * gpu_consts.trace (a register): off, the gpu_trace is never touched. */
+typedef struct gpu_trace {
+	softnic_gpu_trace_rec *rec; /* this warp's records; NULL: off */
+	uint32_t cap, n;
+	uint32_t warp, smid;
+	uint32_t have;              /* bit s: step s pending */
+	uint64_t ns[SOFTNIC_TRACE_STEPS], clk[SOFTNIC_TRACE_STEPS];
+	uint16_t wqe[SOFTNIC_TRACE_STEPS];
+	uint8_t cnt[SOFTNIC_TRACE_STEPS];
+} gpu_trace;
+
+static __device__ __forceinline__ uint32_t gpu_smid(void)
+{
+	uint32_t id;
+
+	asm volatile("mov.u32 %0, %%smid;" : "=r"(id));
+	return id;
+}
+
+static __device__ __forceinline__ void trace_init(gpu_trace *t, softnic_gpu_trace_rec *all,
+						  uint32_t cap, int warp)
+{
+	t->rec = all ? all + (size_t)warp * cap : NULL;
+	t->cap = cap;
+	t->n = 0;
+	t->warp = (uint32_t)warp;
+	t->smid = gpu_smid();
+	t->have = 0;
+}
+
+/* The steps warp_batch() stamps before it may hand its WQEs back. */
+#define TRACE_BATCH_STEPS ((1u << SOFTNIC_TRACE_WQE_READ) | (1u << SOFTNIC_TRACE_KEY_OK) | \
+			   (1u << SOFTNIC_TRACE_CQ_CLAIMED))
+
+/* Lane 0: step happened now, for the WQE at wqe (count WQEs). */
+static __device__ __forceinline__ void trace_now(gpu_consts k, gpu_trace *t, int step,
+						 uint64_t wqe, uint32_t count)
+{
+	if (!k.trace || t->n >= t->cap)
+		return;
+	t->ns[step] = gic_now_ns();
+	t->clk[step] = (uint64_t)clock64();
+	t->wqe[step] = (uint16_t)wqe;
+	t->cnt[step] = (uint8_t)(count < 255 ? count : 255);
+	t->have |= 1u << step;
+}
+
+/* trace_now() for the WQE the pass's doorbell sighting named. */
+static __device__ __forceinline__ void trace_now_as(gpu_consts k, gpu_trace *t, int step,
+						    uint32_t count)
+{
+	if (k.trace)
+		trace_now(k, t, step, t->wqe[SOFTNIC_TRACE_DB_SEEN], count);
+}
+
+/* Drops the pending steps of mask (work handed elsewhere, or none). */
+static __device__ __forceinline__ void trace_drop(gpu_consts k, gpu_trace *t, uint32_t mask)
+{
+	if (k.trace)
+		t->have &= ~mask;
+}
+
+static __device__ __noinline__ void trace_write(gpu_trace *t, uint32_t qpn);
+
+/* Lane 0: writes out what is pending (the QP number is loaded only then). */
+static __device__ __forceinline__ void trace_flush(gpu_consts k, gpu_trace *t, const snx_qp *qp)
+{
+	if (k.trace && t->have)
+		trace_write(t, qp->qpn);
+}
+
+/* Lane 0: writes the pending steps of QP qpn as records, in step order. */
+static __device__ __noinline__ void trace_write(gpu_trace *t, uint32_t qpn)
+{
+	for (int s = 1; s < SOFTNIC_TRACE_STEPS && t->have; s++) {
+		softnic_gpu_trace_rec r;
+
+		if (!(t->have >> s & 1))
+			continue;
+		t->have &= ~(1u << s);
+		if (t->n >= t->cap)
+			continue;
+		r.ns = t->ns[s];
+		r.clk = t->clk[s];
+		r.qpn = qpn;
+		r.wqe_index = t->wqe[s];
+		r.step = (uint8_t)s;
+		r.count = t->cnt[s];
+		r.warp = t->warp;
+		r.smid = t->smid;
+		t->rec[t->n++] = r;
+	}
+}
+
+
 /* Lane l (< n) checks the WQE of nbb BBs at pos, already copied into buf:
  * an RDMA write of nbb BBs that decodes and resolves. Fills *w, src, *dst
  * (an inline payload stays in buf). Returns 1 when it qualifies. */
-static __device__ int lane_prepare(snx_pass *p, snx_qp *qp, uint64_t pos, uint32_t nbb,
-				   softnic_wqe *w, uint8_t *src[SOFTNIC_MAX_SGE], uint8_t **dst,
-				   uint8_t *buf)
+static __device__ int lane_prepare(snx_pass *p, gpu_consts k, snx_qp *qp, uint64_t pos,
+				   uint32_t nbb, softnic_wqe *w, uint8_t *src[SOFTNIC_MAX_SGE],
+				   uint8_t **dst, uint8_t *buf)
 {
 	uint8_t vs;
 
@@ -61,7 +182,7 @@ static __device__ int lane_prepare(snx_pass *p, snx_qp *qp, uint64_t pos, uint32
 	if (snx_decode_wqe(buf, (size_t)nbb * GIC_SEND_WQE_BB, w, &vs) ||
 	    w->opcode != GIC_OPCODE_RDMA_WRITE)
 		return 0;
-	if (p->sh->strict && w->wqe_index != (uint16_t)pos)
+	if (k.strict && w->wqe_index != (uint16_t)pos)
 		return 0;
 	/* warp_progress batches only QPs whose peer grants REMOTE_WRITE. */
 	return snx_prepare_write_in(p, qp, w, src, dst, &vs, 0) == 0;
@@ -142,7 +263,8 @@ static __device__ void warp_move(const softnic_wqe *w, uint8_t *const src[SOFTNI
  * proves for the next by finding nbb in its own ctrl segment. Returns the
  * WQEs run, or 0 when lane 0 must take them one at a time instead. All
  * lanes call it. */
-static __device__ int warp_batch(snx_pass *p, snx_qp *qp, uint64_t cons, uint64_t left, int lane)
+static __device__ int warp_batch(snx_pass *p, gpu_consts kc, gpu_trace *tr, snx_qp *qp,
+				 uint64_t cons, uint64_t left, int lane)
 {
 	uint8_t buf[GIC_WQE_MAX_BB * GIC_SEND_WQE_BB];
 	uint8_t *src[SOFTNIC_MAX_SGE], *dst = NULL;
@@ -152,12 +274,19 @@ static __device__ int warp_batch(snx_pass *p, snx_qp *qp, uint64_t cons, uint64_
 	uint32_t nbb;
 	unsigned sigmask;
 
+	/* The peer's record (its pd, read by the key check) into L1 while the
+	 * WQE loads: a hint, so that the check does not wait for one more
+	 * round trip after the WQE's. */
+	if (lane == 0 && qp->peer)
+		asm volatile("prefetch.global.L1 [%0];" ::"l"(&qp->peer->pd));
 	/* One BB per lane first (the common case costs one round trip); the
 	 * first WQE's ctrl segment says how many BBs the batch's WQEs take. */
 	if (lane < n)
 		snx_copy_wqe(qp, cons + lane, 1, buf);
 	nbb = __shfl_sync(FULL_WARP,
 			  lane ? 1 : gic_wqe_bb_count(((const gic_ctrl_seg *)buf)->qpn_ds_be), 0);
+	if (lane == 0)
+		trace_now(kc, tr, SOFTNIC_TRACE_WQE_READ, cons, (uint32_t)n); /* nbb needed the WQE */
 	if (nbb > 1) { /* multi-BB WQEs (inline payloads): copy each lane's whole WQE */
 		uint64_t fit = left / nbb;
 
@@ -168,13 +297,18 @@ static __device__ int warp_batch(snx_pass *p, snx_qp *qp, uint64_t cons, uint64_
 			snx_copy_wqe(qp, cons + (uint64_t)lane * nbb, nbb, buf);
 	}
 	if (lane < n) {
-		ok = lane_prepare(p, qp, cons + (uint64_t)lane * nbb, nbb, &w, src, &dst, buf);
+		ok = lane_prepare(p, kc, qp, cons + (uint64_t)lane * nbb, nbb, &w, src, &dst, buf);
 		sig = ok && (w.fm_ce_se & GIC_CTRL_CQ_UPDATE);
 		lo = (uint64_t)dst;
 		hi = ok && dst ? lo + w.total_len : lo;
 	}
-	if (!__all_sync(FULL_WARP, ok) || lanes_overlap(lo, hi, n, lane))
+	if (!__all_sync(FULL_WARP, ok) || lanes_overlap(lo, hi, n, lane)) {
+		if (lane == 0)
+			trace_drop(kc, tr, TRACE_BATCH_STEPS); /* the serial core takes them */
 		return 0;
+	}
+	if (lane == 0)
+		trace_now(kc, tr, SOFTNIC_TRACE_KEY_OK, cons, (uint32_t)n);
 	sigmask = __ballot_sync(FULL_WARP, sig);
 	/* With signaled WQEs, lane 0 holds the CQ lock from the claim to the
 	 * last CQE: one lock round trip per batch. */
@@ -184,11 +318,18 @@ static __device__ int warp_batch(snx_pass *p, snx_qp *qp, uint64_t cons, uint64_
 		if (!got)
 			snx_cq_unlock(qp->send_cq);
 	}
-	if (!__shfl_sync(FULL_WARP, got, 0))
+	if (!__shfl_sync(FULL_WARP, got, 0)) {
+		if (lane == 0)
+			trace_drop(kc, tr, TRACE_BATCH_STEPS);
 		return 0;
+	}
+	if (lane == 0)
+		trace_now(kc, tr, SOFTNIC_TRACE_CQ_CLAIMED, cons, (uint32_t)n);
 	warp_move(&w, src, dst, n, lane);
 	/* Orders every lane's data writes before lane 0's CQE releases. */
 	__syncwarp(FULL_WARP);
+	if (lane == 0)
+		trace_now(kc, tr, SOFTNIC_TRACE_DATA_MOVED, cons, (uint32_t)n);
 	for (int l = 0; l < n; l++) {
 		uint32_t len = __shfl_sync(FULL_WARP, (uint32_t)w.total_len, l);
 		snx_cqe_fields f;
@@ -202,6 +343,8 @@ static __device__ int warp_batch(snx_pass *p, snx_qp *qp, uint64_t cons, uint64_
 		f.qpn = qp->qpn;
 		f.byte_cnt = len;
 		snx_cq_write_locked(p->sh, qp->send_cq, &f, &p->st);
+		if (l == __ffs(sigmask) - 1) /* the batch's first CQE */
+			trace_now(kc, tr, SOFTNIC_TRACE_CQE_WRITTEN, f.wqe_counter, 1);
 	}
 	if (lane == 0 && sigmask)
 		snx_cq_unlock(qp->send_cq);
@@ -216,14 +359,22 @@ static __device__ int warp_batch(snx_pass *p, snx_qp *qp, uint64_t cons, uint64_
  * run one WQE per lane (warp_batch: WQEs of one size, one BB or more);
  * anything else runs on lane 0 through the serial core, which keeps every
  * semantic of the CPU engine. Lane 0's pass holds the state; the other
- * lanes' passes only cache MRs. */
-static __device__ int warp_progress(snx_pass &p, snx_qp *qp, softnic_stats *st, int lane)
+ * lanes' passes only cache MRs. own_db: lane 0 itself read the doorbell
+ * word db with acquire semantics in this pass's scan (else it reads it
+ * again). */
+static __device__ int warp_progress(snx_pass &p, gpu_consts kc, gpu_trace *tr, snx_qp *qp,
+				    softnic_stats *st, int lane, int own_db, uint64_t db)
 {
 	int active = 0, done = 0;
 	uint32_t epoch;
 
-	if (lane == 0)
-		active = snx_pass_begin(&p, qp);
+	if (lane == 0) {
+		active = own_db ? snx_pass_begin_db(&p, qp, db) : snx_pass_begin(&p, qp);
+		if (active)
+			trace_now_as(kc, tr, SOFTNIC_TRACE_RECORD, 1);
+		else
+			trace_drop(kc, tr, ~0u);
+	}
 	if (!__shfl_sync(FULL_WARP, active, 0))
 		return 0;
 	/* The other lanes follow lane 0's view of the epoch and the link. */
@@ -245,67 +396,155 @@ static __device__ int warp_progress(snx_pass &p, snx_qp *qp, softnic_stats *st, 
 			break;
 		if (healthy && p.link == SNX_QP_CONNECTED &&
 		    (p.peer_rights & SOFTNIC_ACCESS_REMOTE_WRITE))
-			k = warp_batch(&p, qp, cons, left, lane);
-		if (!k)
+			k = warp_batch(&p, kc, tr, qp, cons, left, lane);
+		if (!k) {
 			k = __shfl_sync(FULL_WARP, lane ? 0 : snx_step(&p, qp), 0);
+			if (lane == 0 && k)
+				trace_now(kc, tr, SOFTNIC_TRACE_SERIAL, cons, 1);
+		}
+		if (lane == 0)
+			trace_flush(kc, tr, qp);
 		if (!k)
 			break; /* a CQ is full: come back on a later scan */
 		done += k;
 	}
-	if (lane == 0)
+	if (lane == 0) {
 		snx_pass_end(&p, qp, st);
+		trace_now_as(kc, tr, SOFTNIC_TRACE_PASS_END, (uint32_t)done);
+		trace_flush(kc, tr, qp);
+	}
 	return done;
 }
 
-/* Lane 0 reads the QP table: relaxed loads, with an acquire fence each
- * time the host's table generation moved (the host publishes a QP's
- * fields, then its slot, then the generation). */
-static __device__ uint32_t table_scan_begin(snx_shared *sh, uint32_t *gen_seen, int lane)
+/* A lane's look at one QP in the scan: 1 when it may have work (the
+ * doorbell word changed, WQEs or a doorbell error are pending, the
+ * doorbell is watched, or the QP is in error, whose receives may need a
+ * flush), with *db the doorbell word and *cons the QP's position. The
+ * QP's progress fields are plain loads issued before the doorbell's
+ * acquire load, so that all of them take one round trip together; they
+ * are hints that snx_pass_begin_db() reads again after the acquire. Lane
+ * 0 of this warp writes them (the same SM: its L1 is never stale for
+ * them); in_error may come from the host, and shows at the next pass
+ * (every pass's acquire invalidates the SM's L1). */
+static __device__ __forceinline__ int lane_scan(gpu_consts kc, const snx_qp *qp,
+						const uint64_t *dbp, uint64_t *db, uint64_t *cons)
 {
-	uint32_t n = 0;
+	uint64_t last, target;
+	uint32_t in_error;
+	uint8_t pending, watching;
 
-	if (lane == 0) {
-		uint32_t gen = gic_ld_relaxed_u32(&sh->table_gen);
+	*db = 0;
+	*cons = 0;
+	if (!qp)
+		return 0;
+	last = qp->last_db;
+	*cons = qp->cons;
+	target = qp->target;
+	in_error = qp->in_error;
+	pending = qp->pending_synd;
+	watching = qp->watching;
+	/* The doorbell, at the scope of the softnic's submitters: its acquire
+	 * orders this pass's reads of the record and the WQEs after it. */
+	*db = kc.gpu_scope ? gic_ld_acquire_gpu_u64(dbp) : gic_ld_acquire_sys_u64(dbp);
+	return *db != last || *cons != target || pending || watching || in_error;
+}
 
-		if (gen != *gen_seen) {
-			gic_fence_acquire_sys(); /* orders the reads below after gen */
-			*gen_seen = gen;
-		}
-		n = gic_ld_relaxed_u32(&sh->nqp_slots);
+/* Runs warp_progress() on every QP of the scan whose lane found it busy
+ * (qp, db, cons: each lane's own); returns the WQEs executed. Lane 0 took
+ * its own doorbell read with acquire, so its QP's pass starts from it. */
+static __device__ __forceinline__ int scan_run(snx_pass &p, gpu_consts kc, gpu_trace *tr,
+					       softnic_stats *st, int lane, int busy, snx_qp *qp,
+					       uint64_t db, uint64_t cons)
+{
+	unsigned todo = __ballot_sync(FULL_WARP, busy);
+	int done = 0;
+
+	while (todo) {
+		int l = __ffs(todo) - 1;
+		snx_qp *q = (snx_qp *)__shfl_sync(FULL_WARP, (unsigned long long)qp, l);
+		uint64_t d = __shfl_sync(FULL_WARP, db, l);
+		uint64_t c = __shfl_sync(FULL_WARP, cons, l);
+
+		todo &= todo - 1;
+		if (lane == 0)
+			trace_now(kc, tr, SOFTNIC_TRACE_DB_SEEN, c, 1); /* the ballot needed the loads */
+		done += warp_progress(p, kc, tr, q, st, lane, l == 0, d);
 	}
-	return __shfl_sync(FULL_WARP, n, 0);
+	return done;
 }
 
 /* idle_exit > 0: the warp leaves after that many consecutive passes with
- * no work (on-demand mode); 0: it runs until stop. */
+ * no work (on-demand mode); 0: it runs until stop. Warp w serves QP table
+ * slots w, w + W, w + 2W, ... (W warps); lane l of the warp looks at
+ * slot w + l * W of each group of 32 such slots. The first group's QP and
+ * doorbell pointers stay in registers, re-read only when the host's table
+ * generation moves; later groups (more than 32 W QPs) are read from the
+ * table on every pass. */
 __global__ void snx_gpu_engine_kernel(snx_shared *sh, softnic_stats *warp_stats, int nwarps,
-				      int idle_exit)
+				      int idle_exit, softnic_gpu_trace_rec *trace,
+				      uint32_t trace_cap)
 {
 	int idle = 0;
 	int warp = (int)((blockIdx.x * blockDim.x + threadIdx.x) >> 5);
 	int lane = threadIdx.x & 31;
+	uint32_t step = 32u * (uint32_t)nwarps; /* slots between a lane's groups */
 	softnic_stats *st = &warp_stats[warp];
-	uint32_t gen_seen = ~0u;
+	uint32_t gen_seen = ~0u, n = 0;
+	snx_qp *mine = NULL;              /* this lane's slot of the first group */
+	const uint64_t *mine_db = NULL;   /* its doorbell word */
+	gpu_consts kc;
+	gpu_trace tr;
 	snx_pass p; /* kept for the kernel's life: its MR caches persist */
 
+	kc.strict = sh->strict;
+	kc.gpu_scope = sh->gpu_scope;
+	kc.trace = trace != NULL;
 	snx_pass_init(&p, sh);
+	trace_init(&tr, trace, trace_cap, warp);
 	/* A service loop, not a wait: it ends when softnic_close() sets stop. */
-	while (!__shfl_sync(FULL_WARP, lane ? 0 : gic_ld_relaxed_u32(&sh->stop), 0)) {
-		uint32_t n = table_scan_begin(sh, &gen_seen, lane);
-		int done = 0;
+	for (;;) {
+		/* Every lane loads stop and the table generation (one
+		 * transaction each per warp) before its scan loads, and uses
+		 * them after: the three overlap. Lane 0's values decide. */
+		uint32_t stop = gic_ld_relaxed_u32(&sh->stop);
+		uint32_t gen = gic_ld_relaxed_u32(&sh->table_gen);
+		uint64_t db, cons;
+		int busy = lane_scan(kc, mine, mine_db, &db, &cons), done = 0;
 
-		for (uint32_t i = (uint32_t)warp; i < n; i += (uint32_t)nwarps) {
-			uint64_t q = __shfl_sync(FULL_WARP,
-						 lane ? 0 : gic_ld_relaxed_u64((uint64_t *)&sh->qps[i]), 0);
+		if (__shfl_sync(FULL_WARP, stop, 0))
+			break;
+		gen = __shfl_sync(FULL_WARP, gen, 0);
+		if (gen != gen_seen) {
+			uint32_t slot = (uint32_t)warp + (uint32_t)lane * (uint32_t)nwarps;
 
-			if (q)
-				done += warp_progress(p, (snx_qp *)q, st, lane);
+			/* Orders the table reads below after gen (the host
+			 * publishes a QP's fields, then its slot, then gen);
+			 * every lane read gen, so every lane's fence acquires. */
+			gic_fence_acquire_sys();
+			gen_seen = gen;
+			n = gic_ld_relaxed_u32(&sh->nqp_slots);
+			mine = slot < n ? (snx_qp *)gic_ld_relaxed_u64((uint64_t *)&sh->qps[slot]) : NULL;
+			mine_db = mine ? mine->db : NULL;
+			continue; /* scan the new table (busy came from the old one) */
+		}
+		done = scan_run(p, kc, &tr, st, lane, busy, mine, db, cons);
+		for (uint32_t base = (uint32_t)warp + step; base < n; base += step) {
+			uint32_t slot = base + (uint32_t)lane * (uint32_t)nwarps;
+			snx_qp *q = slot < n ? (snx_qp *)gic_ld_relaxed_u64((uint64_t *)&sh->qps[slot])
+					     : NULL;
+
+			busy = lane_scan(kc, q, q ? q->db : NULL, &db, &cons);
+			done += scan_run(p, kc, &tr, st, lane, busy, q, db, cons);
 		}
 		idle = done ? 0 : idle + 1;
 		if (idle_exit && idle >= idle_exit)
 			break;
-		if (!done)
-			__nanosleep(64);
+		/* A warp with QPs spins without sleeping: its pass is one round
+		 * trip, and a sleep would add its length to the time a doorbell
+		 * waits to be seen. A warp with none only watches stop and the
+		 * table, gently. */
+		if (!done && !__any_sync(FULL_WARP, mine != NULL) && n <= (uint32_t)warp + step)
+			__nanosleep(256);
 	}
 }
 
@@ -462,6 +701,8 @@ static void engine_release(void *ctx)
 
 	arena_close(&g->state);
 	arena_close(&g->queues);
+	if (g->trace)
+		cudaFree(g->trace);
 	if (g->stream)
 		cudaStreamDestroy(g->stream);
 	if (g->copy_stream)
@@ -472,6 +713,33 @@ static void engine_release(void *ctx)
 
 /* ------------------------------------------------------------------ */
 /* Opening. */
+
+/* The trace buffer (device memory, zeroed: step 0 marks an empty
+ * record), when softnic_gpu_attr.trace_wqes or GIC_SOFTNIC_GPU_TRACE asks
+ * for one; allocated before the engine starts, as every engine memory.
+ * Records per warp: every step of trace_wqes WQE executions. */
+static int trace_prepare(gpu_engine *g)
+{
+	const char *env = getenv("GIC_SOFTNIC_GPU_TRACE");
+	long wqes = g->attr.trace_wqes;
+	size_t bytes;
+
+	if (wqes <= 0 && env)
+		wqes = strtol(env, NULL, 10);
+	if (wqes <= 0)
+		return 0;
+	if (wqes > 1 << 20)
+		wqes = 1 << 20;
+	g->trace_cap = (uint32_t)wqes * SOFTNIC_TRACE_STEPS;
+	bytes = sizeof(softnic_gpu_trace_rec) * g->trace_cap * (size_t)g->nwarps;
+	if (cudaMalloc((void **)&g->trace, bytes) != cudaSuccess ||
+	    cudaMemsetAsync(g->trace, 0, bytes, g->copy_stream) != cudaSuccess ||
+	    cudaStreamSynchronize(g->copy_stream) != cudaSuccess) {
+		fprintf(stderr, "softnic GPU engine: trace buffer of %zu bytes failed\n", bytes);
+		return ENOMEM;
+	}
+	return 0;
+}
 
 /* Checks the device and prepares g; 0 or an errno (message on stderr). */
 static int engine_prepare(gpu_engine *g)
@@ -500,7 +768,9 @@ static int engine_prepare(gpu_engine *g)
 		return ENOMEM;
 	g->warp_stats = (softnic_stats *)arena_alloc(g, &g->state,
 						     sizeof(softnic_stats) * g->nwarps, 64);
-	return g->warp_stats ? 0 : ENOMEM;
+	if (!g->warp_stats)
+		return ENOMEM;
+	return trace_prepare(g);
 }
 
 static int engine_launch(softnic *nic, gpu_engine *g, int idle_exit)
@@ -510,7 +780,7 @@ static int engine_launch(softnic *nic, gpu_engine *g, int idle_exit)
 
 	if (e == cudaSuccess) {
 		snx_gpu_engine_kernel<<<g->attr.blocks, 32 * g->attr.warps_per_block, 0, g->stream>>>(
-			nic->shared, g->warp_stats, g->nwarps, idle_exit);
+			nic->shared, g->warp_stats, g->nwarps, idle_exit, g->trace, g->trace_cap);
 		e = cudaGetLastError();
 	}
 	if (e != cudaSuccess) {
@@ -627,4 +897,35 @@ const char *softnic_gpu_engine_error(const softnic *nic)
 	gpu_engine *g = (gpu_engine *)nic->backend.ctx;
 
 	return g ? g->error : "not a GPU-engine softnic";
+}
+
+int softnic_gpu_trace_read(const softnic *nic, softnic_gpu_trace_rec *out, size_t max, size_t *n)
+{
+	gpu_engine *g = nic ? (gpu_engine *)nic->backend.ctx : NULL;
+	size_t total, got = 0;
+	softnic_gpu_trace_rec *all;
+	cudaError_t e;
+
+	*n = 0;
+	if (!g || !g->trace)
+		return ENOTSUP;
+	total = (size_t)g->trace_cap * (size_t)g->nwarps;
+	all = (softnic_gpu_trace_rec *)malloc(sizeof(*all) * total);
+	if (!all)
+		return ENOMEM;
+	/* copy_stream never waits for the engine kernel. */
+	e = cudaMemcpyAsync(all, g->trace, sizeof(*all) * total, cudaMemcpyDeviceToHost,
+			    g->copy_stream);
+	if (e == cudaSuccess)
+		e = cudaStreamSynchronize(g->copy_stream);
+	if (e != cudaSuccess) {
+		free(all);
+		return EIO;
+	}
+	for (size_t i = 0; i < total && got < max; i++)
+		if (all[i].step)
+			out[got++] = all[i];
+	free(all);
+	*n = got;
+	return 0;
 }
