@@ -173,8 +173,14 @@ __global__ void k_timer_res(uint64_t *res)
 	*res = best;
 }
 
-static void prims(gpu_env *e, double mhz)
+/* The primitives beside a running engine. Every CUDA allocation comes
+ * before the engine starts and every free after it stopped: cudaFree waits
+ * for the device, and the persistent engine never ends (docs/DESIGN.md
+ * §4.5). */
+static void prims(double mhz)
 {
+	gpu_env_cfg cfg = { 1, 1, 10, 4096, 0, 4, 4, 0, 0, 0, 0 };
+	gpu_env env, *e = &env;
 	uint64_t *dev, *managed, *d_res;
 	long long *d_cyc, cyc;
 	uint64_t res;
@@ -183,6 +189,7 @@ static void prims(gpu_env *e, double mhz)
 	CUDA_OK(cudaMallocManaged(&managed, 4096, cudaMemAttachGlobal));
 	CUDA_OK(cudaMalloc(&d_cyc, sizeof(long long)));
 	CUDA_OK(cudaMalloc(&d_res, sizeof(uint64_t)));
+	gpu_env_open(e, &cfg);
 	CUDA_OK(cudaMemsetAsync(dev, 0, 4096, e->stream));
 	CUDA_OK(cudaMemsetAsync(managed, 0, 4096, e->stream));
 	k_timer_res<<<1, 1, 0, e->stream>>>(d_res);
@@ -207,6 +214,7 @@ static void prims(gpu_env *e, double mhz)
 		}
 		printf("  %-40s %10.1f %10.1f\n", prim_name[w], ns[0], ns[1]);
 	}
+	gpu_env_close(e);
 	cudaFree(dev);
 	cudaFree(managed);
 	cudaFree(d_cyc);
@@ -238,14 +246,20 @@ static size_t run(int n, psample *h, softnic_gpu_trace_rec *recs, size_t max)
 	size_t got = 0;
 	int rc;
 
-	gpu_env_open(&e, &cfg);
+	/* Allocated before the engine starts, freed after it stopped (see
+	 * prims). */
 	CUDA_OK(cudaMalloc(&d, sizeof(psample) * n));
+	gpu_env_open(&e, &cfg);
 	CUDA_OK(cudaMemsetAsync(d, 0, sizeof(psample) * n, e.stream));
 	k_post<<<1, 1, 0, e.stream>>>(e.d_sq, e.dst, softnic_mr_rkey(e.dst_mr), n, d);
 	CUDA_OK(cudaGetLastError());
 	if (gpu_env_wait(&e, "poster", 60))
 		exit(1);
-	CUDA_OK(cudaMemcpy(h, d, sizeof(psample) * n, cudaMemcpyDeviceToHost));
+	/* On the fixture's stream: a synchronous copy on the legacy default
+	 * stream would wait for the persistent engine. */
+	CUDA_OK(cudaMemcpyAsync(h, d, sizeof(psample) * n, cudaMemcpyDeviceToHost, e.stream));
+	if (gpu_env_wait(&e, "samples", 10))
+		exit(1);
 	for (int i = 0; i < n; i++)
 		if (h[i].rc) {
 			CHECK(0, "sample %d: rc %d", i, h[i].rc);
@@ -268,8 +282,8 @@ static size_t run(int n, psample *h, softnic_gpu_trace_rec *recs, size_t max)
 	}
 	if (!softnic_gpu_engine_alive(e.nic))
 		CHECK(0, "GPU engine died: %s", softnic_gpu_engine_error(e.nic));
-	cudaFree(d);
 	gpu_env_close(&e);
+	cudaFree(d);
 	return got;
 }
 
@@ -411,6 +425,7 @@ int main(int argc, char **argv)
 	softnic_gpu_trace_rec *recs;
 	size_t nr, max;
 	char buf[32];
+	setvbuf(stdout, NULL, _IOLBF, 0); /* lines survive a kill at a time limit */
 
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--check"))
@@ -448,12 +463,7 @@ int main(int argc, char **argv)
 	unsetenv("GIC_SOFTNIC_GPU_TRACE");
 	analyse(h, n, recs, nr, mhz, check);
 	if (!check) {
-		gpu_env_cfg cfg = { 1, 1, 10, 4096, 0, 4, 4, 0, 0, 0, 0 };
-		gpu_env e;
-
-		gpu_env_open(&e, &cfg); /* the primitives beside a running engine */
-		prims(&e, mhz);
-		gpu_env_close(&e);
+		prims(mhz);
 	}
 	free(recs);
 	printf("%s\n", failures ? "FAIL" : "ok");
