@@ -370,7 +370,7 @@ __global__ void cas_chain_kernel(uint32_t *word, int n, long long *out)
 	long long c0 = clock64();
 
 	for (int i = 0; i < n; i++)
-		v = gic_atomic_cas_acquire_u32(word, v, v + 1) + 1;
+		v = gic_atomic_cas_acquire_gpu_u32(word, v, v + 1) + 1;
 	*out = clock64() - c0;
 	word[1] = v; /* keeps the chain */
 }

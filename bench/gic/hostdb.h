@@ -54,7 +54,7 @@ enum {
  * (doorbell record, then the position) instead of ringing. */
 GIC_HD void gic_hostdb_publish(gic_sq *sq, uint64_t *progress)
 {
-	gic_st_relaxed_u32(sq->dbrec, gic_htobe32((uint32_t)sq->resv & 0xffffu));
+	gic_st_relaxed_sys_u32(sq->dbrec, gic_htobe32((uint32_t)sq->resv & 0xffffu));
 	/* Releases the WQE stores and the record before the position: the
 	 * ringer's acquire of it orders its doorbell after them. */
 	gic_st_release_sys_u64(progress, sq->resv);

@@ -70,7 +70,7 @@ GIC_HD uint64_t gic_bswap64(uint64_t v)
  * with no ordering; "release" orders every earlier load/store of the thread
  * before it; "acquire" orders every later access after it. */
 
-GIC_HD void gic_st_relaxed_u32(uint32_t *p, uint32_t v)
+GIC_HD void gic_st_relaxed_sys_u32(uint32_t *p, uint32_t v)
 {
 #if GIC_ON_DEVICE
 	asm volatile("st.relaxed.sys.global.b32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
@@ -79,7 +79,7 @@ GIC_HD void gic_st_relaxed_u32(uint32_t *p, uint32_t v)
 #endif
 }
 
-GIC_HD void gic_st_relaxed_u64(uint64_t *p, uint64_t v)
+GIC_HD void gic_st_relaxed_sys_u64(uint64_t *p, uint64_t v)
 {
 #if GIC_ON_DEVICE
 	asm volatile("st.relaxed.sys.global.b64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
@@ -124,7 +124,7 @@ GIC_HD void gic_st_release_sys_u64(uint64_t *p, uint64_t v)
 #endif
 }
 
-GIC_HD uint32_t gic_ld_relaxed_u32(const uint32_t *p)
+GIC_HD uint32_t gic_ld_relaxed_sys_u32(const uint32_t *p)
 {
 #if GIC_ON_DEVICE
 	uint32_t v;
@@ -135,7 +135,7 @@ GIC_HD uint32_t gic_ld_relaxed_u32(const uint32_t *p)
 #endif
 }
 
-GIC_HD uint64_t gic_ld_relaxed_u64(const uint64_t *p)
+GIC_HD uint64_t gic_ld_relaxed_sys_u64(const uint64_t *p)
 {
 #if GIC_ON_DEVICE
 	uint64_t v;
@@ -254,7 +254,7 @@ GIC_HD void gic_compiler_barrier(void)
 /* ------------------------------------------------------------------ */
 /* Read-modify-write atomics (device: GPU scope, relaxed). */
 
-GIC_HD uint64_t gic_atomic_add_relaxed_u64(uint64_t *p, uint64_t v)
+GIC_HD uint64_t gic_atomic_add_relaxed_gpu_u64(uint64_t *p, uint64_t v)
 {
 #if GIC_ON_DEVICE
 	uint64_t old;
@@ -283,7 +283,7 @@ GIC_HD void gic_chain_add_gpu_u64(uint64_t *p, uint64_t v)
 }
 
 /* Compare-and-swap with acquire on success; returns the value seen. */
-GIC_HD uint32_t gic_atomic_cas_acquire_u32(uint32_t *p, uint32_t expect, uint32_t desired)
+GIC_HD uint32_t gic_atomic_cas_acquire_gpu_u32(uint32_t *p, uint32_t expect, uint32_t desired)
 {
 #if GIC_ON_DEVICE
 	uint32_t old;
@@ -298,7 +298,7 @@ GIC_HD uint32_t gic_atomic_cas_acquire_u32(uint32_t *p, uint32_t expect, uint32_
 }
 
 /* Exchange with acquire; returns the old value (spin-lock acquisition). */
-GIC_HD uint32_t gic_atomic_exch_acquire_u32(uint32_t *p, uint32_t v)
+GIC_HD uint32_t gic_atomic_exch_acquire_sys_u32(uint32_t *p, uint32_t v)
 {
 #if GIC_ON_DEVICE
 	uint32_t old;

@@ -488,19 +488,19 @@ GIC_HD void gic_sq_ring(gic_sq *sq, uint64_t upto, int order)
 
 	switch (order) {
 	case GIC_ORDER_NONE:
-		gic_st_relaxed_u32(sq->dbrec, rec);
-		gic_st_relaxed_u64(sq->db, db);
+		gic_st_relaxed_sys_u32(sq->dbrec, rec);
+		gic_st_relaxed_sys_u64(sq->db, db);
 		break;
 	case GIC_ORDER_FENCE_GPU: /* orders WQE stores before dbrec and db */
 		gic_fence_acq_rel_gpu();
-		gic_st_relaxed_u32(sq->dbrec, rec);
-		gic_st_relaxed_u64(sq->db, db);
+		gic_st_relaxed_sys_u32(sq->dbrec, rec);
+		gic_st_relaxed_sys_u64(sq->db, db);
 		break;
 	case GIC_ORDER_FENCE_GPU_DBR: /* WQE before dbrec; dbrec before db */
 		gic_fence_acq_rel_gpu();
-		gic_st_relaxed_u32(sq->dbrec, rec);
+		gic_st_relaxed_sys_u32(sq->dbrec, rec);
 		gic_fence_acq_rel_gpu();
-		gic_st_relaxed_u64(sq->db, db);
+		gic_st_relaxed_sys_u64(sq->db, db);
 		break;
 	case GIC_ORDER_RELEASE_GPU: /* each store releases what came before */
 		gic_st_release_gpu_u32(sq->dbrec, rec);
@@ -508,9 +508,9 @@ GIC_HD void gic_sq_ring(gic_sq *sq, uint64_t upto, int order)
 		break;
 	case GIC_ORDER_THREADFENCE: /* WQE before dbrec; dbrec before db */
 		gic_fence_sc_gpu();
-		gic_st_relaxed_u32(sq->dbrec, rec);
+		gic_st_relaxed_sys_u32(sq->dbrec, rec);
 		gic_fence_sc_gpu();
-		gic_st_relaxed_u64(sq->db, db);
+		gic_st_relaxed_sys_u64(sq->db, db);
 		break;
 	case GIC_ORDER_RELEASE_SYS:
 		gic_st_release_sys_u32(sq->dbrec, rec);
@@ -518,9 +518,9 @@ GIC_HD void gic_sq_ring(gic_sq *sq, uint64_t upto, int order)
 		break;
 	default: /* GIC_ORDER_FENCE_SYS: WQE before dbrec; dbrec before db */
 		gic_fence_sc_sys();
-		gic_st_relaxed_u32(sq->dbrec, rec);
+		gic_st_relaxed_sys_u32(sq->dbrec, rec);
 		gic_fence_sc_sys();
-		gic_st_relaxed_u64(sq->db, db);
+		gic_st_relaxed_sys_u64(sq->db, db);
 		break;
 	}
 }
@@ -550,7 +550,7 @@ GIC_HD uint64_t gic_cqe_load_tail(const gic_cqe64 *cqe, int order)
 	const uint64_t *tail = (const uint64_t *)((const uint8_t *)cqe + GIC_CQE_TAIL_OFFSET);
 
 	if (order == GIC_ORDER_NONE)
-		return gic_ld_relaxed_u64(tail);
+		return gic_ld_relaxed_sys_u64(tail);
 	if (order >= GIC_ORDER_RELEASE_SYS)
 		return gic_ld_acquire_sys_u64(tail);
 	return gic_ld_acquire_gpu_u64(tail);
@@ -641,7 +641,7 @@ GIC_HD int gic_sq_poll_locked(gic_sq *sq, int order)
 {
 	int rc;
 
-	if (gic_atomic_cas_acquire_u32(&sq->poll_lock, 0, 1) != 0)
+	if (gic_atomic_cas_acquire_gpu_u32(&sq->poll_lock, 0, 1) != 0)
 		return EAGAIN;
 	rc = gic_sq_poll_once(sq, order, 1);
 	/* Releases the CQ state (ci, retired) to the next lock holder. */
@@ -707,7 +707,7 @@ GIC_HD int gic_sq_reserve_excl(gic_sq *sq, uint32_t nbb, uint64_t *pos, int orde
 GIC_HD int gic_sq_reserve_shared(gic_sq *sq, uint32_t nbb, uint64_t *pos, int order,
 				 uint64_t deadline_ns)
 {
-	*pos = gic_atomic_add_relaxed_u64(&sq->resv, nbb);
+	*pos = gic_atomic_add_relaxed_gpu_u64(&sq->resv, nbb);
 	return gic_sq_wait_space(sq, *pos, nbb, 1, order, deadline_ns);
 }
 
@@ -849,10 +849,10 @@ GIC_HD int gic_quiet_all_progress(gic_sq *sqs, int n, int order, uint64_t deadli
 {
 	for (int i = 0; i < n; i++) {
 		gic_sq *sq = &sqs[i];
-		uint64_t ready = gic_ld_relaxed_u64(&sq->ready);
+		uint64_t ready = gic_ld_relaxed_sys_u64(&sq->ready);
 		int rc = 0;
 
-		if (gic_ld_relaxed_u64(&sq->retired) < ready)
+		if (gic_ld_relaxed_sys_u64(&sq->retired) < ready)
 			rc = gic_sq_quiet(sq, order, deadline_ns);
 		/* Barrier: NVSHMEM's IBGDA_MFENCE (fence.acq_rel.cta) at the end
 		 * of each QP's poll, ordering this queue's reads before the next
@@ -879,9 +879,9 @@ GIC_HD int gic_quiet_all_progress(gic_sq *sqs, int n, int order, uint64_t deadli
 /* Tries once: 1 with the lock taken, 0 when another thread holds it. */
 GIC_HD int gic_sq_post_trylock(gic_sq *sq)
 {
-	if (gic_ld_relaxed_u32(&sq->post_lock))
+	if (gic_ld_relaxed_sys_u32(&sq->post_lock))
 		return 0;
-	return gic_atomic_cas_acquire_u32(&sq->post_lock, 0, 1) == 0;
+	return gic_atomic_cas_acquire_gpu_u32(&sq->post_lock, 0, 1) == 0;
 }
 
 GIC_HD int gic_sq_post_lock(gic_sq *sq, uint64_t deadline_ns)
@@ -980,7 +980,7 @@ GIC_HD int gic_sq_ticket_room(gic_sq *sq, uint64_t pos, uint64_t *room_end, int 
 
 		if (rc == EIO || rc == EPROTO)
 			return rc;
-		if (gic_ld_relaxed_u32(&sq->err))
+		if (gic_ld_relaxed_sys_u32(&sq->err))
 			return EIO;
 		if (rc == EAGAIN && gic_now_ns() > deadline_ns)
 			return ETIMEDOUT;
@@ -996,14 +996,14 @@ GIC_HD int gic_sq_ticket_write_inline_u64(gic_sq *sq, uint64_t raddr, uint32_t r
 					  uint64_t value, uint32_t signal_every, int order,
 					  uint64_t deadline_ns)
 {
-	uint64_t pos = gic_atomic_add_relaxed_u64(&sq->resv, 1); /* ticket = position */
+	uint64_t pos = gic_atomic_add_relaxed_gpu_u64(&sq->resv, 1); /* ticket = position */
 	uint64_t room_end = gic_ld_acquire_gpu_u64(&sq->retired); /* a lower bound */
 	gic_sq c;
 
 	gic_sq_consts(&c, sq);
 	room_end += c.bb_cnt;
 	for (;;) {
-		uint32_t err = gic_ld_relaxed_u32(&sq->err);
+		uint32_t err = gic_ld_relaxed_sys_u32(&sq->err);
 
 		/* The work happens in the branch that found its turn, for the
 		 * reason gic_sq_publish_inorder() gives. */
@@ -1041,7 +1041,7 @@ GIC_HD int gic_sq_ticket_write_inline_u64(gic_sq *sq, uint64_t raddr, uint32_t r
  * until it retires, so everything published before it has completed. */
 GIC_HD int gic_sq_ticket_quiet(gic_sq *sq, int order, uint64_t deadline_ns)
 {
-	uint64_t pos = gic_atomic_add_relaxed_u64(&sq->resv, 1);
+	uint64_t pos = gic_atomic_add_relaxed_gpu_u64(&sq->resv, 1);
 	uint64_t room_end = gic_ld_acquire_gpu_u64(&sq->retired) + sq->bb_cnt;
 	gic_sq c;
 
@@ -1060,7 +1060,7 @@ GIC_HD int gic_sq_ticket_quiet(gic_sq *sq, int order, uint64_t deadline_ns)
 			gic_chain_add_gpu_u64(&sq->ready, 1);
 			return gic_sq_wait_retired(sq, pos + 1, 1, order, deadline_ns);
 		}
-		if (gic_ld_relaxed_u32(&sq->err))
+		if (gic_ld_relaxed_sys_u32(&sq->err))
 			return EIO;
 		if (gic_now_ns() > deadline_ns)
 			return ETIMEDOUT;
@@ -1096,7 +1096,7 @@ GIC_HD int gic_sq_handoff_write_inline_u64(gic_sq *sq, uint64_t raddr, uint32_t 
 					   uint32_t ring_every, int order, uint64_t deadline_ns,
 					   uint64_t *pos_out)
 {
-	uint64_t pos = gic_atomic_add_relaxed_u64(&sq->resv, 1);
+	uint64_t pos = gic_atomic_add_relaxed_gpu_u64(&sq->resv, 1);
 	uint64_t room_end = 0;
 	int built = 0;
 	gic_sq c;
@@ -1129,7 +1129,7 @@ GIC_HD int gic_sq_handoff_write_inline_u64(gic_sq *sq, uint64_t raddr, uint32_t 
 				built = 1;
 			}
 		}
-		err = gic_ld_relaxed_u32(&sq->err);
+		err = gic_ld_relaxed_sys_u32(&sq->err);
 		if (built && gic_chain_ld_gpu_u64(&sq->ready) == pos) {
 			if (((pos + 1) & (ring_every - 1)) == 0) {
 				/* Acquires every earlier thread's WQE through
@@ -1214,7 +1214,7 @@ GIC_DEV int gic_sq_warp_write_inline(gic_sq_warp *w, uint64_t raddr, uint32_t rk
 	int rc = 0;
 
 	if (lane == 0) {
-		base = gic_atomic_add_relaxed_u64(&w->sq->resv, 32 * nbb);
+		base = gic_atomic_add_relaxed_gpu_u64(&w->sq->resv, 32 * nbb);
 		if (base + 32 * nbb > w->room_end) {
 			rc = gic_sq_wait_space(w->sq, base, 32 * nbb, 1, order, deadline_ns);
 			w->room_end = gic_ld_acquire_gpu_u64(&w->sq->retired) + w->consts.bb_cnt;

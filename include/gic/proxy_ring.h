@@ -119,7 +119,7 @@ GIC_HD int gic_proxy_ring_failed(const gic_proxy_ring *ring)
  * validity the worker acquires. */
 GIC_HD void gic_proxy_slot_store_release(gic_proxy_desc *slot, uint64_t header, uint64_t payload)
 {
-	gic_st_relaxed_u64(&slot->payload, payload);
+	gic_st_relaxed_sys_u64(&slot->payload, payload);
 	gic_st_release_sys_u64(&slot->header, header);
 }
 
@@ -184,7 +184,7 @@ GIC_HD int gic_proxy_enqueue_baseline(gic_proxy_ring *ring, const gic_proxy_desc
 {
 	/* Relaxed: the add only hands out positions; the header's release
 	 * publishes the descriptor. */
-	uint64_t pos = gic_atomic_add_relaxed_u64(&ring->head, 1);
+	uint64_t pos = gic_atomic_add_relaxed_gpu_u64(&ring->head, 1);
 	gic_proxy_desc d;
 
 	d.header = gic_proxy_header_with_phase(desc->header, gic_proxy_phase(pos, ring->log_slot_cnt));

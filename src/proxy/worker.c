@@ -111,7 +111,7 @@ static void take_from_ring(proxy_worker *w, int ri, proxy_chain *chain)
 		if (gic_proxy_desc_phase(header) != gic_proxy_phase(pos, r->log_slot_cnt))
 			return;
 		req.desc.header = header;
-		req.desc.payload = gic_ld_relaxed_u64(&slot->payload);
+		req.desc.payload = gic_ld_relaxed_sys_u64(&slot->payload);
 		chain->why = refusal(p, header);
 		if (chain->why) {
 			chain->refused = 1;

@@ -123,7 +123,7 @@ __global__ void k_prims(uint64_t *w, int which, long long *cycles)
 			v = gic_chain_ld_gpu_u64(p + v);
 			break;
 		case P_LD_RELAXED_SYS:
-			v = gic_ld_relaxed_u64(p + v);
+			v = gic_ld_relaxed_sys_u64(p + v);
 			break;
 		case P_LD_ACQUIRE_GPU:
 			v = gic_ld_acquire_gpu_u64(p + v);
@@ -136,7 +136,7 @@ __global__ void k_prims(uint64_t *w, int which, long long *cycles)
 			v = p[8 + v];
 			break;
 		case P_CAS_ACQUIRE_GPU:
-			v = gic_atomic_cas_acquire_u32((uint32_t *)(p + 16 + v), 1, 1);
+			v = gic_atomic_cas_acquire_gpu_u32((uint32_t *)(p + 16 + v), 1, 1);
 			break;
 		case P_ST_FENCE_GPU:
 			*(volatile uint64_t *)(p + 24) = v;

@@ -389,13 +389,13 @@ GIC_HD int snx_mr_lookup(snx_shared *sh, uint32_t pd, uint32_t key, snx_mr_hit *
 	m = &sh->mrs[s];
 	if (gic_ld_acquire_sys_u32(&m->key) != key)
 		return SOFTNIC_VSYND_BAD_LKEY;
-	hit->base = gic_ld_relaxed_u64(&m->addr);
-	hit->len = gic_ld_relaxed_u64(&m->len);
-	hit->access = gic_ld_relaxed_u32(&m->access);
-	hit->pd = gic_ld_relaxed_u32(&m->pd);
+	hit->base = gic_ld_relaxed_sys_u64(&m->addr);
+	hit->len = gic_ld_relaxed_sys_u64(&m->len);
+	hit->access = gic_ld_relaxed_sys_u32(&m->access);
+	hit->pd = gic_ld_relaxed_sys_u32(&m->pd);
 	/* Orders the field loads above before the key re-check below. */
 	gic_fence_acquire_sys();
-	if (gic_ld_relaxed_u32(&m->key) != key || hit->pd != pd)
+	if (gic_ld_relaxed_sys_u32(&m->key) != key || hit->pd != pd)
 		return SOFTNIC_VSYND_BAD_LKEY;
 	hit->key = key;
 	return 0;
@@ -459,7 +459,7 @@ GIC_HD int snx_mr_resolve(snx_pass *p, snx_mr_hit *cache, uint32_t pd, uint32_t 
 GIC_HD int snx_lock(uint32_t *lock)
 {
 #if GIC_ON_DEVICE
-	while (gic_atomic_cas_acquire_u32(lock, 0, 1) != 0)
+	while (gic_atomic_cas_acquire_gpu_u32(lock, 0, 1) != 0)
 		gic_cpu_relax();
 	return 1;
 #else
@@ -467,7 +467,7 @@ GIC_HD int snx_lock(uint32_t *lock)
 	uint64_t t0 = 0;
 
 	for (uint32_t spins = 1;; spins++) {
-		uint32_t v = gic_atomic_cas_acquire_u32(lock, 0, me);
+		uint32_t v = gic_atomic_cas_acquire_gpu_u32(lock, 0, me);
 		uint64_t now;
 
 		if (v == 0)
@@ -485,7 +485,7 @@ GIC_HD int snx_lock(uint32_t *lock)
 		     errno == ESRCH) || now - t0 > SNX_CQ_LOCK_NS) {
 			/* Only if v still holds it: a slow holder that let go
 			 * in the meantime leaves the CQ usable. */
-			gic_atomic_cas_acquire_u32(lock, v, SNX_CQ_ABANDONED);
+			gic_atomic_cas_acquire_gpu_u32(lock, v, SNX_CQ_ABANDONED);
 			return 0;
 		}
 		sched_yield();
@@ -661,7 +661,7 @@ GIC_HD uint32_t snx_rq_posted(const snx_shared *sh, snx_rq *rq)
 {
 	uint32_t rec = gic_be32toh(snx_ld_acquire_u32(sh, rq->dbrec)) & 0xffffu;
 
-	return (uint16_t)(rec - (uint16_t)gic_ld_relaxed_u64(&rq->cons));
+	return (uint16_t)(rec - (uint16_t)gic_ld_relaxed_sys_u64(&rq->cons));
 }
 
 /* Reads the scatter list of the WQE at byte offset off of slot idx. */
@@ -714,7 +714,7 @@ GIC_HD int snx_rq_take(const snx_shared *sh, snx_rq *rq, snx_recv *out)
 	if (!r) {
 		out->srqn = rq->srqn;
 		out->vs = 0;
-		gic_st_relaxed_u64(&rq->cons, rq->cons + 1);
+		gic_st_relaxed_sys_u64(&rq->cons, rq->cons + 1);
 	}
 	snx_unlock(&rq->lock);
 	return r;

@@ -599,7 +599,7 @@ SNX_COLD int snx_dc_attach(snx_pass *p, snx_qp *qp, const softnic_wqe *w, uint8_
 	qp->peer = dct;
 	qp->peer_sh = NULL;
 	p->link = SNX_QP_CONNECTED;
-	p->peer_rights = gic_ld_relaxed_u32(&dct->rights);
+	p->peer_rights = gic_ld_relaxed_sys_u32(&dct->rights);
 	return 0;
 }
 
@@ -909,19 +909,19 @@ GIC_HD void snx_report_orphan_error(snx_pass *p, snx_qp *qp)
 GIC_HD void snx_stats_flush(const softnic_stats *local, softnic_stats *st)
 {
 	if (local->wqes_executed)
-		gic_atomic_add_relaxed_u64(&st->wqes_executed, local->wqes_executed);
+		gic_atomic_add_relaxed_gpu_u64(&st->wqes_executed, local->wqes_executed);
 	if (local->cqes_written)
-		gic_atomic_add_relaxed_u64(&st->cqes_written, local->cqes_written);
+		gic_atomic_add_relaxed_gpu_u64(&st->cqes_written, local->cqes_written);
 	if (local->error_cqes)
-		gic_atomic_add_relaxed_u64(&st->error_cqes, local->error_cqes);
+		gic_atomic_add_relaxed_gpu_u64(&st->error_cqes, local->error_cqes);
 	if (local->strict_violations)
-		gic_atomic_add_relaxed_u64(&st->strict_violations, local->strict_violations);
+		gic_atomic_add_relaxed_gpu_u64(&st->strict_violations, local->strict_violations);
 	if (local->cq_full_stalls)
-		gic_atomic_add_relaxed_u64(&st->cq_full_stalls, local->cq_full_stalls);
+		gic_atomic_add_relaxed_gpu_u64(&st->cq_full_stalls, local->cq_full_stalls);
 	if (local->rnr_naks)
-		gic_atomic_add_relaxed_u64(&st->rnr_naks, local->rnr_naks);
+		gic_atomic_add_relaxed_gpu_u64(&st->rnr_naks, local->rnr_naks);
 	if (local->doorbell_watches)
-		gic_atomic_add_relaxed_u64(&st->doorbell_watches, local->doorbell_watches);
+		gic_atomic_add_relaxed_gpu_u64(&st->doorbell_watches, local->doorbell_watches);
 }
 
 /* Starts a pass over qp with a pass record from snx_pass_init(), given
@@ -946,8 +946,8 @@ GIC_HD int snx_pass_begin_db(snx_pass *p, snx_qp *qp, uint64_t db)
 	 * the doorbell shows here. The epoch, the link and the peer pointer
 	 * are independent loads, issued before any of them is used (one
 	 * memory round trip, not three, on the GPU engine). */
-	epoch = gic_ld_relaxed_u32(&sh->mr_epoch);
-	link = gic_ld_relaxed_u32(&qp->link);
+	epoch = gic_ld_relaxed_sys_u32(&sh->mr_epoch);
+	link = gic_ld_relaxed_sys_u32(&qp->link);
 	peer = qp->peer;
 	if (epoch != p->mr_epoch) {
 		gic_fence_acquire_sys(); /* orders the table reads after the epoch */
@@ -961,7 +961,7 @@ GIC_HD int snx_pass_begin_db(snx_pass *p, snx_qp *qp, uint64_t db)
 	 * link says connected (a CPU engine holds its lock, a GPU engine's
 	 * state lives until close). Kept in a local until the doorbell is
 	 * taken, so that its load overlaps the doorbell record's. */
-	rights = link == SNX_QP_CONNECTED && peer ? gic_ld_relaxed_u32(&peer->rights) : 0;
+	rights = link == SNX_QP_CONNECTED && peer ? gic_ld_relaxed_sys_u32(&peer->rights) : 0;
 	if (db != qp->last_db) {
 		qp->last_db = db;
 		snx_take_doorbell(p, qp, db);

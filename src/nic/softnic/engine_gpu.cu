@@ -506,8 +506,8 @@ __global__ void snx_gpu_engine_kernel(snx_shared *sh, softnic_stats *warp_stats,
 		/* Every lane loads stop and the table generation (one
 		 * transaction each per warp) before its scan loads, and uses
 		 * them after: the three overlap. Lane 0's values decide. */
-		uint32_t stop = gic_ld_relaxed_u32(&sh->stop);
-		uint32_t gen = gic_ld_relaxed_u32(&sh->table_gen);
+		uint32_t stop = gic_ld_relaxed_sys_u32(&sh->stop);
+		uint32_t gen = gic_ld_relaxed_sys_u32(&sh->table_gen);
 		uint64_t db, cons;
 		int busy = lane_scan(kc, mine, mine_db, &db, &cons), done = 0;
 
@@ -522,15 +522,15 @@ __global__ void snx_gpu_engine_kernel(snx_shared *sh, softnic_stats *warp_stats,
 			 * every lane read gen, so every lane's fence acquires. */
 			gic_fence_acquire_sys();
 			gen_seen = gen;
-			n = gic_ld_relaxed_u32(&sh->nqp_slots);
-			mine = slot < n ? (snx_qp *)gic_ld_relaxed_u64((uint64_t *)&sh->qps[slot]) : NULL;
+			n = gic_ld_relaxed_sys_u32(&sh->nqp_slots);
+			mine = slot < n ? (snx_qp *)gic_ld_relaxed_sys_u64((uint64_t *)&sh->qps[slot]) : NULL;
 			mine_db = mine ? mine->db : NULL;
 			continue; /* scan the new table (busy came from the old one) */
 		}
 		done = scan_run(p, kc, &tr, st, lane, busy, mine, db, cons);
 		for (uint32_t base = (uint32_t)warp + step; base < n; base += step) {
 			uint32_t slot = base + (uint32_t)lane * (uint32_t)nwarps;
-			snx_qp *q = slot < n ? (snx_qp *)gic_ld_relaxed_u64((uint64_t *)&sh->qps[slot])
+			snx_qp *q = slot < n ? (snx_qp *)gic_ld_relaxed_sys_u64((uint64_t *)&sh->qps[slot])
 					     : NULL;
 
 			busy = lane_scan(kc, q, q ? q->db : NULL, &db, &cons);
