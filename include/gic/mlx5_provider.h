@@ -345,8 +345,9 @@ int gic_dc_transition(int role, enum ibv_qp_state to, const gic_conn_info *local
 		      struct ibv_qp_attr *attr, int *mask);
 
 /* The 48-byte DC address vector: the bytes of an address handle's
- * mlx5_wqe_av (ah_av, from mlx5dv_ah), with the access key and the DCT
- * number (keeping the AH's extended-AV bit). Pure. */
+ * mlx5_wqe_av (ah_av, from mlx5dv_ah), with the access key, the DCT
+ * number and the extended-AV bit (always: the WQE carries the full 48
+ * bytes, GRH or not). Pure. */
 void gic_dc_av_from_ah(const void *ah_av, uint32_t dctn, uint64_t dc_key, gic_av_seg *out);
 
 /* DC RDMA write with the payload read by the NIC from (laddr, lkey):

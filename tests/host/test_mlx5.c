@@ -406,6 +406,16 @@ CASE(dc_wqe_bytes)
 	CHECK(!memcmp(ring + 7 * 64, want, 64), "first BB differs from rdma-core's setters");
 	CHECK(!memcmp(ring, want + 64, 32), "wrapped BB (raddr, data) differs");
 	CHECK(gic_wqe_bb_count(((gic_ctrl_seg *)(ring + 7 * 64))->qpn_ds_be) == 2, "ds 6 = 2 BBs");
+	/* An InfiniBand AH without a GRH holds the bit clear; the DC AV built
+	 * from it still says it is the 48-byte form (the emulated device read
+	 * a compact AV and failed the write with a local length error). */
+	memset(&ah, 0, sizeof(ah));
+	mlx5dv_set_dgram_seg((struct mlx5_wqe_datagram_seg *)&ah, 0, 0, 0, 0x35, 0, 0x77, rmac, 0,
+			     0, 0, rgid);
+	CHECK(!(be32toh(ah.dqp_dct) & MLX5_EXTENDED_UD_AV), "no-GRH AH without the bit");
+	gic_dc_av_from_ah(&ah, 0xabcdef, GIC_MLX5_DC_KEY, &av);
+	CHECK(be32toh(av.dqp_dct_be) == (MLX5_EXTENDED_UD_AV | 0xabcdef), "extended bit and DCT");
+	CHECK(be64toh(av.dc_key_be) == GIC_MLX5_DC_KEY, "DC key");
 }
 
 /* ------------------------------------------------------------------ */

@@ -71,12 +71,14 @@ int gic_dc_transition(int role, enum ibv_qp_state to, const gic_conn_info *local
 
 void gic_dc_av_from_ah(const void *ah_av, uint32_t dctn, uint64_t dc_key, gic_av_seg *out)
 {
-	uint32_t ext;
-
 	memcpy(out, ah_av, sizeof(*out));
-	ext = gic_be32toh(out->dqp_dct_be) & GIC_EXTENDED_UD_AV;
 	out->dc_key_be = gic_htobe64(dc_key);
-	out->dqp_dct_be = gic_htobe32(ext | (dctn & 0xffffffu));
+	/* The WQE carries all 48 bytes (gic_wqe_dc_write: ds 6), so the AV
+	 * says it is the extended form even when the AH has no GRH (as
+	 * rdma-core's mlx5 DC setter does): with the bit clear the device
+	 * reads a 16-byte compact AV and takes the next 32 bytes for the
+	 * raddr and data segments. */
+	out->dqp_dct_be = gic_htobe32(GIC_EXTENDED_UD_AV | (dctn & 0xffffffu));
 }
 
 static int modify(gic_mlx5 *m, struct ibv_qp *qp, int role, enum ibv_qp_state to,
