@@ -643,18 +643,25 @@ static void emit_cycles(lat_run *L, const char *name, const char *metric, int to
 	gpu_samples_emit(L->sink, &r, L->v, m, L->o->warmup);
 }
 
-/* Median of the last run's issue times, us (warm-up dropped). */
-static double issue_p50(lat_run *L)
+/* Median of the last run's issue times (total: its put+completion
+ * times), us, warm-up dropped. */
+static double run_p50(lat_run *L, int total)
 {
 	gic_samples v;
 	gic_summary sm;
 
 	gic_samples_init(&v, (size_t)L->n);
 	for (int i = 0; i < L->n; i++)
-		gic_samples_add(&v, (double)L->h[i].issue / L->info->sm_mhz);
+		gic_samples_add(&v, (double)(total ? L->h[i].total : L->h[i].issue) /
+					    L->info->sm_mhz);
 	gic_summarize(&v, (size_t)L->o->warmup, &sm);
 	gic_samples_free(&v);
 	return sm.p50;
+}
+
+static double issue_p50(lat_run *L)
+{
+	return run_p50(L, 0);
 }
 
 /* The floor of one ordering variant: its p50 (us), and, when emit, its
@@ -1310,19 +1317,6 @@ static void proxy_sweep(lat_run *L, const lat_state *st, int tuned)
 
 enum { LAT_RINGER_CPU = 2 /* the ringer's core (not pinned on fewer) */ };
 
-/* p50 (us) of the last run's totals after the warm-up. */
-static double total_p50(lat_run *L)
-{
-	gic_samples v;
-	gic_summary sm;
-
-	gic_samples_init(&v, (size_t)L->n);
-	for (int i = 0; i < L->n; i++)
-		gic_samples_add(&v, (double)L->h[i].total / L->info->sm_mhz);
-	gic_summarize(&v, (size_t)L->o->warmup, &sm);
-	gic_samples_free(&v);
-	return sm.p50;
-}
 
 /* One fixture with PE0's doorbells in mapped host memory: the poster-rung
  * control (gda-inline fence-gpu's kernel), then the host-rung write with a
@@ -1393,14 +1387,14 @@ static void gda_hostdb(lat_run *L, const lat_state *st)
 		}
 		valid = !bad && validate(L, &c);
 		if (!host_rung)
-			control_p50 = total_p50(L);
+			control_p50 = run_p50(L, 1);
 		snprintf(params, sizeof(params), "size=8 qps=1 scope=qp order=%s payload=registers "
 			 "doorbell=%s", host_rung ? "release-sys" : "fence-gpu",
 			 host_rung ? "host-rung" : "poster");
 		if (host_rung)
 			snprintf(note, sizeof(note), "host-rung: put+completion p50 %+.3f us against "
 				 "the control (paper: 2.6-5.8 us more); doorbells in mapped host memory, "
-				 "softnic at system scope", total_p50(L) - control_p50);
+				 "softnic at system scope", run_p50(L, 1) - control_p50);
 		else
 			snprintf(note, sizeof(note), "control: the poster rings (gda-inline fence-gpu's "
 				 "kernel), doorbells in mapped host memory, softnic at system scope");

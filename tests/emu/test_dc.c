@@ -366,15 +366,28 @@ static void raw_wqes(fixture *f)
 	__atomic_thread_fence(__ATOMIC_RELEASE);
 	dq.dbrec[MLX5_SND_DBR] = htobe32(1);
 	__atomic_thread_fence(__ATOMIC_RELEASE);
-	memcpy(dq.bf.reg, c, 8);
+	{
+		uint64_t db;
+
+		/* The register's first 8 bytes, one atomic store: the engine
+		 * thread acquires it (a memcpy raced with that under TSan). */
+		memcpy(&db, c, 8);
+		__atomic_store_n((uint64_t *)dq.bf.reg, db, __ATOMIC_RELEASE);
+	}
 	until = now_ns() + 5000000000ull;
 	/* The CQ's consumer index is the emulated poller's; it is empty now. */
 	while (now_ns() < until && !cqe) {
 		for (uint32_t k = 0; k < dc.cqe_cnt; k++) {
 			struct mlx5_cqe64 *e = (void *)((uint8_t *)dc.buf + k * dc.cqe_size);
-			uint8_t op = e->op_own >> 4;
+			/* The CQE's last 8 bytes (sop_drop_qpn ... op_own) in one
+			 * acquire load: the engine thread releases them after the
+			 * rest of the CQE. */
+			uint64_t tail = __atomic_load_n((uint64_t *)&e->sop_drop_qpn, __ATOMIC_ACQUIRE);
+			uint8_t op = ((const uint8_t *)&tail)[7] >> 4;
+			uint32_t qpn;
 
-			uint32_t qpn = be32toh(e->sop_drop_qpn) & 0xffffff;
+			memcpy(&qpn, &tail, 4);
+			qpn = be32toh(qpn) & 0xffffff;
 
 			if (op != MLX5_CQE_INVALID && qpn == dci->qp_num)
 				cqe = e;

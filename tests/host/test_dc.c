@@ -986,7 +986,9 @@ CASE(dc_api)
 		softnic_qp_desc d;
 
 		REQUIRE(softnic_qp_desc_get(f->dct, &d) == 0, "DCT descriptor");
-		*(volatile uint64_t *)d.bf.reg = gic_doorbell_value(f->dctn, 1);
+		/* Release: the engine thread acquires the register (a plain
+		 * store here raced with it under ThreadSanitizer). */
+		gic_st_release_sys_u64((uint64_t *)d.bf.reg, gic_doorbell_value(f->dctn, 1));
 		softnic_progress(f->nic);
 		CHECK(!softnic_qp_in_error(f->dct), "the DCT went to error");
 	}
