@@ -30,7 +30,8 @@
 enum { LAT_SLOTS = 256, LAT_MAX_INLINE = 512 };
 
 static const char *const path_names[] = { "gda-inline", "gda-pointer", "proxy-baseline",
-					  "proxy-tuned", "nvshmem", "gin", "gda-hostdb" };
+					  "proxy-tuned", "nvshmem", "gin", "gda-hostdb",
+					  "gda-dc", "gda-dc-full" };
 enum { LAT_PATHS = sizeof(path_names) / sizeof(path_names[0]) };
 static const char *const order_names[] = { "none", "fence-gpu", "fence-gpu-dbr", "release-gpu",
 					   "threadfence", "release-sys", "fence-sys" };
@@ -75,13 +76,21 @@ const char *gic_lat_metric_name(unsigned metric_bit)
 
 static const char help[] =
 	"  --path P       gda-inline | gda-pointer | proxy-baseline | proxy-tuned | all |\n"
-	"                 nvshmem | gin | gda-hostdb (repeatable; default all, which\n"
-	"                 leaves the library paths and gda-hostdb out).\n"
+	"                 nvshmem | gin | gda-hostdb | gda-dc | gda-dc-full (repeatable;\n"
+	"                 default all, which leaves the library paths, gda-hostdb and\n"
+	"                 the DC paths out).\n"
 	"                 gda-hostdb: gda-inline's 8-byte write with its doorbell rung\n"
 	"                 by a pinned host thread that watches a progress word the\n"
 	"                 poster publishes (issue, put+completion; QP 0 of the first\n"
 	"                 --qps count, scope qp, not with --sweep); beside it\n"
 	"                 'gda-hostdb control', the poster ringing in the same fixture\n"
+	"                 gda-dc, gda-dc-full: gda-inline's 8-byte inline write on the\n"
+	"                 DC transport, a DCI of PE0 to a DCT of PE1, the address\n"
+	"                 vector compact (16 B, one BB) or full (48 B, two BBs); issue,\n"
+	"                 put+completion, rtt (answered DCI to DCT the same way); in the\n"
+	"                 fixture of the run's RC rows (give --path gda-inline beside\n"
+	"                 it for the difference per operation), first --qps count,\n"
+	"                 scope qp, not with --sweep\n"
 	"                 nvshmem: the NVSHMEM path, put/p/quiet/round trip between two\n"
 	"                 GPUs (PE r on CUDA device r, one process each); GPU mode only;\n"
 	"                 with issue or putc also the row 'nvshmem qp-quiet': a put on a\n"
@@ -210,11 +219,14 @@ static int lat_parse(int argc, char **argv, void **state)
 	}
 	if (!st->paths) /* --sweep alone: Figure 3a's inline sweep */
 		st->paths = st->sweep ? GIC_LAT_GDA_INLINE : GIC_LAT_PATH_ALL;
-	if (st->sweep && (st->paths & (GIC_LAT_NVSHMEM | GIC_LAT_GIN | GIC_LAT_GDA_HOSTDB))) {
+	if (st->sweep && (st->paths & (GIC_LAT_NVSHMEM | GIC_LAT_GIN | GIC_LAT_GDA_HOSTDB |
+				       GIC_LAT_GDA_DC_ANY))) {
 		fprintf(stderr, "gic lat: --sweep runs the gda-inline, gda-pointer and proxy paths; "
 			"not with --path %s\n",
 			st->paths & GIC_LAT_NVSHMEM ? "nvshmem"
-			: st->paths & GIC_LAT_GIN ? "gin" : "gda-hostdb");
+			: st->paths & GIC_LAT_GIN ? "gin"
+			: st->paths & GIC_LAT_GDA_HOSTDB ? "gda-hostdb"
+			: st->paths & GIC_LAT_GDA_DC ? "gda-dc" : "gda-dc-full");
 		free(st);
 		return EINVAL;
 	}
@@ -328,6 +340,8 @@ typedef struct lat_run {
 	int nq;              /* QPs configured in h (this run's --qps count) */
 	int scope;           /* GIC_LAT_SCOPE_* of the put+completion being measured;
 			      * -1 for rows that complete nothing (rtt, proxies) */
+	int dc;              /* the mini-gda rows being run: -1 RC (QP 0), 0 DC with the
+			      * compact AV, 1 DC with the full AV (the DCIs) */
 	size_t region;       /* bytes of each PE's source and destination */
 	char row_params[96]; /* --sweep: more params of the rows being run ("" none) */
 } lat_run;
@@ -358,7 +372,10 @@ static int lat_emit(lat_run *L, const char *name, const char *metric, const gic_
 	gic_result_init(&r, SUB, name, metric, "us");
 	gic_result_set_samples(&r, s, (size_t)L->o->warmup);
 	gic_result_param(&r, "size=%zu", size);
-	gic_result_param(&r, "qps=%d", L->nq);
+	if (L->dc >= 0)
+		gic_result_param(&r, "dci=1");
+	else
+		gic_result_param(&r, "qps=%d", L->nq);
 	gic_result_param(&r, "scope=%s", L->scope < 0 ? "none" : scope_names[L->scope]);
 	gic_result_param(&r, "mode=host");
 	if (L->row_params[0])
@@ -413,6 +430,9 @@ static int host_order(int order)
 
 static const char host_order_note[] =
 	"host analogue; on the host every order but none is a release (orders differ on the GPU)";
+static const char host_dc_note[] =
+	"host analogue; DC: PE0's DCI to PE1's DCT, the AV precomputed (softnic looks the DCT "
+	"up, no DC connection handshake); a release as gda-inline's";
 
 /* Waits for the completion of the write ending at end on PE0 QP 0; with
  * scope all or all-progress then quiets every other configured QP (QP 0
@@ -420,7 +440,8 @@ static const char host_order_note[] =
 static int lat_complete(lat_run *L, uint64_t end, int order)
 {
 	gic_sq *sq = L->h->pe[0].sq;
-	int rc = gic_sq_wait_retired(&sq[0], end, 0, order, hx_deadline());
+	int rc = gic_sq_wait_retired(L->dc >= 0 ? &L->h->pe[0].dci_sq : &sq[0], end, 0, order,
+				     hx_deadline());
 
 	if (!rc && L->scope == GIC_LAT_SCOPE_ALL)
 		rc = gic_quiet_all_poll(sq + 1, L->nq - 1, order, hx_deadline());
@@ -442,16 +463,23 @@ static int gda_oneway(lat_run *L, int pointer, int order, size_t size, gic_sampl
 		uint64_t t0, t1, end;
 		int rc;
 
+		uint64_t v = 0;
+
 		hx_fill(p0->src + slot, size, ((uint64_t)order << 32) ^ (uint64_t)i);
 		hx_poison(p1->dst + slot, want, size);
+		if (L->dc >= 0) /* the DC rows: 8 bytes, by value */
+			memcpy(&v, want, 8);
 		t0 = gic_now_ns();
-		rc = hx_write(L->h, 0, 0, slot, want, slot, size, pointer, 1, 1, order,
-			      hx_deadline(), &end);
+		if (L->dc >= 0)
+			rc = hx_write_dc(L->h, 0, slot, v, L->dc, 1, 1, order, hx_deadline(), &end);
+		else
+			rc = hx_write(L->h, 0, 0, slot, want, slot, size, pointer, 1, 1, order,
+				      hx_deadline(), &end);
 		t1 = gic_now_ns();
 		if (!rc)
 			rc = lat_complete(L, end, order);
 		if (rc)
-			return hx_fail(L->h, 0, 0, "lat post+wait", rc);
+			return hx_fail(L->h, 0, L->dc >= 0 ? HX_DCI : 0, "lat post+wait", rc);
 		gic_samples_add(putc, (double)(gic_now_ns() - t0) / 1e3);
 		gic_samples_add(iss, (double)(t1 - t0) / 1e3);
 		if (!hx_check(SUB, "put+completion payload", p1->dst + slot, want, size))
@@ -488,11 +516,18 @@ static int gda_send(rtt_side *s, int pe, uint64_t value)
 	uint64_t end;
 	int rc;
 
+	int dc = s->L->dc;
+
 	memcpy(h->pe[pe].src, &value, 8);
-	rc = hx_write(h, pe, 0, 0, &value, 0, 8, s->pointer, 1, 1, s->order, hx_deadline(), &end);
+	if (dc >= 0) /* the PE's DCI to the peer's DCT, the same AV form both ways */
+		rc = hx_write_dc(h, pe, 0, value, dc, 1, 1, s->order, hx_deadline(), &end);
+	else
+		rc = hx_write(h, pe, 0, 0, &value, 0, 8, s->pointer, 1, 1, s->order, hx_deadline(),
+			      &end);
 	if (!rc)
-		rc = gic_sq_wait_retired(&h->pe[pe].sq[0], end, 0, s->order, hx_deadline());
-	return rc ? hx_fail(h, pe, 0, "lat rtt", rc) : 0;
+		rc = gic_sq_wait_retired(dc >= 0 ? &h->pe[pe].dci_sq : &h->pe[pe].sq[0], end, 0,
+					 s->order, hx_deadline());
+	return rc ? hx_fail(h, pe, dc >= 0 ? HX_DCI : 0, "lat rtt", rc) : 0;
 }
 
 static int proxy_send(rtt_side *s, int pe, uint64_t value)
@@ -590,10 +625,12 @@ static void rtt_reset(hx *h)
 static int run_gda(lat_run *L, int pointer, int order, size_t size, const char *name)
 {
 	gic_samples rtt = { 0 };
-	int rc = 0, named = !L->st->sweep && gic_lat_scope_named(L->st);
+	int rc = 0, named = !L->st->sweep && L->dc < 0 && gic_lat_scope_named(L->st);
+	/* The DC rows: one DCI, its own CQ (scope qp). */
+	unsigned scopes = L->dc >= 0 ? 1u << GIC_LAT_SCOPE_QP : L->st->scopes;
 	const char *note = order == GIC_ORDER_NONE ? "host analogue; order none: plain stores, "
 						     "unsafe (a race with the engine)"
-						   : host_order_note;
+			   : L->dc >= 0 ? host_dc_note : host_order_note;
 	char rname[128];
 
 	order = host_order(order);
@@ -602,7 +639,7 @@ static int run_gda(lat_run *L, int pointer, int order, size_t size, const char *
 		gic_samples iss = { 0 }, putc = { 0 };
 		int valid = 1;
 
-		if (!(L->st->scopes & (1u << sc)) ||
+		if (!(scopes & (1u << sc)) ||
 		    !(L->st->metrics & (GIC_LAT_ISSUE | GIC_LAT_PUTC)))
 			continue;
 		L->scope = sc;
@@ -627,12 +664,44 @@ static int run_gda(lat_run *L, int pointer, int order, size_t size, const char *
 			snprintf(rname, sizeof(rname), "%s qps=%d", name, L->nq);
 		else
 			snprintf(rname, sizeof(rname), "%s", name);
+		if (L->dc >= 0) /* the answer's way, in the rtt row's params */
+			snprintf(L->row_params, sizeof(L->row_params), "transport=dc av=%s answer=dc",
+				 L->dc ? "full" : "compact");
 		rtt_reset(L->h);
 		rc = run_rtt(&s, &rtt);
 		if (!rc)
 			rc = lat_emit(L, rname, "rtt", &rtt, size, !s.bad, note);
 	}
 	gic_samples_free(&rtt);
+	return rc;
+}
+
+/* The DC rows (first --qps count): gda-dc (compact AV) and gda-dc-full,
+ * each order selected, 8 bytes inline, through PE0's DCI. */
+static int run_dc(lat_run *L)
+{
+	int rc = 0;
+
+	for (int full = 0; full <= 1 && !rc; full++) {
+		unsigned bit = full ? GIC_LAT_GDA_DC_FULL : GIC_LAT_GDA_DC;
+
+		if (!(L->st->paths & bit))
+			continue;
+		for (int ord = 0; ord < GIC_LAT_ORDERS && !rc; ord++) {
+			char name[96];
+
+			if (!(L->st->orders & (1u << ord)))
+				continue;
+			snprintf(name, sizeof(name), "%s %s", gic_lat_path_name(bit), order_names[ord]);
+			snprintf(L->row_params, sizeof(L->row_params), "transport=dc av=%s",
+				 full ? "full" : "compact");
+			gic_progress(SUB, ord + 1, GIC_LAT_ORDERS, name);
+			L->dc = full;
+			rc = run_gda(L, 0, ord, 8, name);
+			L->dc = -1;
+		}
+	}
+	L->row_params[0] = '\0';
 	return rc;
 }
 
@@ -908,6 +977,9 @@ static int run_host(lat_run *L)
 			rc = run_gda(L, p == 1, ord, 8, name);
 		}
 	}
+	if (!rc && L->first && (L->st->paths & GIC_LAT_GDA_DC_ANY) &&
+	    (L->st->metrics & GIC_LAT_METRIC_ALL))
+		rc = run_dc(L);
 	for (int p = 2; p < 4 && !rc && L->first && (L->st->metrics & GIC_LAT_METRIC_ALL); p++)
 		if (L->st->paths & (1u << p))
 			rc = run_proxy_path(L, p == 2 ? GIC_PROXY_BASELINE : GIC_PROXY_TUNED,
@@ -929,7 +1001,7 @@ static int lat_gpu(const gic_opts *o, const lat_state *st, const gic_run_info *i
 			   .metrics = st->metrics };
 	int rc = 0, nrc;
 
-	if ((st->paths & (GIC_LAT_PATH_ALL | GIC_LAT_GDA_HOSTDB)) || st->sweep)
+	if ((st->paths & (GIC_LAT_PATH_ALL | GIC_LAT_GDA_HOSTDB | GIC_LAT_GDA_DC_ANY)) || st->sweep)
 		rc = gic_gpu_lat(o, st, info, sink);
 	if (!(st->paths & GIC_LAT_NVSHMEM))
 		return rc;
@@ -959,7 +1031,7 @@ static int lat_gin(const gic_opts *o, const lat_state *st, gic_sink *sink)
 static int lat_run_fn(const gic_opts *o, void *state, const gic_run_info *info, gic_sink *sink)
 {
 	const lat_state *st = state;
-	lat_run L = { .o = o, .st = st, .sink = sink, .total = o->iters + o->warmup };
+	lat_run L = { .o = o, .st = st, .sink = sink, .total = o->iters + o->warmup, .dc = -1 };
 	hx_cfg c = { .who = SUB, .engine_threads = 1, .log_sq_bb = 8,
 		     .region = (size_t)LAT_SLOTS * LAT_MAX_INLINE };
 	int rc = 0;
@@ -987,6 +1059,7 @@ static int lat_run_fn(const gic_opts *o, void *state, const gic_run_info *info, 
 	for (int k = 0; k < st->nqps && !rc; k++) {
 		L.first = k == 0;
 		L.nq = c.qps = st->qps[k];
+		c.dc = L.first && (st->paths & GIC_LAT_GDA_DC_ANY); /* the DC rows: first count */
 		L.h = NULL;
 		rc = hx_open(&L.h, &c);
 		if (!rc)

@@ -66,6 +66,17 @@
  *   fixture first runs the poster-rung write ("gda-hostdb control",
  *   doorbell=poster), and the row's note gives the p50 difference, the
  *   latency the host hop adds (the paper: 2.6-5.8 us);
+ *   "gda-dc <order>" and "gda-dc-full <order>" (issue, put+completion,
+ *   rtt; --path gda-dc / gda-dc-full, not in all, not with --sweep): the
+ *   8-byte inline write of gda-inline posted on a DCI of PE0 to a DCT of
+ *   PE1 (softnic's DC transport), its address vector compact (16 bytes,
+ *   gic_wqe_dc_write_inline_u64: one BB) or full (48 bytes, two BBs),
+ *   precomputed once; completion on the DCI's CQ; the round trip's answer
+ *   goes back the same way (PE1's DCI to a DCT of PE0, the same AV form).
+ *   Same fixture as the RC rows of the run (the DC QPs are opened beside
+ *   the RC ones when a DC path is selected), first --qps count only, scope
+ *   qp; params transport=dc av=compact|full dci=1 (rtt also answer=dc);
+ *   no paper number (the paper has no per-operation DC row);
  * metric "issue", "put+completion" or "rtt"; unit "us".
  */
 #ifndef GIC_BENCH_EXP_LAT_H
@@ -90,6 +101,11 @@ enum {
 				       * doorbell rung by a host thread (hostdb.h); issue and
 				       * put+completion, QP 0 of the first --qps count, scope
 				       * qp; not in all */
+	GIC_LAT_GDA_DC = 1u << 7,     /* --path gda-dc: gda-inline's 8-byte write from a DCI to
+				       * PE1's DCT, the compact 16-byte AV (one BB) */
+	GIC_LAT_GDA_DC_FULL = 1u << 8, /* --path gda-dc-full: the same, the full 48-byte AV
+				       * (two BBs); both not in all, not with --sweep */
+	GIC_LAT_GDA_DC_ANY = GIC_LAT_GDA_DC | GIC_LAT_GDA_DC_FULL,
 };
 
 /* Metrics (bits of lat_state.metrics). */

@@ -44,6 +44,15 @@
  * pinned host thread rings (hostdb.h). Its fixture keeps PE0's doorbells in
  * mapped host memory (gpu_env_cfg.host_doorbells) and first runs the
  * poster-rung write as "gda-hostdb control".
+ *
+ * gda-dc, gda-dc-full (--path gda-dc / gda-dc-full): gda-inline's 8-byte
+ * write (kinds K_DC, K_DC_FULL) posted on PE0's DCI to PE1's DCT
+ * (gpu_env_cfg.dc), the address vector compact (16 bytes, one BB) or full
+ * (48 bytes, two BBs), built on the host once and held in registers when
+ * the clock starts, as the payload is; the round trip's answer goes from
+ * PE1's DCI to PE0's DCT with the same form. They run in the env of the
+ * first --qps count, beside that count's RC rows (its DC QPs are created
+ * after the RC ones), scope qp.
  */
 #include "exp_lat.h"
 #include "gpu_common.h"
@@ -134,6 +143,8 @@ typedef struct gda_cfg {
 	uint32_t back_rkey;
 	uint64_t delay_ns;  /* timer check: PE1 holds every odd answer this long */
 	uint64_t *progress; /* K_HOSTDB: QP 0's progress word (mapped host memory) */
+	gic_av_seg av;      /* K_DC, K_DC_FULL: PE0's AV naming PE1's DCT (that form) */
+	gic_av_seg back_av; /* K_DC, K_DC_FULL: PE1's AV naming PE0's DCT (round trips) */
 	lat_check ck;       /* gda_sweep_kernel: slots and the checker */
 } gda_cfg;
 
@@ -149,17 +160,36 @@ typedef struct lat_sample {
  * bytes from the staging buffer, a pointer write of c.size bytes, or an
  * inline payload of LEN bytes held in registers. */
 enum { K_INLINE8 = 0, K_INLINE = 1, K_POINTER = 2, K_INLINE_REGS = 3,
-       K_HOSTDB = 4 /* K_INLINE8 published to c.progress for a host thread to ring */ };
+       K_HOSTDB = 4, /* K_INLINE8 published to c.progress for a host thread to ring */
+       K_DC = 5,     /* K_INLINE8 on a DCI, the compact AV av (one BB) */
+       K_DC_FULL = 6 /* K_INLINE8 on a DCI, the full AV av (two BBs) */ };
+
+/* BBs of an 8-byte inline write of KIND (K_INLINE8, K_HOSTDB, K_DC*). */
+#define KIND_NBB(KIND) ((KIND) == K_DC_FULL ? 2u : 1u)
+
+/* The 8-byte inline write of KIND at pos: RC, or DC with av. */
+template <int KIND>
+static __device__ __forceinline__ void gda_write8(gic_sq *s, uint64_t pos, const gic_av_seg *av,
+						  uint64_t raddr, uint32_t rkey, uint64_t v)
+{
+	if (KIND == K_DC)
+		gic_wqe_dc_write_inline_u64(s, pos, av, raddr, rkey, v, GIC_CTRL_CQ_UPDATE);
+	else if (KIND == K_DC_FULL)
+		gic_wqe_dc_write_inline_u64_full(s, pos, av, raddr, rkey, v, GIC_CTRL_CQ_UPDATE);
+	else
+		gic_wqe_write_inline_u64(s, pos, raddr, rkey, v, GIC_CTRL_CQ_UPDATE);
+}
 
 /* Posts sample i on the exclusive local view; returns the rc. */
 template <int O, int KIND, int LEN>
 static __device__ __forceinline__ int gda_post(gic_sq *s, const gda_cfg &c, int i, uint64_t v,
-					      const gic_inl16 *p, uint64_t raddr, uint32_t rkey,
-					      uint64_t deadline_ns)
+					      const gic_inl16 *p, const gic_av_seg *av,
+					      uint64_t raddr, uint32_t rkey, uint64_t deadline_ns)
 {
 	uint64_t pos;
 	uint32_t nbb = KIND == K_INLINE ? gic_bb_for_ds(gic_ds_inline_write(c.size))
-		       : KIND == K_INLINE_REGS ? gic_bb_for_ds(gic_ds_inline_write(LEN)) : 1;
+		       : KIND == K_INLINE_REGS ? gic_bb_for_ds(gic_ds_inline_write(LEN))
+					       : KIND_NBB(KIND);
 	int rc = gic_sq_reserve_excl(s, nbb, &pos, O, deadline_ns);
 
 	if (rc)
@@ -170,8 +200,8 @@ static __device__ __forceinline__ int gda_post(gic_sq *s, const gda_cfg &c, int 
 		gic_wqe_write(s, pos, GIC_OPCODE_RDMA_WRITE, raddr, rkey,
 			      (uint64_t)(c.src + (uint64_t)i * c.stride), c.lkey, c.size,
 			      GIC_CTRL_CQ_UPDATE, 0);
-	else if (KIND == K_INLINE8 || KIND == K_HOSTDB)
-		gic_wqe_write_inline_u64(s, pos, raddr, rkey, v, GIC_CTRL_CQ_UPDATE);
+	else if (KIND == K_INLINE8 || KIND == K_HOSTDB || KIND == K_DC || KIND == K_DC_FULL)
+		gda_write8<KIND>(s, pos, av, raddr, rkey, v);
 	else
 		gic_wqe_write_inline(s, pos, raddr, rkey, c.stage + (uint64_t)i * c.stride, c.size,
 				     GIC_CTRL_CQ_UPDATE);
@@ -189,9 +219,14 @@ static __device__ void gda_pe0(gic_sq *g, const gda_cfg &c, lat_sample *out)
 {
 	gic_sq s;
 	gic_cq cq;
+	/* K_DC*: the AV's words (4 compact, 12 full), copied once; pinned in
+	 * registers before each clock start below. */
+	uint32_t avw[12] GIC_ALIGN16;
 
 	long long c1 = 0;
 
+	if (KIND == K_DC || KIND == K_DC_FULL)
+		__builtin_memcpy(avw, &c.av, sizeof(avw));
 	gic_sq_local_begin(&s, &cq, g);
 	for (int i = 0; i < c.n; i++) {
 		/* Inputs are made before the clock starts and after the last
@@ -214,9 +249,18 @@ static __device__ void gda_pe0(gic_sq *g, const gda_cfg &c, lat_sample *out)
 				asm volatile("" : "+r"(p[j].w[0]), "+r"(p[j].w[1]), "+r"(p[j].w[2]),
 					     "+r"(p[j].w[3]));
 		}
+		if (KIND == K_DC || KIND == K_DC_FULL) {
+			/* The AV, in registers before the clock starts (constant
+			 * per target: the poster holds it as it holds the rkey). */
+#pragma unroll
+			for (int j = 0; j < (KIND == K_DC_FULL ? 12 : 4); j += 4)
+				asm volatile("" : "+r"(avw[j]), "+r"(avw[j + 1]), "+r"(avw[j + 2]),
+					     "+r"(avw[j + 3]));
+		}
 		asm volatile("" : "+l"(v), "+l"(raddr), "+l"(deadline), "+r"(rkey));
 		long long c0 = clock64();
-		int rc = gda_post<O, KIND, LEN>(&s, c, i, v, p, raddr, rkey, deadline);
+		int rc = gda_post<O, KIND, LEN>(&s, c, i, v, p, (const gic_av_seg *)avw, raddr, rkey,
+						deadline);
 		c1 = clock64();
 
 		if (!rc && c.rtt)
@@ -242,12 +286,16 @@ static __device__ void gda_pe0(gic_sq *g, const gda_cfg &c, lat_sample *out)
 
 /* PE1 (round trips): waits for each request and answers it; with DELAY
  * (the timer check), every odd answer after c.delay_ns of spinning on
- * %globaltimer, a clock of its own (PE0 times with clock64). */
-template <int O, int DELAY>
+ * %globaltimer, a clock of its own (PE0 times with clock64). KIND K_DC*:
+ * the answer from PE1's DCI (g) to PE0's DCT, the AV form of the request;
+ * else gda-inline's RC write. */
+template <int O, int DELAY, int KIND>
 static __device__ void gda_pe1(gic_sq *g, const gda_cfg &c)
 {
 	gic_sq s;
 	gic_cq cq;
+	gic_av_seg bav = c.back_av; /* once, as PE0 holds its AV */
+	const uint32_t nbb = KIND == K_DC || KIND == K_DC_FULL ? KIND_NBB(KIND) : 1;
 
 	gic_sq_local_begin(&s, &cq, g);
 	for (int i = 0; i < c.n; i++) {
@@ -261,12 +309,13 @@ static __device__ void gda_pe1(gic_sq *g, const gda_cfg &c)
 				;
 		}
 		if (!rc)
-			rc = gic_sq_reserve_excl(&s, 1, &pos, O, DL);
+			rc = gic_sq_reserve_excl(&s, nbb, &pos, O, DL);
 		if (rc)
 			break;
-		gic_wqe_write_inline_u64(&s, pos, (uint64_t)(c.back + (uint64_t)i * 8), c.back_rkey,
-					 ~lat_val(i, 1), GIC_CTRL_CQ_UPDATE);
-		gic_sq_note_signaled(&s, pos + 1, 0);
+		gda_write8<KIND == K_DC || KIND == K_DC_FULL ? KIND : K_INLINE8>(
+			&s, pos, &bav, (uint64_t)(c.back + (uint64_t)i * 8), c.back_rkey,
+			~lat_val(i, 1));
+		gic_sq_note_signaled(&s, pos + nbb, 0);
 		gic_sq_publish_excl(&s, O);
 		if (gic_sq_wait_retired(&s, s.ready, 0, O, DL))
 			break;
@@ -280,7 +329,7 @@ __global__ void gda_lat_kernel(gic_sq *pe0, gic_sq *pe1, gda_cfg c, lat_sample *
 	if (blockIdx.x == 0)
 		gda_pe0<O, KIND, LEN>(pe0, c, out);
 	else
-		gda_pe1<O, 0>(pe1, c);
+		gda_pe1<O, 0, KIND>(pe1, c);
 }
 
 /* The timer check: round trips whose odd answers PE1 delays. */
@@ -290,7 +339,7 @@ __global__ void gda_timer_kernel(gic_sq *pe0, gic_sq *pe1, gda_cfg c, lat_sample
 	if (blockIdx.x == 0)
 		gda_pe0<O, K_INLINE8, 0>(pe0, c, out);
 	else
-		gda_pe1<O, 1>(pe1, c);
+		gda_pe1<O, 1, K_INLINE8>(pe1, c);
 }
 
 /* The floor: three 16-byte stores and the variant's doorbell sequence into
@@ -401,7 +450,7 @@ static __device__ void gda_sweep_pe0(gic_sq *g, const gda_cfg &c, lat_sample *ou
 
 		asm volatile("" : "+l"(v), "+l"(raddr), "+l"(deadline), "+r"(rkey));
 		long long c0 = clock64();
-		int rc = gda_post<O, K_POINTER, 0>(&s, c, (int)slot, v, p, raddr, rkey, deadline);
+		int rc = gda_post<O, K_POINTER, 0>(&s, c, (int)slot, v, p, NULL, raddr, rkey, deadline);
 		c1 = clock64();
 
 		if (!rc)
@@ -469,6 +518,11 @@ static gda_kernel_fn regs_kernel(int order, uint32_t size)
 			return regs_kernels[order][i];
 	return NULL;
 }
+/* gda-dc, gda-dc-full: [order][full]. */
+#define GDA_DC(O) { gda_lat_kernel<O, K_DC, 0>, gda_lat_kernel<O, K_DC_FULL, 0> }
+static const gda_kernel_fn dc_kernels[GIC_LAT_ORDERS][2] = {
+	GDA_DC(0), GDA_DC(1), GDA_DC(2), GDA_DC(3), GDA_DC(4), GDA_DC(5), GDA_DC(6),
+};
 /* gda-hostdb: the host rings; completions polled as gda-inline fence-gpu. */
 static const gda_kernel_fn hostdb_kernel = gda_lat_kernel<GIC_ORDER_FENCE_GPU, K_HOSTDB, 0>;
 static const gda_kernel_fn timer_kernels[GIC_LAT_ORDERS] = {
@@ -496,6 +550,7 @@ typedef struct lat_run {
 	int n;                /* samples per measurement, warm-up included */
 	int failed;
 	int first_count;      /* 1 while the first --qps count runs */
+	softnic_qp *used;     /* the QP run_samples names on an error (NULL: QP 0) */
 	uint64_t *ckw;        /* GPU memory: the checker's words (lat_check) */
 	size_t sizes[2][GIC_LAT_SWEEP_MAX_SIZES]; /* --sweep: inline, pointer sizes */
 	int nsizes[2];
@@ -610,7 +665,7 @@ static int run_samples(lat_run *L, const char *what)
 	for (int i = 0; i < L->n; i++)
 		if (L->h[i].rc && !bad++)
 			fprintf(stderr, "gic lat: %s: sample %d: error %d (%s)\n", what, i, L->h[i].rc,
-				softnic_qp_error(L->e.qp[0]));
+				softnic_qp_error(L->used ? L->used : L->e.qp[0]));
 	return bad;
 }
 
@@ -753,6 +808,8 @@ enum {
 	SRC_POINTER = 1, /* read by the NIC from PE0's source region */
 	SRC_REGS = 2,    /* inline, in registers: gic_wqe_write_inline_regs (--sweep) */
 	SRC_STAGED = 3,  /* inline, loaded from GPU memory in the span (--sweep) */
+	SRC_DC = 4,      /* SRC_INLINE8 on PE0's DCI, the compact AV (gda-dc) */
+	SRC_DC_FULL = 5, /* the same, the full AV (gda-dc-full) */
 };
 
 /* One mini-gda configuration: a path, an order, a size, a completion
@@ -764,22 +821,31 @@ static void gda_one(lat_run *L, const lat_state *st, int src, int order, uint32_
 		    int sweep, int scope, int first)
 {
 	static const char *const paths[] = { "gda-inline", "gda-pointer", "gda-inline",
-					      "gda-inline-staged" };
-	static const char *const payloads[] = { "registers", "pointer", "registers", "memory" };
+					      "gda-inline-staged", "gda-dc", "gda-dc-full" };
+	static const char *const payloads[] = { "registers", "pointer", "registers", "memory",
+						 "registers", "registers" };
 	static const char *const notes[] = {
 		"", "",
 		"payload in registers when the clock starts (the paper's mini-gda): one 16-byte "
 		"store per segment",
 		"payload loaded from a staging buffer in GPU memory inside the timed span (the "
 		"payload-in-memory case)",
+		"DC: PE0's DCI to PE1's DCT, the compact 16-byte AV in registers when the clock "
+		"starts (one BB, 4 segments); softnic looks the DCT up, no DC connection handshake",
+		"DC: PE0's DCI to PE1's DCT, the full 48-byte AV in registers when the clock "
+		"starts (two BBs, 6 segments); softnic looks the DCT up, no DC connection handshake",
 	};
+	int dc = src == SRC_DC || src == SRC_DC_FULL;
 	gda_kernel_fn fn = src == SRC_REGS ? regs_kernel(order, size)
+			   : dc ? dc_kernels[order][src == SRC_DC_FULL]
 			   : gda_kernels[order][src == SRC_POINTER ? K_POINTER
 						 : src == SRC_STAGED ? K_INLINE : K_INLINE8];
+	gic_sq *pe0 = dc ? L->e.d_dci_sq : L->e.d_sq, *pe1 = dc ? L->e.d_dci_sq + 1 : L->e.d_peer_sq;
 	gda_cfg c;
 	char name[128], rname[128], params[256], rparams[256], issue_note[512], putc_note[256];
+	char qps[32], dcp[64] = "";
 	const char *path = paths[src];
-	int bad, valid, nq = L->e.cfg.nqps, named = !sweep && gic_lat_scope_named(st);
+	int bad, valid, nq = L->e.cfg.nqps, named = !sweep && !dc && gic_lat_scope_named(st);
 
 	if (!fn) {
 		fprintf(stderr, "gic lat --sweep: size %u: no register-payload kernel of that size "
@@ -787,6 +853,26 @@ static void gda_one(lat_run *L, const lat_state *st, int src, int order, uint32_
 		return;
 	}
 	gda_cfg_fill(L, &c, src == SRC_POINTER, size, nq, scope);
+	if (dc) { /* the AVs, once per target (the DCT numbers and key of the env) */
+		static const uint8_t zero[16] = { 0 };
+
+		if (src == SRC_DC_FULL) {
+			gic_set_av_full(&c.av, ENV_DC_KEY, L->e.dctn[1], 0, 0, zero, 0, 64, 0, zero);
+			gic_set_av_full(&c.back_av, ENV_DC_KEY, L->e.dctn[0], 0, 0, zero, 0, 64, 0,
+					zero);
+		} else {
+			gic_set_av_compact(&c.av, ENV_DC_KEY, L->e.dctn[1], 0, 0);
+			gic_set_av_compact(&c.back_av, ENV_DC_KEY, L->e.dctn[0], 0, 0);
+		}
+		snprintf(dcp, sizeof(dcp), " transport=dc av=%s",
+			 src == SRC_DC_FULL ? "full" : "compact");
+		L->used = L->e.dci[0];
+	}
+	/* One DCI (dc): its own CQ, whatever QPs the RC rows configure. */
+	if (dc)
+		snprintf(qps, sizeof(qps), "dci=1");
+	else
+		snprintf(qps, sizeof(qps), "qps=%d", nq);
 	if (sweep)
 		snprintf(name, sizeof(name), "%s %s size=%u", path, gic_lat_order_name(order), size);
 	else if (named)
@@ -799,10 +885,10 @@ static void gda_one(lat_run *L, const lat_state *st, int src, int order, uint32_
 		snprintf(rname, sizeof(rname), "%s %s qps=%d", path, gic_lat_order_name(order), nq);
 	else
 		snprintf(rname, sizeof(rname), "%s", name);
-	snprintf(rparams, sizeof(rparams), "size=%u qps=%d scope=none order=%s payload=%s", size,
-		 nq, gic_lat_order_name(order), payloads[src]);
-	snprintf(params, sizeof(params), "size=%u qps=%d scope=%s order=%s payload=%s", size,
-		 nq, gic_lat_scope_name(scope), gic_lat_order_name(order), payloads[src]);
+	snprintf(rparams, sizeof(rparams), "size=%u %s scope=none order=%s payload=%s%s%s", size,
+		 qps, gic_lat_order_name(order), payloads[src], dcp, dc ? " answer=dc" : "");
+	snprintf(params, sizeof(params), "size=%u %s scope=%s order=%s payload=%s%s", size,
+		 qps, gic_lat_scope_name(scope), gic_lat_order_name(order), payloads[src], dcp);
 	snprintf(putc_note, sizeof(putc_note), "completion by softnic (not a NIC number)%s",
 		 scope == GIC_LAT_SCOPE_ALL ? "; then every other QP's CQ polled (a CQE read each)"
 		 : scope == GIC_LAT_SCOPE_PROGRESS ? "; then every other QP's published and retired "
@@ -810,7 +896,7 @@ static void gda_one(lat_run *L, const lat_state *st, int src, int order, uint32_
 						      "(NVSHMEM 3.8's IBGDA quiet)"
 						    : "");
 	snprintf(issue_note, sizeof(issue_note), "%s", notes[src]);
-	if ((st->metrics & GIC_LAT_ISSUE) && size == 8 && src != SRC_STAGED && first &&
+	if ((st->metrics & GIC_LAT_ISSUE) && size == 8 && src != SRC_STAGED && !dc && first &&
 	    L->first_count) {
 		/* The floor first: the issue row's note cites it. */
 		double fl = floor_of(L, order, name, params, src != SRC_POINTER);
@@ -830,10 +916,11 @@ static void gda_one(lat_run *L, const lat_state *st, int src, int order, uint32_
 			continue;
 		}
 		clear_samples(L, L->e.stream);
-		fn<<<rtt ? 2 : 1, 1, 0, L->e.stream>>>(L->e.d_sq, L->e.d_peer_sq, c, L->d);
+		fn<<<rtt ? 2 : 1, 1, 0, L->e.stream>>>(pe0, pe1, c, L->d);
 		bad = run_samples(L, name);
 		if (bad < 0) {
 			L->failed++;
+			L->used = NULL;
 			return;
 		}
 		valid = !bad && validate(L, &c);
@@ -844,9 +931,12 @@ static void gda_one(lat_run *L, const lat_state *st, int src, int order, uint32_
 				    L->o->gpu_engine);
 		if (rtt)
 			emit_cycles(L, rname, "rtt", 1, valid, rparams,
-				    "answer written by a GPU thread through softnic",
+				    dc ? "answer written by a GPU thread through softnic, PE1's DCI "
+					 "to PE0's DCT (the same AV form)"
+				       : "answer written by a GPU thread through softnic",
 				    L->o->gpu_engine);
 	}
+	L->used = NULL;
 }
 
 /* One --sweep size of gda-pointer (Figure 11): pointer writes of size
@@ -928,6 +1018,8 @@ static void gda_count(lat_run *L, const lat_state *st, int nq)
 {
 	gpu_env_cfg cfg = { L->o->gpu_engine, nq, 10, LAT_REGION, 0, 4, 4 };
 
+	/* The DC rows: the first count's env, beside its RC rows. */
+	cfg.dc = L->first_count && !st->sweep && (st->paths & GIC_LAT_GDA_DC_ANY);
 	gpu_env_open(&L->e, &cfg);
 	for (int p = 0; p < 2 && !st->sweep; p++) { /* --sweep: the sweep's rows only */
 		if (!(st->paths & (p ? GIC_LAT_GDA_POINTER : GIC_LAT_GDA_INLINE)))
@@ -945,6 +1037,15 @@ static void gda_count(lat_run *L, const lat_state *st, int nq)
 					first = 0;
 				}
 		}
+	}
+	for (int full = 0; full <= 1 && cfg.dc; full++) {
+		if (!(st->paths & (full ? GIC_LAT_GDA_DC_FULL : GIC_LAT_GDA_DC)))
+			continue;
+		for (int o = 0; o < GIC_LAT_ORDERS; o++)
+			if (st->orders & (1u << o)) {
+				gic_progress("lat", o, GIC_LAT_ORDERS, full ? "gda-dc-full" : "gda-dc");
+				gda_one(L, st, full ? SRC_DC_FULL : SRC_DC, o, 8, 0, GIC_LAT_SCOPE_QP, 1);
+			}
 	}
 	if (st->sweep && L->first_count && (st->paths & GIC_LAT_GDA_INLINE)) {
 		/* Sizes: -b/-e/-f when given; else 8 .. 512 B by 2 (Figure 3a). */
@@ -1443,7 +1544,7 @@ int gic_gpu_lat(const gic_opts *o, const lat_state *st, const gic_run_info *info
 		free(L.v);
 		return ENOMEM;
 	}
-	if (st->paths & (GIC_LAT_GDA_INLINE | GIC_LAT_GDA_POINTER))
+	if (st->paths & (GIC_LAT_GDA_INLINE | GIC_LAT_GDA_POINTER | GIC_LAT_GDA_DC_ANY))
 		gda_all(&L, st);
 	for (int tuned = 0; tuned <= 1; tuned++) {
 		if (!(st->paths & (tuned ? GIC_LAT_PROXY_TUNED : GIC_LAT_PROXY_BASELINE)) ||

@@ -117,6 +117,42 @@ static int connect_all(hx *h)
 	return 0;
 }
 
+/* PE i's DCI and DCT (hx_cfg.dc); the AVs after both PEs have theirs. */
+static int dc_open(hx *h, int i)
+{
+	hx_pe *pe = &h->pe[i];
+	softnic_srq_attr sa = { .log_wqe_cnt = 1, .max_sge = 1 }; /* writes take no receive */
+	softnic_qp_attr da = { .log_sq_bb = h->c.log_sq_bb, .flags = SOFTNIC_QP_DCI };
+	softnic_qp_attr ta = { .log_sq_bb = 1, .flags = SOFTNIC_QP_DCT, .dc_key = HX_DC_KEY };
+
+	pe->dci_cq = softnic_cq_create(h->nic, h->c.log_sq_bb);
+	pe->dct_rcq = softnic_cq_create(h->nic, 1);
+	pe->dct_srq = softnic_srq_create(pe->pd, &sa);
+	if (!pe->dci_cq || !pe->dct_rcq || !pe->dct_srq)
+		return errno ? errno : ENOMEM;
+	da.send_cq = pe->dci_cq;
+	ta.recv_cq = pe->dct_rcq;
+	ta.srq = pe->dct_srq;
+	pe->dci = softnic_qp_create(pe->pd, &da);
+	pe->dct = pe->dci ? softnic_qp_create(pe->pd, &ta) : NULL;
+	if (!pe->dct)
+		return errno ? errno : ENOMEM;
+	return softnic_qp_view(pe->dci, &pe->dci_sq, &pe->dci_cqv);
+}
+
+static void dc_avs(hx *h)
+{
+	static const uint8_t zero[16];
+
+	for (int i = 0; i < 2; i++) {
+		uint32_t dctn = softnic_qp_num(h->pe[1 - i].dct);
+
+		memset(h->pe[i].peer_av, 0, sizeof(h->pe[i].peer_av));
+		gic_set_av_compact(&h->pe[i].peer_av[0], HX_DC_KEY, dctn, 0, 0);
+		gic_set_av_full(&h->pe[i].peer_av[1], HX_DC_KEY, dctn, 0, 0, zero, 0, 64, 0, zero);
+	}
+}
+
 int hx_open(hx **out, const hx_cfg *c)
 {
 	softnic_attr na = { .engine_threads = c->engine_threads };
@@ -139,6 +175,10 @@ int hx_open(hx **out, const hx_cfg *c)
 		rc = pe_open(h, 1);
 	if (!rc)
 		rc = connect_all(h);
+	for (int i = 0; i < 2 && !rc && c->dc; i++)
+		rc = dc_open(h, i);
+	if (!rc && c->dc)
+		dc_avs(h);
 	if (rc) {
 		fprintf(stderr, "gic %s: softnic setup: %s (%s)\n", c->who, strerror(rc),
 			softnic_last_error(h->nic));
@@ -192,16 +232,47 @@ int hx_write(hx *h, int pe, int q, size_t dst_off, const void *data, size_t src_
 	return 0;
 }
 
+int hx_write_dc(hx *h, int pe, size_t dst_off, uint64_t value, int full, int signaled,
+		int ring, int order, uint64_t deadline, uint64_t *end)
+{
+	hx_pe *p = &h->pe[pe];
+	gic_sq *sq = &p->dci_sq;
+	uint64_t raddr = (uint64_t)(uintptr_t)(h->pe[1 - pe].dst + dst_off), pos;
+	uint8_t ce = signaled ? GIC_CTRL_CQ_UPDATE : 0;
+	uint32_t nbb = full ? 2 : 1;
+	int rc = gic_sq_reserve_excl(sq, nbb, &pos, order, deadline);
+
+	if (rc)
+		return rc;
+	if (full)
+		gic_wqe_dc_write_inline_u64_full(sq, pos, &p->peer_av[1], raddr,
+						 h->pe[1 - pe].dst_rkey, value, ce);
+	else
+		gic_wqe_dc_write_inline_u64(sq, pos, &p->peer_av[0], raddr, h->pe[1 - pe].dst_rkey,
+					    value, ce);
+	if (signaled)
+		gic_sq_note_signaled(sq, pos + nbb, 0);
+	if (ring)
+		gic_sq_publish_excl(sq, order);
+	if (end)
+		*end = pos + nbb;
+	return 0;
+}
+
 int hx_fail(hx *h, int pe, int q, const char *what, int rc)
 {
-	const char *qe = softnic_qp_error(h->pe[pe].qp[q]);
+	softnic_qp *qp = q == HX_DCI ? h->pe[pe].dci : h->pe[pe].qp[q];
+	const gic_sq *sq = q == HX_DCI ? &h->pe[pe].dci_sq : &h->pe[pe].sq[q];
+	const char *qe = softnic_qp_error(qp);
 
-	fprintf(stderr, "gic %s: %s (PE%d QP %d): %s%s%s\n", h->c.who, what, pe, q,
-		rc == ETIMEDOUT ? "no progress within the time limit" : strerror(rc),
-		qe[0] ? "; qp error: " : "", qe);
+	if (q == HX_DCI)
+		fprintf(stderr, "gic %s: %s (PE%d DCI): ", h->c.who, what, pe);
+	else
+		fprintf(stderr, "gic %s: %s (PE%d QP %d): ", h->c.who, what, pe, q);
+	fprintf(stderr, "%s%s%s\n", rc == ETIMEDOUT ? "no progress within the time limit"
+						    : strerror(rc), qe[0] ? "; qp error: " : "", qe);
 	if (rc == EIO)
-		fprintf(stderr, "  error CQE: %s\n",
-			gic_syndrome_name(h->pe[pe].sq[q].err_info.syndrome));
+		fprintf(stderr, "  error CQE: %s\n", gic_syndrome_name(sq->err_info.syndrome));
 	return rc;
 }
 

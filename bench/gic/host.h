@@ -2,7 +2,9 @@
  * bench/gic/host.h - the host modes' fixture: two PEs on one softnic (CPU
  * engine), each with `qps` RC QPs connected pairwise (PE0 QP i <-> PE1 QP
  * i), a registered source and destination region per PE, and optionally
- * a mini-proxy from one PE to the other. Helpers post writes with
+ * a mini-proxy from one PE to the other; with hx_cfg.dc also a DC pair
+ * each way (each PE a DCI and a DCT: PE0's DCI reaches PE1's DCT, PE1's
+ * DCI PE0's). Helpers post writes with
  * gic/post.h, fill and check payload patterns, and time with
  * CLOCK_MONOTONIC (gic_now_ns).
  *
@@ -31,7 +33,14 @@ typedef struct hx_cfg {
 	int qps;             /* QPs per PE (1..HX_MAX_QPS) */
 	int log_sq_bb;       /* ring of 2^n BBs per QP (6..14) */
 	size_t region;       /* bytes of each PE's source and destination */
+	int dc;              /* 1: also each PE's DCI and DCT (hx_pe.dci, .dct) */
 } hx_cfg;
+
+/* The DCTs' access key (hx_cfg.dc). */
+#define HX_DC_KEY 0x6769632d64632d6bull
+
+/* hx_fail's q for a PE's DCI. */
+enum { HX_DCI = -1 };
 
 typedef struct hx_pe {
 	softnic_pd *pd;
@@ -42,6 +51,16 @@ typedef struct hx_pe {
 	uint8_t *src, *dst;
 	softnic_mr *src_mr, *dst_mr;
 	uint32_t dst_rkey, src_lkey;
+	/* hx_cfg.dc: this PE's DCI (a send CQ of its own) and DCT (in this
+	 * PE's PD, so the destination's rkey resolves at it; an SRQ and a
+	 * receive CQ, key HX_DC_KEY), and the address vectors naming the
+	 * peer's DCT, filled once: [0] compact (16 bytes), [1] full (48). */
+	softnic_qp *dci, *dct;
+	softnic_cq *dci_cq, *dct_rcq;
+	softnic_srq *dct_srq;
+	gic_sq dci_sq;
+	gic_cq dci_cqv;
+	gic_av_seg peer_av[2];
 } hx_pe;
 
 typedef struct hx {
@@ -75,7 +94,14 @@ int hx_write(hx *h, int pe, int q, size_t dst_off, const void *data, size_t src_
 	     size_t len, int pointer, int signaled, int ring, int order, uint64_t deadline,
 	     uint64_t *end);
 
-/* Prints why a post or wait on PE pe, QP q failed (rc) and returns rc. */
+/* The DC form of hx_write (hx_cfg.dc): an 8-byte inline write of value
+ * from PE pe's DCI to the peer's destination at dst_off through the peer's
+ * DCT, its AV compact (full 0: one BB) or full (full 1: two BBs). */
+int hx_write_dc(hx *h, int pe, size_t dst_off, uint64_t value, int full, int signaled,
+		int ring, int order, uint64_t deadline, uint64_t *end);
+
+/* Prints why a post or wait on PE pe, QP q (HX_DCI: its DCI) failed (rc)
+ * and returns rc. */
 int hx_fail(hx *h, int pe, int q, const char *what, int rc);
 
 /* Waits (bounded) until *word == want; 0 or ETIMEDOUT. Yields the CPU

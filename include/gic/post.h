@@ -331,6 +331,61 @@ GIC_HD uint32_t gic_wqe_write_inline_u64(gic_sq *sq, uint64_t pos, uint64_t radd
 	return 1;
 }
 
+/* The DC forms of gic_wqe_write_inline_u64, for a DCI (softnic.h top
+ * comment): the address vector follows the control segment, then the
+ * remote address and the 8-byte inline payload. av is the target's AV,
+ * constant per target: the caller fills it once (gic_set_av_compact or
+ * gic_set_av_full) and passes a copy it holds (on a GPU a local, whose
+ * words then stay in registers), so that building costs no more than the
+ * RC builder: one 16-byte store per segment, nothing computed from av.
+ *
+ * Compact (16-byte AV, only av's first 16 bytes are read; its dqp_dct
+ * must not carry GIC_EXTENDED_UD_AV): ctrl 16 + AV 16 + raddr 16 + inline
+ * 16 = 64 bytes, ds 4, one BB. */
+GIC_HD uint32_t gic_wqe_dc_write_inline_u64(gic_sq *sq, uint64_t pos, const gic_av_seg *av,
+					    uint64_t raddr, uint32_t rkey, uint64_t value,
+					    uint8_t fm_ce_se)
+{
+	uint8_t *slot = gic_sq_slot(sq, pos); /* one BB */
+	uint32_t c[4] GIC_ALIGN16, r[4] GIC_ALIGN16;
+	uint32_t chunk[4] GIC_ALIGN16 = { gic_inline_hdr_be(8), (uint32_t)value,
+					  (uint32_t)(value >> 32), 0 };
+
+	gic_ctrl_seg_words(c, (uint16_t)pos, GIC_OPCODE_RDMA_WRITE, 0, sq->qpn, fm_ce_se,
+			   1 + GIC_AV_COMPACT_DS + 2, 0);
+	gic_raddr_seg_words(r, raddr, rkey);
+	gic_st_seg16(slot, c);
+	gic_st_seg16(slot + 16, av);
+	gic_st_seg16(slot + 32, r);
+	gic_st_seg16(slot + 48, chunk);
+	return 1;
+}
+
+/* Full (48-byte AV, dqp_dct with GIC_EXTENDED_UD_AV, as gic_set_av_full
+ * sets it): ctrl 16 + AV 48 + raddr 16 + inline 16 = 96 bytes, ds 6, two
+ * BBs (the second after the ring's last is its first). */
+GIC_HD uint32_t gic_wqe_dc_write_inline_u64_full(gic_sq *sq, uint64_t pos, const gic_av_seg *av,
+						 uint64_t raddr, uint32_t rkey, uint64_t value,
+						 uint8_t fm_ce_se)
+{
+	uint8_t *bb0 = gic_sq_slot(sq, pos), *bb1 = gic_sq_slot(sq, pos + 1);
+	const uint8_t *a = (const uint8_t *)av;
+	uint32_t c[4] GIC_ALIGN16, r[4] GIC_ALIGN16;
+	uint32_t chunk[4] GIC_ALIGN16 = { gic_inline_hdr_be(8), (uint32_t)value,
+					  (uint32_t)(value >> 32), 0 };
+
+	gic_ctrl_seg_words(c, (uint16_t)pos, GIC_OPCODE_RDMA_WRITE, 0, sq->qpn, fm_ce_se,
+			   1 + GIC_AV_FULL_DS + 2, 0);
+	gic_raddr_seg_words(r, raddr, rkey);
+	gic_st_seg16(bb0, c);
+	gic_st_seg16(bb0 + 16, a);
+	gic_st_seg16(bb0 + 32, a + 16);
+	gic_st_seg16(bb0 + 48, a + 32);
+	gic_st_seg16(bb1, r);
+	gic_st_seg16(bb1 + 16, chunk);
+	return 2;
+}
+
 /* RDMA write (opcode GIC_OPCODE_RDMA_WRITE or _WRITE_IMM) with the payload
  * read by the NIC from registered memory (laddr, lkey). */
 GIC_HD uint32_t gic_wqe_write(gic_sq *sq, uint64_t pos, uint8_t opcode, uint64_t raddr,

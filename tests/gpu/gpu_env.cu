@@ -127,6 +127,43 @@ static void open_qps(gpu_env *e)
 	CUDA_OK(cudaMemcpy(e->d_rcq, &rcq, sizeof(gic_cq), cudaMemcpyHostToDevice));
 }
 
+/* cfg.dc: a DCI and a DCT per PE, after every RC QP; the DCIs' views
+ * uploaded. */
+static void open_dc(gpu_env *e)
+{
+	gic_sq sq[2];
+	gic_cq cq[2];
+
+	e->dc_rcq = softnic_cq_create(e->nic, 4);
+	for (int pe = 0; pe < 2; pe++) {
+		softnic_srq_attr sa = { 1, 1 }; /* log_wqe_cnt, max_sge: writes take no receive */
+		softnic_qp_attr da, ta;
+
+		memset(&da, 0, sizeof(da));
+		memset(&ta, 0, sizeof(ta));
+		da.log_sq_bb = e->cfg.log_sq_bb;
+		da.send_cq = softnic_cq_create(e->nic, e->cfg.log_sq_bb < 12 ? e->cfg.log_sq_bb : 12);
+		da.flags = SOFTNIC_QP_DCI;
+		e->dct_srq[pe] = softnic_srq_create(e->pd[pe], &sa);
+		ta.log_sq_bb = 1;
+		ta.recv_cq = e->dc_rcq;
+		ta.srq = e->dct_srq[pe];
+		ta.flags = SOFTNIC_QP_DCT;
+		ta.dc_key = ENV_DC_KEY;
+		if (!e->dc_rcq || !da.send_cq || !e->dct_srq[pe])
+			fail(e, "dc queues");
+		e->dci[pe] = softnic_qp_create(e->pd[pe], &da);
+		e->dct[pe] = softnic_qp_create(e->pd[pe], &ta);
+		if (!e->dci[pe] || !e->dct[pe])
+			fail(e, "dc qp");
+		e->dctn[pe] = softnic_qp_num(e->dct[pe]);
+		softnic_qp_view(e->dci[pe], &sq[pe], &cq[pe]);
+		sq[pe].cq = &e->d_dci_cq[pe]; /* the device copy of the CQ view */
+	}
+	CUDA_OK(cudaMemcpy(e->d_dci_sq, sq, sizeof(sq), cudaMemcpyHostToDevice));
+	CUDA_OK(cudaMemcpy(e->d_dci_cq, cq, sizeof(cq), cudaMemcpyHostToDevice));
+}
+
 void gpu_env_open(gpu_env *e, const gpu_env_cfg *cfg)
 {
 	memset(e, 0, sizeof(*e));
@@ -139,6 +176,10 @@ void gpu_env_open(gpu_env *e, const gpu_env_cfg *cfg)
 	CUDA_OK(cudaMalloc(&e->d_rcq, sizeof(gic_cq)));
 	CUDA_OK(cudaMalloc(&e->d_peer_sq, sizeof(gic_sq) * cfg->nqps));
 	CUDA_OK(cudaMalloc(&e->d_peer_cq, sizeof(gic_cq) * cfg->nqps));
+	if (cfg->dc) {
+		CUDA_OK(cudaMalloc(&e->d_dci_sq, sizeof(gic_sq) * 2));
+		CUDA_OK(cudaMalloc(&e->d_dci_cq, sizeof(gic_cq) * 2));
+	}
 	e->dst = cfg->peer_gpu ? peer_region_alloc(cfg->region) : region_alloc(e, cfg->region);
 	e->src = region_alloc(e, cfg->region);
 	e->res = region_alloc(e, cfg->region);
@@ -158,6 +199,8 @@ void gpu_env_open(gpu_env *e, const gpu_env_cfg *cfg)
 	if (!e->dst_mr || !e->src_mr || !e->res_mr || !e->back_mr)
 		fail(e, "reg_mr");
 	open_qps(e);
+	if (cfg->dc)
+		open_dc(e);
 }
 
 void gpu_env_close(gpu_env *e)
@@ -182,6 +225,8 @@ void gpu_env_close(gpu_env *e)
 	cudaFree(e->d_peer_sq);
 	cudaFree(e->d_peer_cq);
 	cudaFree(e->d_rcq);
+	cudaFree(e->d_dci_sq); /* NULL without cfg.dc */
+	cudaFree(e->d_dci_cq);
 	cudaStreamDestroy(e->stream);
 }
 

@@ -12,6 +12,13 @@
  * device sees the queues through d_sq[i] / d_cq[i] (device copies of
  * the views) and PE1's receive CQ through d_rcq. PE1 posts back to PE0
  * (round trips) through d_peer_sq[i], into PE0's region `back`.
+ *
+ * With cfg.dc, also the DC transport (softnic.h): each PE a DCI and a DCT
+ * (created after every RC QP, so the RC QPs keep their slots of the
+ * engine's QP table). PE0's DCI (d_dci_sq[0]) reaches PE1's DCT
+ * (dctn[1]: the destination region, in PE1's PD); PE1's DCI (d_dci_sq[1])
+ * reaches PE0's DCT (dctn[0]: the region `back`). The DCTs' key is
+ * ENV_DC_KEY; the caller builds the address vectors from dctn.
  */
 #ifndef GIC_GPU_ENV_H
 #define GIC_GPU_ENV_H
@@ -54,7 +61,10 @@ typedef struct gpu_env_cfg {
 			      * can ring them (bench/gic/hostdb.h); the GPU engine then
 			      * reads them through the mapping and synchronizes at
 			      * system scope (softnic_gpu_attr.host_submitters) */
+	int dc;              /* 1: a DCI and a DCT per PE (above) */
 } gpu_env_cfg;
+
+#define ENV_DC_KEY 0x6769632d64632d6bull
 
 typedef struct gpu_env {
 	gpu_env_cfg cfg;
@@ -73,6 +83,12 @@ typedef struct gpu_env {
 	gic_cq *d_rcq;
 	cudaStream_t stream;        /* non-blocking: never waits for the engine */
 	uint64_t *host_db;          /* host_doorbells: nqps lines of mapped pinned memory */
+	softnic_qp *dci[2], *dct[2]; /* cfg.dc: [pe] */
+	softnic_srq *dct_srq[2];
+	softnic_cq *dc_rcq;         /* cfg.dc: both DCTs' receive CQ (writes post none) */
+	uint32_t dctn[2];           /* cfg.dc: the DCTs' numbers */
+	gic_sq *d_dci_sq;           /* cfg.dc: device copies of the DCIs' views, [pe] */
+	gic_cq *d_dci_cq;
 } gpu_env;
 
 /* Builds the fixture; exits with a message on failure. */

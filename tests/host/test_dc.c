@@ -685,6 +685,80 @@ CASE(dc_malformed_av)
 	fx_close(f);
 }
 
+/* mini-gda's DC fast-path builders (gic_wqe_dc_write_inline_u64, compact
+ * AV, one BB; _full, two BBs): 8-byte inline writes alternating the two
+ * forms, so that the full one also wraps at the ring's end (a 64-BB ring,
+ * 100 writes), each landing at the DCT's region with a good CQE. An AV of
+ * the other form fails: a full AV in the compact builder's 4 segments
+ * leaves no room for the rest (LOCAL_QP_OP_ERR); a compact AV in the full
+ * builder makes the engine read the AV's
+ * unused bytes as the remote address (rkey 0), an error CQE; nothing
+ * lands either time. */
+CASE(dc_inline_u64_builders)
+{
+	static const uint8_t zero[16];
+	dc_fx *f = fx_open(NULL);
+	uint32_t rkey;
+	gic_av_seg av[2];
+	gic_cqe_info c;
+	uint64_t pos;
+
+	REQUIRE(f, "fixture");
+	rkey = softnic_mr_rkey(f->dst_mr);
+	memset(av, 0, sizeof(av));
+	gic_set_av_compact(&av[0], DC_KEY, f->dctn, 0, 0);
+	gic_set_av_full(&av[1], DC_KEY, f->dctn, 0, 0, zero, 0, 64, 0, zero);
+	for (int i = 0; i < 100; i++) {
+		int full = i & 1;
+		uint64_t v = 0x0123456789abcdefull ^ ((uint64_t)i << 40), off = (uint64_t)i * 8;
+		uint32_t nbb = full ? 2 : 1;
+
+		memset(f->dst + off, 0, 8);
+		REQUIRE(gic_sq_reserve_excl(&f->sq, nbb, &pos, GIC_ORDER_RELEASE_SYS,
+					    tk_deadline()) == 0, "reserve");
+		CHECK((full ? gic_wqe_dc_write_inline_u64_full
+			    : gic_wqe_dc_write_inline_u64)(&f->sq, pos, &av[full], addr_of(f->dst + off),
+							   rkey, v, SIG) == nbb, "BBs of form %d", full);
+		gic_sq_note_signaled(&f->sq, pos + nbb, 0);
+		gic_sq_publish_excl(&f->sq, GIC_ORDER_RELEASE_SYS);
+		if (expect_ok(f, GIC_OPCODE_RDMA_WRITE, 8, full ? "full-AV builder" : "compact builder"))
+			break;
+		CHECK(memcmp(f->dst + off, &v, 8) == 0, "write %d (AV %s, position %llu) payload", i,
+		      full ? "full" : "compact", (unsigned long long)pos);
+	}
+	CHECK(!softnic_qp_in_error(f->dci), "DCI in error: %s", softnic_qp_error(f->dci));
+
+	/* The wrong form in each builder. */
+	for (int full = 0; full <= 1; full++) {
+		uint64_t v = 77, got = 0;
+
+		REQUIRE(dci_open(f) == 0, "DCI");
+		memset(f->dst + 1024, 0, 8);
+		REQUIRE(gic_sq_reserve_excl(&f->sq, full ? 2 : 1, &pos, GIC_ORDER_RELEASE_SYS,
+					    tk_deadline()) == 0, "reserve");
+		if (full)
+			gic_wqe_dc_write_inline_u64_full(&f->sq, pos, &av[0], addr_of(f->dst + 1024),
+							 rkey, v, SIG);
+		else
+			gic_wqe_dc_write_inline_u64(&f->sq, pos, &av[1], addr_of(f->dst + 1024), rkey, v,
+						    SIG);
+		gic_sq_note_signaled(&f->sq, pos + (full ? 2 : 1), 0);
+		gic_sq_publish_excl(&f->sq, GIC_ORDER_RELEASE_SYS);
+		REQUIRE(poll_dci(f, &c) == 0, "a CQE for the wrong AV form");
+		CHECK(c.cqe_opcode == GIC_CQE_REQ_ERR, "a %s AV in the %s builder completed with "
+		      "opcode %u, want an error", full ? "compact" : "full", full ? "full" : "compact",
+		      c.cqe_opcode);
+		/* No room for the remote address after a full AV in 4 segments. */
+		CHECK(full || c.syndrome == GIC_SYND_LOCAL_QP_OP_ERR, "a full AV in the compact "
+		      "builder: syndrome 0x%x (%s)", c.syndrome, gic_syndrome_name(c.syndrome));
+		memcpy(&got, f->dst + 1024, 8);
+		CHECK(got == 0, "the wrong AV form (%s builder) wrote 0x%llx",
+		      full ? "full" : "compact", (unsigned long long)got);
+	}
+	CHECK(guards_intact(f), "guard zones");
+	fx_close(f);
+}
+
 /* The DCT's rights and its region's: what they do not grant fails with
  * REMOTE_ACCESS_ERR, and nothing moves. */
 CASE(dc_rights)
@@ -1003,6 +1077,7 @@ static const tk_case cases[] = {
 	TK_ENTRY(dc_wrong_key), TK_ENTRY(dc_unknown_dct), TK_ENTRY(dc_malformed_av),
 	TK_ENTRY(dc_rights), TK_ENTRY(dc_rnr), TK_ENTRY(dc_wqe_on_rc), TK_ENTRY(rc_wqe_on_dci),
 	TK_ENTRY(dump_rc), TK_ENTRY(dump_dci), TK_ENTRY(dc_decode), TK_ENTRY(dc_api),
+	TK_ENTRY(dc_inline_u64_builders),
 };
 
 int main(int argc, char **argv)

@@ -803,6 +803,85 @@ static void test_one_bb_slots(void)
 	}
 }
 
+/* The DC 8-byte inline writes against rdma-core's setters: ctrl
+ * (mlx5dv_set_ctrl_seg, ds 4 or 6), the AV (mlx5dv_set_dgram_seg: the
+ * compact form is its first 16 bytes, written with the extended bit clear;
+ * the full form all 48 with it set), the remote address, the inline
+ * header and value. Our WQE is built from our own AV setters and the
+ * builders; the compact one at every slot and past 2^32 (one BB, no other
+ * touched), the full one at every slot, so from the ring's last slot it
+ * wraps (two BBs, the second's last 32 bytes and every other BB
+ * untouched). */
+static void test_wqe_dc_inline(void)
+{
+	static const uint64_t base[] = { 0, (1ull << 32), (1ull << 40) + 0xfff0 };
+
+	for (unsigned b = 0; b < sizeof base / sizeof base[0]; b++) {
+		for (unsigned first = 0; first < RING_BB; first++) {
+			uint64_t pos = base[b] + first, raddr = rnd(), value = rnd();
+			uint64_t key = rnd();
+			uint32_t rkey = (uint32_t)rnd(), dct = (uint32_t)rnd() & 0xffffff;
+			uint8_t sl = (uint8_t)rnd() & 0x0f, tclass = (uint8_t)rnd();
+			uint8_t hop = (uint8_t)rnd(), fm = first & 1 ? GIC_CTRL_CQ_UPDATE : 0;
+			uint16_t rlid = (uint16_t)rnd();
+			uint32_t grh = (uint32_t)rnd();
+			uint8_t rmac[6], rgid[16], exp[128], blank[32];
+			struct mlx5_wqe_datagram_seg theirs;
+			gic_av_seg av;
+			gic_sq sq;
+
+			fill(rmac, sizeof rmac);
+			fill(rgid, sizeof rgid);
+			memset(blank, FILL, sizeof blank);
+
+			/* Compact: 64 bytes, one BB. */
+			memset(&theirs, 0, sizeof theirs);
+			mlx5dv_set_dgram_seg(&theirs, key, dct, 0, sl, 0, rlid, rmac, tclass, hop, grh,
+					     rgid);
+			memset(exp, FILL, sizeof exp);
+			put_ctrl(exp, (uint16_t)pos, MLX5_OPCODE_RDMA_WRITE, fm, 4, 0);
+			memcpy(exp + 16, &theirs, 16);
+			put_raddr(exp + 32, raddr, rkey);
+			put_inline(exp + 48, &value, 8);
+			memset(&av, 0x5a, sizeof av); /* bytes past the compact 16: not read */
+			gic_set_av_compact(&av, key, dct, sl, rlid);
+			sq = ring_sq();
+			CHECK_EQ(1, gic_wqe_dc_write_inline_u64(&sq, pos, &av, raddr, rkey, value, fm));
+			if (!CHECK_EQ_BYTES(exp, bb(first), 64))
+				fprintf(stderr, "  dc compact: slot %u pos %llx\n", first,
+					(unsigned long long)pos);
+			CHECK_EQ(0, be32toh(((const struct mlx5_wqe_av *)(bb(first) + 16))->dqp_dct) &
+					    MLX5_EXTENDED_UD_AV);
+			check_untouched(first, 1);
+
+			/* Full: 96 bytes, two BBs. */
+			memset(&theirs, 0, sizeof theirs);
+			mlx5dv_set_dgram_seg(&theirs, key, dct, 1, sl, 0, rlid, rmac, tclass, hop, grh,
+					     rgid);
+			memset(exp, FILL, sizeof exp);
+			put_ctrl(exp, (uint16_t)pos, MLX5_OPCODE_RDMA_WRITE, fm, 6, 0);
+			memcpy(exp + 16, &theirs, 48);
+			put_raddr(exp + 64, raddr, rkey);
+			put_inline(exp + 80, &value, 8);
+			memset(&av, 0, sizeof av); /* reserved0: neither setter writes it */
+			gic_set_av_full(&av, key, dct, sl, rlid, rmac, tclass, hop, grh, rgid);
+			sq = ring_sq();
+			CHECK_EQ(2, gic_wqe_dc_write_inline_u64_full(&sq, pos, &av, raddr, rkey, value,
+								     fm));
+			if (!CHECK_EQ_BYTES(exp, bb(first), 64) ||
+			    !CHECK_EQ_BYTES(exp + 64, bb(first + 1), 32))
+				fprintf(stderr, "  dc full: slot %u pos %llx\n", first,
+					(unsigned long long)pos);
+			CHECK_EQ(MLX5_EXTENDED_UD_AV,
+				 be32toh(((const struct mlx5_wqe_av *)(bb(first) + 16))->dqp_dct) &
+					 MLX5_EXTENDED_UD_AV);
+			CHECK_EQ_BYTES(blank, bb(first + 1) + 32, 32);
+			check_untouched(first, 2);
+			CHECK_EQ(GIC_AV_FULL_DS, GIC_AV_COMPACT_DS + 2);
+		}
+	}
+}
+
 /* ------------------------------------------------------------------ */
 
 int main(void)
@@ -826,6 +905,7 @@ int main(void)
 	test_wqe_atomic_fa();
 	test_wqe_nop();
 	test_one_bb_slots();
+	test_wqe_dc_inline();
 	if (n_failed) {
 		fprintf(stderr, "format: %u of %u checks failed\n", n_failed, n_checks);
 		return 1;
