@@ -15,11 +15,12 @@ plot() { python3 scripts/report-plots.py --require-matplotlib --only "$@" "$here
 		$method/lat-after-slot.json
 	plot fig3b $old/gic-suite/results.json $method/rate.json
 	plot fig4 $method/scope.json
-	plot fig5,fig11,table3-4 $method/suite-repeat3.json $method/lat-after-slot.json \
+	plot fig5,table3-4 $method/suite-repeat3.json $method/lat-after-slot.json \
 		$r/2026-12-01-h200-nvshmem-ibgda/ibgda_lat.json $r/2026-12-01-h200-nvshmem-ibrc/ibrc_lat.json
+	plot fig11 $r/2026-12-01-h200-fig11/f11-sweep.json $method/suite-repeat3.json
 	plot fig6 $old/gic-suite/results.json $old/nvshmem/loaded.json \
-		$r/2026-12-01-h200-nvshmem-ibrc/ibrc_loaded.json \
-		$r/2026-12-01-h200-nvshmem-ibrc/ibrc_loaded_paced.json
+		$r/2026-12-01-h200-nvshmem-compare/ibgda-loaded-paced.json \
+		$r/2026-12-01-h200-nvshmem-compare/ibrc-loaded-paced.json
 	plot fig7 $r/2026-12-01-h200-proxy/f7_sweep.json $r/2026-12-01-h200-proxy/t10_cold.json \
 		$method/suite-repeat3.json
 	plot fig8 $old/gic-suite/results.json $r/2026-12-01-h200-nvshmem-ibgda/ibgda_payload.json \
