@@ -22,11 +22,13 @@
 #include "exp_kernel.h"
 #include "gic.h"
 #include "host.h"
+#include "nvshmem_pe.h"
 
 #define SUB "kernel"
 enum { KMAX_THREADS = 8, KITERS = 256, KSLOTS = 64 };
 
 static const char *const variant_names[] = { "none", "code", "send", "sendwait" };
+static const char *const path_names[] = { "gda", "nvshmem" };
 
 const char *gic_kernel_variant_name(unsigned variant_bit)
 {
@@ -50,7 +52,17 @@ static const char help[] =
 	"  --msgs LIST    messages per block, comma-separated (0..1024; default 0,1,4,16)\n"
 	"  --size B       bytes per message: 8 or 7168 (default 8)\n"
 	"  -c N, -t N     blocks (default 528) and threads per block (GPU default 256;\n"
-	"                 host: threads, default 2)\n";
+	"                 host: threads, default 2)\n"
+	"  --path P       gda | nvshmem (repeatable; default gda).\n"
+	"                 nvshmem: the NVSHMEM path between two GPUs (PE r on CUDA\n"
+	"                 device r, one process each): the same fma caller on PE 0 with\n"
+	"                 NVSHMEM's send path (code: nvshmem_putmem_nbi behind a flag\n"
+	"                 never true; send: thread 0 of each block puts each message;\n"
+	"                 sendwait: then nvshmem_quiet; --msgs default 16), payloads\n"
+	"                 checked on PE 1; rows named \"nvshmem ...\"; GPU mode only,\n"
+	"                 fma only; one GPU: both PEs on it with NVSHMEM_DISABLE_P2P=1\n"
+	"                 and a NIC transport, else says so, skips, exit status 0; a\n"
+	"                 binary built without NVSHMEM: says so, exit status 2\n";
 
 static int kernel_flag(kernel_state *st, int argc, char **argv, int *i)
 {
@@ -60,7 +72,7 @@ static int kernel_flag(kernel_state *st, int argc, char **argv, int *i)
 
 	if (!gic_arg_is(arg, "--caller") && !gic_arg_is(arg, "--live") &&
 	    !gic_arg_is(arg, "--variant") && !gic_arg_is(arg, "--msgs") &&
-	    !gic_arg_is(arg, "--size"))
+	    !gic_arg_is(arg, "--size") && !gic_arg_is(arg, "--path"))
 		return gic_arg_unknown(SUB, arg);
 	if (!(val = gic_arg_value(SUB, argc, argv, i)))
 		return EINVAL;
@@ -72,9 +84,16 @@ static int kernel_flag(kernel_state *st, int argc, char **argv, int *i)
 	if (gic_arg_is(arg, "--variant"))
 		return gic_arg_choice_bits(SUB, "--variant", val, variant_names, 4,
 					   GIC_KERNEL_VARIANT_ALL, &st->variants);
-	if (gic_arg_is(arg, "--msgs"))
+	if (gic_arg_is(arg, "--msgs")) {
+		st->msgs_given = 1;
 		return gic_arg_int_list(SUB, "--msgs", val, 0, 1024, st->msgs, GIC_KERNEL_MAX_MSGS,
 					&st->nmsgs);
+	}
+	if (gic_arg_is(arg, "--path")) {
+		if (!strcmp(val, "nvshmem") && !gic_nvshmem_built())
+			return gic_nvshmem_not_built(SUB, "--path", val);
+		return gic_arg_choice_bits(SUB, "--path", val, path_names, 2, 0, &st->paths);
+	}
 	if (gic_arg_is(arg, "--size")) {
 		if (gic_arg_choice(SUB, "--size", val, (const char *const[]){ "8", "7168" }, 2, &idx))
 			return EINVAL;
@@ -99,6 +118,14 @@ static int kernel_parse(int argc, char **argv, void **state)
 			free(st);
 			return EINVAL;
 		}
+	}
+	if (!st->paths)
+		st->paths = 1u << GIC_KERNEL_GDA;
+	if ((st->paths & (1u << GIC_KERNEL_NVSHMEM)) && (st->callers & GIC_KERNEL_STREAM)) {
+		fprintf(stderr, "gic kernel: --path nvshmem runs the fma caller (not --caller %s)\n",
+			st->callers & GIC_KERNEL_FMA ? "both" : "stream");
+		free(st);
+		return EINVAL;
 	}
 	if (!st->callers)
 		st->callers = GIC_KERNEL_FMA;
@@ -337,6 +364,44 @@ static int k_host_run(k_host *K, gic_sink *sink)
 	return rc;
 }
 
+/* The NVSHMEM path: the GPU mode's launch, live values and variants, in
+ * PEs of their own (nvshmem_pe.h); --msgs, else 16 messages per block. */
+static int kernel_nvshmem(const gic_opts *o, const kernel_state *st, gic_sink *sink)
+{
+	gic_nv_job job = { .kind = GIC_NV_KERNEL, .iters = 5, .k_live = st->live,
+			   .k_variants = st->variants | GIC_KERNEL_NONE, .k_size = (uint32_t)st->size };
+#define K_LIVE(n) n,
+	static const int lives[] = { GIC_KERNEL_LIVE_CASES(K_LIVE) };
+#undef K_LIVE
+	int live_ok = 0, maxm = 0;
+
+	job.k_blocks = o->given & GIC_GIVEN_C ? o->ctas : 528; /* the paper's launch */
+	job.k_threads = o->given & GIC_GIVEN_T ? o->threads : 256;
+	job.k_work = o->quick ? 256 : 4096;
+	if (st->msgs_given) {
+		job.k_nmsgs = st->nmsgs;
+		memcpy(job.k_msgs, st->msgs, sizeof(int) * (size_t)st->nmsgs);
+	} else {
+		job.k_nmsgs = 1;
+		job.k_msgs[0] = 16; /* Table 14: 16 individual messages per block */
+	}
+	for (size_t i = 0; i < sizeof(lives) / sizeof(lives[0]); i++)
+		live_ok |= st->live == lives[i];
+	for (int k = 0; k < job.k_nmsgs; k++)
+		maxm = job.k_msgs[k] > maxm ? job.k_msgs[k] : maxm;
+	if (!live_ok) {
+		fprintf(stderr, "gic kernel: --path nvshmem: --live %d: expected 4, 8, 16, 32, 64, "
+			"160 or 224\n", st->live);
+		return EINVAL;
+	}
+	if ((double)job.k_blocks * (maxm ? maxm : 1) * (double)st->size > GIC_NV_KERNEL_REGION) {
+		fprintf(stderr, "gic kernel: --path nvshmem: blocks x messages x size: %d x %d x %zu "
+			"is above %d bytes\n", job.k_blocks, maxm, st->size, GIC_NV_KERNEL_REGION);
+		return EINVAL;
+	}
+	return gic_nvshmem_run(SUB, &job, sink);
+}
+
 static int kernel_run(const gic_opts *o, void *state, const gic_run_info *info,
 		      gic_sink *sink)
 {
@@ -345,8 +410,21 @@ static int kernel_run(const gic_opts *o, void *state, const gic_run_info *info,
 	hx_cfg c = { .who = SUB, .engine_threads = 1, .log_sq_bb = 10 };
 	int maxm = 0, rc;
 
-	if (!o->host)
-		return gic_gpu_kernel(o, st, info, sink);
+	if (o->host && (st->paths & (1u << GIC_KERNEL_NVSHMEM))) {
+		fprintf(stderr, "gic kernel: --path nvshmem runs on GPUs (not with --host)\n");
+		return EINVAL;
+	}
+	if (!o->host) {
+		/* Every path asked for: gda in this process, then nvshmem in its
+		 * PEs; the first error is returned, what ran is kept. */
+		rc = st->paths & (1u << GIC_KERNEL_GDA) ? gic_gpu_kernel(o, st, info, sink) : 0;
+		if (st->paths & (1u << GIC_KERNEL_NVSHMEM)) {
+			int nrc = kernel_nvshmem(o, st, sink);
+
+			rc = rc ? rc : nrc;
+		}
+		return rc;
+	}
 	K.blocks = o->given & GIC_GIVEN_C ? o->ctas : (o->quick ? 64 : 528);
 	K.threads = o->given & GIC_GIVEN_T ? o->threads : 2;
 	if (K.threads > KMAX_THREADS)

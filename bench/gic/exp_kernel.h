@@ -11,6 +11,14 @@
  * "none". Host mode runs the FMA caller on host threads and reports only
  * the loss.
  *
+ * --path nvshmem (GPU only; nvshmem_pe.h) runs the same fma caller (the
+ * same source: kernel_caller.cuh) in NVSHMEM's PEs, PE 0 timing it, with
+ * NVSHMEM's send path in place of mini-gda's: code (nvshmem_putmem_nbi
+ * behind a run-time flag that is false), send (thread 0 of each block
+ * puts each message, nbi), sendwait (then nvshmem_quiet); --msgs default
+ * 16 there (Table 14); PE 1 checks every message's payload, and that
+ * nothing landed for none and code. Its rows are named "nvshmem <...>".
+ *
  * Result names: "<caller> <variant> msgs=<m> size=<B>"; metrics
  * "registers" (regs), "spill" (B), "blocks/SM" (blocks), "time" (us), "loss"
  * (%).
@@ -36,8 +44,15 @@ enum {
 	GIC_KERNEL_VARIANT_ALL = 0xfu,
 };
 
+/* Paths (indices; bit (1u << index) in kernel_state.paths). */
+enum { GIC_KERNEL_GDA = 0, GIC_KERNEL_NVSHMEM = 1 };
+
 /* Live values: Appendix D.2 goes to 224. */
 enum { GIC_KERNEL_MAX_MSGS = 8, GIC_KERNEL_MAX_LIVE = 224 };
+
+/* The live counts the GPU modes (gpu_kernel.cu, nvshmem_pe.cu) instantiate:
+ * GIC_KERNEL_LIVE_CASES(X) expands X(n) for each. */
+#define GIC_KERNEL_LIVE_CASES(X) X(4) X(8) X(16) X(32) X(64) X(160) X(224)
 
 typedef struct kernel_state {
 	unsigned callers;  /* --caller fma|stream|both; default fma */
@@ -46,6 +61,9 @@ typedef struct kernel_state {
 	int nmsgs;         /* --msgs LIST: messages per block, default 0,1,4,16 */
 	int msgs[GIC_KERNEL_MAX_MSGS];
 	size_t size;       /* --size 8|7168: bytes per message, default 8 */
+	unsigned paths;    /* --path gda|nvshmem (repeatable): bits 1u << GIC_KERNEL_*;
+			    * default gda */
+	int msgs_given;    /* 1: --msgs was given (else nvshmem sends 16) */
 } kernel_state;
 
 /* "none", "code", "send", "sendwait" / "fma", "stream"; NULL when bad. */

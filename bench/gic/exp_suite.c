@@ -123,6 +123,10 @@ static const suite_step steps[] = {
 	 * at every size), B16. */
 	{ &gic_exp_payload, "--path proxy -T 2 -R 4 -B 16", "--path proxy -T 4 -R 16 -B 16" },
 	{ &gic_exp_kernel, "--msgs 0,16", "--msgs 0,1,4,16 --caller both" },
+#ifdef GIC_NVSHMEM_PATH
+	/* Table 14's NVSHMEM arm: the same fma caller, 16 messages per block. */
+	{ &gic_exp_kernel, NULL, "--path nvshmem" },
+#endif
 	{ &gic_exp_conns, "--conns 1,4,16 --writes 1,16 --transport rc",
 	  "--conns 1,2,4,8,16,32,64,128,256,512,1024 --writes 1,32,8192 --transport rc" },
 };

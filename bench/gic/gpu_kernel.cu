@@ -2,7 +2,8 @@
  * bench/gic/gpu_kernel.cu - `gic kernel` on the GPU: what mini-gda's send
  * path costs the kernel that encloses it (paper §4.3.2, Figure 9, Table 14).
  *
- * The enclosing kernel: -c blocks of -t threads (paper: 528 x 256), each
+ * The enclosing kernel (its body in kernel_caller.cuh, shared with the
+ * NVSHMEM path): -c blocks of -t threads (paper: 528 x 256), each
  * thread holding --live N values in registers across the whole kernel.
  *   fma     every iteration applies an FMA to each value (compute-bound);
  *   stream  every iteration adds one value per slot read from a large array
@@ -24,12 +25,13 @@
  */
 #include "exp_kernel.h"
 #include "gpu_common.h"
+#include "kernel_caller.cuh"
 
 #include <errno.h>
 
 /* Blocks: one QP each, so at most the fixture's ENV_MAX_QPS (2048: the
  * paper's 8 blocks/SM on 132 SMs is -c 1056). */
-enum { K_ROUNDS = 5, K_FMA = 0, K_STREAM = 1 };
+enum { K_ROUNDS = 5 };
 enum { V_NONE = 0, V_CODE = 1, V_SEND = 2, V_SENDWAIT = 3 };
 
 #define DL (gic_now_ns() + ENV_DEADLINE_NS)
@@ -84,47 +86,28 @@ static __device__ __forceinline__ int block_send(const kcfg &c, int wait)
 	return rc;
 }
 
-/* Iterations [from, to) of the caller's work on the live values. */
-template <int CALLER, int LIVE>
-static __device__ __forceinline__ void work(float (&v)[LIVE], const kcfg &c, int from, int to,
-					    size_t tid, size_t nthreads)
-{
-	for (int it = from; it < to; it++) {
-		if (CALLER == K_FMA) {
-#pragma unroll
-			for (int k = 0; k < LIVE; k++)
-				v[k] = fmaf(v[k], 0.999f, 0.001f * (float)k);
-		} else {
-			size_t base = (((size_t)it * nthreads + tid) * LIVE) % (c.stream_len - LIVE);
-#pragma unroll
-			for (int k = 0; k < LIVE; k++)
-				v[k] += c.data[base + k];
+/* What a variant puts between the caller's two halves (kernel_caller.cuh):
+ * none nothing; code the send behind c.enable, false at run time; send and
+ * sendwait the send taken. */
+template <int VARIANT>
+struct gda_mid {
+	static __device__ __forceinline__ void between(const kcfg &c)
+	{
+		if (VARIANT != V_NONE && c.enable) {
+			if (threadIdx.x == 0)
+				c.rc[blockIdx.x] = block_send(c, VARIANT == V_SENDWAIT);
+			__syncthreads(); /* the block goes on once its sends are posted (or done) */
 		}
 	}
-}
+};
 
-/* The same two halves of work in every variant; the variants differ only
- * in what sits between them. */
+/* The same two halves of work in every variant (kernel_caller.cuh, also the
+ * NVSHMEM path's caller); the variants differ only in what sits between
+ * them. */
 template <int CALLER, int VARIANT, int LIVE>
 __global__ void enclosing_kernel(kcfg c)
 {
-	size_t tid = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
-	size_t nthreads = (size_t)gridDim.x * blockDim.x;
-	float v[LIVE];
-
-#pragma unroll
-	for (int k = 0; k < LIVE; k++)
-		v[k] = c.data[tid * LIVE + k];
-	work<CALLER, LIVE>(v, c, 0, c.iters / 2, tid, nthreads);
-	if (VARIANT != V_NONE && c.enable) {
-		if (threadIdx.x == 0)
-			c.rc[blockIdx.x] = block_send(c, VARIANT == V_SENDWAIT);
-		__syncthreads(); /* the block goes on once its sends are posted (or done) */
-	}
-	work<CALLER, LIVE>(v, c, c.iters / 2, c.iters, tid, nthreads);
-#pragma unroll
-	for (int k = 0; k < LIVE; k++)
-		c.data[tid * LIVE + k] = v[k];
+	kc_caller<CALLER, LIVE, kcfg, gda_mid<VARIANT> >(c);
 }
 
 /* Completes every block's QP between rounds (send leaves writes in flight). */
@@ -141,14 +124,11 @@ typedef void (*enclosing_fn)(kcfg);
 template <int CALLER, int VARIANT>
 static enclosing_fn pick_live(int live)
 {
+#define K_LIVE_CASE(n) \
+	case n: return enclosing_kernel<CALLER, VARIANT, n>;
 	switch (live) {
-	case 4: return enclosing_kernel<CALLER, VARIANT, 4>;
-	case 8: return enclosing_kernel<CALLER, VARIANT, 8>;
-	case 16: return enclosing_kernel<CALLER, VARIANT, 16>;
-	case 32: return enclosing_kernel<CALLER, VARIANT, 32>;
-	case 64: return enclosing_kernel<CALLER, VARIANT, 64>;
-	case 160: return enclosing_kernel<CALLER, VARIANT, 160>; /* Appendix D.2's */
-	case 224: return enclosing_kernel<CALLER, VARIANT, 224>;
+	GIC_KERNEL_LIVE_CASES(K_LIVE_CASE)
+#undef K_LIVE_CASE
 	default: return NULL;
 	}
 }

@@ -16,6 +16,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "exp_kernel.h"
 #include "exp_lat.h"
 #include "exp_loaded.h"
 #include "exp_payload.h"
@@ -59,6 +60,8 @@ int gic_nvshmem_only(const gic_experiment *e, const void *state)
 		return ((const loaded_state *)state)->paths == 1u << GIC_LOADED_NVSHMEM;
 	if (e == &gic_exp_payload)
 		return ((const payload_state *)state)->paths == 1u << GIC_PAYLOAD_NVSHMEM;
+	if (e == &gic_exp_kernel)
+		return ((const kernel_state *)state)->paths == 1u << GIC_KERNEL_NVSHMEM;
 	return 0;
 }
 
@@ -92,7 +95,7 @@ int gic_nvshmem_pe_main(int argc, char **argv)
 {
 	int v[4];
 
-	if (gic_pl_pe_args(argc, argv, "the NVSHMEM path (started by gic lat/rate/loaded/payload)",
+	if (gic_pl_pe_args(argc, argv, "the NVSHMEM path (started by gic lat/rate/loaded/payload/kernel)",
 			   v))
 		return 2;
 #ifdef GIC_HAVE_NVSHMEM

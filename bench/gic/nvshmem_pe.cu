@@ -49,6 +49,20 @@
  * NV_PL_WARMUP writes. PE 1 checks every byte of every slot after each
  * size (it clears them before).
  *
+ * kernel (per configuration; exp_kernel.h): PE 0 runs gic kernel's fma
+ * caller (kernel_caller.cuh: the same source as gic kernel's own rows;
+ * --live values, -c blocks of -t threads) with NVSHMEM between its halves:
+ * none nothing, code thread 0's nvshmem_putmem_nbi of each message behind
+ * a flag that is false, send the same taken, sendwait then nvshmem_quiet;
+ * message m of block b goes from PE 0's source slot (b, m) to the same slot
+ * of PE 1's. Registers and spill from cudaFuncGetAttributes, blocks per SM
+ * from cudaOccupancyMaxActiveBlocksPerMultiprocessor at the run's threads
+ * per block; time: one untimed launch, then the job's rounds (5) of CUDA-event
+ * timed launches, their median (the puts' nvshmemx_quiet_on_stream after
+ * each launch, outside the events); loss against none. PE 1 checks its
+ * whole region after each configuration: every message's payload, and
+ * zeros everywhere else (for none and code: nothing landed).
+ *
  * Every wait has a time limit: GPU polls (nvshmem_uint64_test with a
  * globaltimer limit), stream waits (cudaStreamQuery), and alarm() for the
  * whole process (collectives inside NVSHMEM have none of their own).
@@ -64,8 +78,10 @@
 #include <strings.h>
 #include <unistd.h>
 
+#include "exp_kernel.h"
 #include "exp_lat.h"
 #include "exp_loaded.h"
+#include "kernel_caller.cuh"
 #include "nvshmem_pe.h"
 
 enum {
@@ -111,6 +127,7 @@ typedef struct nv_pe {
 	int devices[2];        /* CUDA device of each PE */
 	void *qp_arrays[4];    /* from nvshmemx_qp_create: freed after finalize */
 	int nqp_arrays;
+	int k_max_msgs;        /* kernel: slots per block (the most messages, at least 1) */
 } nv_pe;
 
 /* ------------------------------------------------------------------ */
@@ -1316,12 +1333,273 @@ static void run_payload(nv_pe *P)
 }
 
 /* ------------------------------------------------------------------ */
+/* kernel (exp_kernel.h): the fma caller of `gic kernel` (kernel_caller.cuh,
+ * the source of gic kernel's own rows), PE 0 running it with NVSHMEM's send
+ * path between its halves. */
+
+enum { NV_K_NONE = 0, NV_K_CODE = 1, NV_K_SEND = 2, NV_K_SENDWAIT = 3 };
+
+/* The kernel's by-value argument (kc_caller's CFG). */
+typedef struct nv_kcfg {
+	float *data;        /* live values in and out */
+	size_t stream_len;  /* 0: the fma caller reads no array */
+	int iters;          /* work iterations per thread */
+	int enable;         /* 0: the send path is never taken ("code") */
+	int msgs, max_msgs; /* messages per block; slots per block */
+	uint32_t size;      /* bytes per message */
+	uint8_t *dst;       /* symmetric: block b's slot m at (b * max_msgs + m) * size */
+	const uint8_t *src; /* symmetric: the same slot's payload (this PE's) */
+	int peer;
+} nv_kcfg;
+
+/* What a variant puts between the halves: none nothing (no NVSHMEM code);
+ * code, send and sendwait thread 0's nvshmem_putmem_nbi of each message
+ * behind c.enable (false for code), sendwait then nvshmem_quiet; then the
+ * block synchronizes. */
+template <int VARIANT>
+struct nv_kmid {
+	static __device__ __forceinline__ void between(const nv_kcfg &c)
+	{
+		if (VARIANT != NV_K_NONE && c.enable) {
+			if (threadIdx.x == 0) {
+				for (int m = 0; m < c.msgs; m++) {
+					size_t off = ((size_t)blockIdx.x * c.max_msgs + m) * c.size;
+
+					nvshmem_putmem_nbi(c.dst + off, c.src + off, c.size, c.peer);
+				}
+				if (VARIANT == NV_K_SENDWAIT)
+					nvshmem_quiet();
+			}
+			__syncthreads(); /* the block goes on once its sends are posted (or done) */
+		}
+	}
+};
+
+template <int VARIANT, int LIVE>
+static __global__ void nv_enclosing_kernel(nv_kcfg c)
+{
+	kc_caller<K_FMA, LIVE, nv_kcfg, nv_kmid<VARIANT> >(c);
+}
+
+typedef void (*nv_kernel_fn)(nv_kcfg);
+
+template <int VARIANT>
+static nv_kernel_fn nv_kpick_live(int live)
+{
+#define NV_K_LIVE_CASE(n) \
+	case n: return nv_enclosing_kernel<VARIANT, n>;
+	switch (live) {
+	GIC_KERNEL_LIVE_CASES(NV_K_LIVE_CASE)
+#undef NV_K_LIVE_CASE
+	default: return NULL;
+	}
+}
+
+static nv_kernel_fn nv_kpick(int variant, int live)
+{
+	switch (variant) {
+	case NV_K_NONE: return nv_kpick_live<NV_K_NONE>(live);
+	case NV_K_CODE: return nv_kpick_live<NV_K_CODE>(live);
+	case NV_K_SEND: return nv_kpick_live<NV_K_SEND>(live);
+	default: return nv_kpick_live<NV_K_SENDWAIT>(live);
+	}
+}
+
+/* The payload word j of the source region. */
+static uint64_t nv_kword(size_t j)
+{
+	return nv_val(j, 6);
+}
+
+/* PE 1: 1 when block b's slot m holds its source's words for m < msgs
+ * (and nothing landed anywhere else: every other word is 0). */
+static int nv_kcheck(const nv_pe *P, const uint64_t *h, int msgs, const char *name)
+{
+	const gic_nv_job *J = P->job;
+	size_t per_slot = J->k_size / 8, words = (size_t)J->k_blocks * P->k_max_msgs * per_slot;
+
+	for (size_t j = 0; j < words; j++) {
+		size_t m = j / per_slot % (size_t)P->k_max_msgs;
+		uint64_t want = (int)m < msgs ? nv_kword(j) : 0;
+
+		if (h[j] != want) {
+			fprintf(stderr, "gic kernel: NVSHMEM PE 1: %s: block %zu message %zu: word "
+				"0x%016llx, expected 0x%016llx\n", name,
+				j / per_slot / (size_t)P->k_max_msgs, m, (unsigned long long)h[j],
+				(unsigned long long)want);
+			return 0;
+		}
+	}
+	return 1;
+}
+
+/* PE 0: one result of a configuration. */
+static void nv_kemit(const nv_pe *P, int phase, const char *name, const char *metric,
+		     const char *unit, double value, const char *api, const char *note)
+{
+	const gic_nv_job *J = P->job;
+	gic_result r;
+
+	nv_result(P, &r, name, metric, unit);
+	gic_result_set_value(&r, value);
+	gic_result_param(&r, "blocks=%d threads=%d live=%d size=%u rounds=%d warmup=1 api=%s "
+			 "inlining=%s pes=2 devices=%d,%d qps=%s nvshmem=%s%s", J->k_blocks,
+			 J->k_threads, J->k_live, J->k_size, J->iters, api,
+#ifdef NVSHMEM_ENABLE_ALL_DEVICE_INLINING
+			 "on",
+#else
+			 "off",
+#endif
+			 P->devices[0], P->devices[1], P->qps, P->version, P->nic);
+	snprintf(r.note, sizeof(r.note), "%s", note);
+	r.validated = 1;
+	gic_pl_emit(&P->pl, phase, &r);
+}
+
+static void run_kernel(nv_pe *P)
+{
+	static const char *const vnames[] = { "none", "code", "send", "sendwait" };
+	static const char *const apis[] = { "none", "nvshmem_putmem_nbi,never-taken",
+					    "nvshmem_putmem_nbi", "nvshmem_putmem_nbi+nvshmem_quiet" };
+	const gic_nv_job *J = P->job;
+	size_t region, nfloats = (size_t)J->k_blocks * J->k_threads * J->k_live;
+	double t_none = 0, t_send[GIC_NV_KERNEL_MSGS] = { 0 };
+	int regs_none = 0, phase = 0;
+	uint8_t *dst, *src;
+	uint64_t *h;
+	cudaEvent_t ev[2];
+	nv_kcfg c;
+
+	P->k_max_msgs = 1;
+	for (int k = 0; k < J->k_nmsgs; k++)
+		P->k_max_msgs = J->k_msgs[k] > P->k_max_msgs ? J->k_msgs[k] : P->k_max_msgs;
+	region = (size_t)J->k_blocks * P->k_max_msgs * J->k_size;
+	dst = (uint8_t *)nvshmem_malloc(region);
+	src = (uint8_t *)nvshmem_malloc(region);
+	h = (uint64_t *)malloc(region);
+	if (!dst || !src || !h)
+		nv_die(P, "kernel", "out of memory (symmetric heap: NVSHMEM_SYMMETRIC_SIZE)");
+	memset(&c, 0, sizeof(c));
+	cuda_ok(P, cudaMalloc(&c.data, nfloats * sizeof(float)), "cudaMalloc");
+	cuda_ok(P, cudaMemsetAsync(c.data, 0, nfloats * sizeof(float), P->stream), "clear");
+	cuda_ok(P, cudaEventCreate(&ev[0]), "cudaEventCreate");
+	cuda_ok(P, cudaEventCreate(&ev[1]), "cudaEventCreate");
+	nv_transport(P, dst);
+	if (P->pl.rank == 0) {
+		for (size_t j = 0; j < region / 8; j++)
+			h[j] = nv_kword(j);
+		cuda_ok(P, cudaMemcpyAsync(src, h, region, cudaMemcpyHostToDevice, P->stream),
+			"pattern");
+		nv_sync(P, "pattern");
+	}
+	c.iters = J->k_work;
+	c.max_msgs = P->k_max_msgs;
+	c.size = J->k_size;
+	c.dst = dst;
+	c.src = src;
+	c.peer = P->peer;
+	for (int v = NV_K_NONE; v <= NV_K_SENDWAIT; v++) {
+		nv_kernel_fn fn = nv_kpick(v, J->k_live);
+		int nm = v >= NV_K_SEND ? J->k_nmsgs : 1, per_sm = 0;
+		cudaFuncAttributes attr;
+
+		if (!(J->k_variants & (1u << v)))
+			continue;
+		cuda_ok(P, cudaFuncGetAttributes(&attr, (const void *)fn), "cudaFuncGetAttributes");
+		cuda_ok(P, cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, (const void *)fn,
+									 J->k_threads, 0),
+			"cudaOccupancyMaxActiveBlocksPerMultiprocessor");
+		if (v == NV_K_NONE)
+			regs_none = attr.numRegs;
+		for (int k = 0; k < nm; k++, phase++) {
+			int msgs = v >= NV_K_SEND ? J->k_msgs[k] : 0;
+			double t[GIC_NV_MAX_ROWS], ms;
+			char name[96], note[160];
+
+			snprintf(name, sizeof(name), "nvshmem fma %s msgs=%d size=%u", vnames[v], msgs,
+				 J->k_size);
+			if (P->pl.rank == 1)
+				cuda_ok(P, cudaMemsetAsync(dst, 0, region, P->stream), "clear");
+			nv_barrier(P, "barrier before a kernel configuration");
+			c.enable = v >= NV_K_SEND;
+			c.msgs = msgs;
+			for (int r = -1; P->pl.rank == 0 && r < J->iters; r++) { /* -1: warm-up */
+				float f = 0;
+
+				cuda_ok(P, cudaEventRecord(ev[0], P->stream), "cudaEventRecord");
+				fn<<<J->k_blocks, J->k_threads, 0, P->stream>>>(c);
+				cuda_ok(P, cudaGetLastError(), "kernel launch");
+				cuda_ok(P, cudaEventRecord(ev[1], P->stream), "cudaEventRecord");
+				if (v >= NV_K_SEND) /* the puts left in flight: outside the timed span */
+					nvshmemx_quiet_on_stream(P->stream);
+				nv_sync(P, name);
+				cuda_ok(P, cudaEventElapsedTime(&f, ev[0], ev[1]), "cudaEventElapsedTime");
+				if (r >= 0)
+					t[r] = f;
+			}
+			/* PE 0's puts are complete (quiet); the barrier orders the check
+			 * after them. */
+			nv_barrier(P, "barrier after a kernel configuration");
+			if (P->pl.rank == 1) {
+				cuda_ok(P, cudaMemcpyAsync(h, dst, region, cudaMemcpyDeviceToHost,
+							   P->stream), "read back");
+				nv_sync(P, "read back");
+				gic_pl_verdict(&P->pl, phase, nv_kcheck(P, h, msgs, name));
+				continue;
+			}
+			for (int i = 1; i < J->iters; i++) /* insertion sort for the median */
+				for (int j = i; j > 0 && t[j] < t[j - 1]; j--) {
+					double x = t[j];
+
+					t[j] = t[j - 1];
+					t[j - 1] = x;
+				}
+			ms = t[J->iters / 2];
+			if (v == NV_K_NONE)
+				snprintf(note, sizeof(note), "per thread (-rdc, device-linked with "
+					 "NVSHMEM %s); no NVSHMEM code", P->version);
+			else
+				snprintf(note, sizeof(note), "per thread (-rdc, device-linked with "
+					 "NVSHMEM %s); the same caller without it: %d", P->version,
+					 regs_none);
+			nv_kemit(P, phase, name, "registers", "regs", attr.numRegs, apis[v], note);
+			nv_kemit(P, phase, name, "spill", "B", (double)attr.localSizeBytes, apis[v],
+				 "local memory per thread");
+			snprintf(note, sizeof(note), "resident blocks per SM at %d threads per block",
+				 J->k_threads);
+			nv_kemit(P, phase, name, "blocks/SM", "blocks", per_sm, apis[v], note);
+			nv_kemit(P, phase, name, "time", "us", ms * 1e3, apis[v],
+				 "kernel on PE 0 (CUDA events), median of rounds; the final quiet "
+				 "outside");
+			if (v == NV_K_NONE)
+				t_none = ms;
+			else if (t_none > 0)
+				nv_kemit(P, phase, name, "loss", "%", 100.0 * (1.0 - t_none / ms), apis[v],
+					 "useful throughput lost against nvshmem none");
+			if (v == NV_K_SEND)
+				t_send[k] = ms;
+			if (v == NV_K_SENDWAIT && t_send[k] > 0)
+				nv_kemit(P, phase, name, "waiting loss", "%",
+					 100.0 * (1.0 - t_send[k] / ms), apis[v],
+					 "against send with the same messages");
+		}
+	}
+	nv_barrier(P, "barrier before freeing");
+	cudaEventDestroy(ev[1]);
+	cudaEventDestroy(ev[0]);
+	cudaFree(c.data);
+	free(h);
+	nvshmem_free(src);
+	nvshmem_free(dst);
+}
+
+/* ------------------------------------------------------------------ */
 
 /* Reads the job (and, for rank > 0, the unique id) from the driver. */
 static void read_input(nv_pe *P, int in_fd, gic_nv_job *job, nvshmemx_uniqueid_t *uid)
 {
 	gic_pl_read_job(&P->pl, in_fd, job, sizeof(*job));
-	if (job->kind < GIC_NV_LAT || job->kind > GIC_NV_PAYLOAD)
+	if (job->kind < GIC_NV_LAT || job->kind > GIC_NV_KERNEL)
 		nv_die(P, "reading the job", "malformed");
 	if (job->iters < 1 || job->warmup < 0 || job->nrows < 0 || job->nrows > GIC_NV_MAX_ROWS ||
 	    job->limit_s < 1 || job->iters > GIC_NV_MAX_SAMPLES ||
@@ -1331,6 +1609,22 @@ static void read_input(nv_pe *P, int in_fd, gic_nv_job *job, nvshmemx_uniqueid_t
 	    (job->kind == GIC_NV_LOADED && job->nlevels < 1) ||
 	    (job->kind == GIC_NV_PAYLOAD && job->nsizes < 1))
 		nv_die(P, "reading the job", "values out of range");
+	if (job->kind == GIC_NV_KERNEL) {
+		int maxm = 1;
+
+		if (job->iters > GIC_NV_MAX_ROWS || !nv_kpick(NV_K_NONE, job->k_live) ||
+		    job->k_blocks < 1 || job->k_blocks > 65536 || job->k_threads < 1 ||
+		    job->k_threads > 1024 || job->k_work < 2 || job->k_nmsgs < 1 ||
+		    job->k_nmsgs > GIC_NV_KERNEL_MSGS || (job->k_size != 8 && job->k_size != 7168))
+			nv_die(P, "reading the job", "a kernel value is out of range");
+		for (int k = 0; k < job->k_nmsgs; k++) {
+			if (job->k_msgs[k] < 0 || job->k_msgs[k] > 1024)
+				nv_die(P, "reading the job", "a kernel message count is out of range");
+			maxm = job->k_msgs[k] > maxm ? job->k_msgs[k] : maxm;
+		}
+		if ((double)job->k_blocks * maxm * job->k_size > GIC_NV_KERNEL_REGION)
+			nv_die(P, "reading the job", "the kernel's messages exceed their region");
+	}
 	for (int k = 0; k < job->nlevels; k++)
 		if (job->levels[k] < 0 || job->levels[k] > GIC_NV_MAX_BG)
 			nv_die(P, "reading the job", "a background level is out of range");
@@ -1372,7 +1666,8 @@ int gic_nvshmem_pe(int rank, int nranks, int in_fd, int out_fd)
 	P->job = &job;
 	read_input(P, in_fd, &job, &uid);
 	P->pl.sub = job.kind == GIC_NV_LAT ? "lat" : job.kind == GIC_NV_RATE ? "rate"
-		    : job.kind == GIC_NV_LOADED ? "loaded" : "payload";
+		    : job.kind == GIC_NV_LOADED ? "loaded" : job.kind == GIC_NV_PAYLOAD ? "payload"
+		    : "kernel";
 	gic_pl_pe_alarm(&P->pl, job.limit_s);
 	if (cudaGetDeviceCount(&ngpu) != cudaSuccess) {
 		cudaGetLastError();
@@ -1435,8 +1730,10 @@ int gic_nvshmem_pe(int rank, int nranks, int in_fd, int out_fd)
 		run_rate(P);
 	else if (job.kind == GIC_NV_LOADED)
 		run_loaded(P);
-	else
+	else if (job.kind == GIC_NV_PAYLOAD)
 		run_payload(P);
+	else
+		run_kernel(P);
 	cudaStreamDestroy(P->stream);
 	nvshmem_finalize();
 	for (int i = 0; i < P->nqp_arrays; i++)

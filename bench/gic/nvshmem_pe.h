@@ -1,6 +1,6 @@
 /*
  * bench/gic/nvshmem_pe.h - the NVSHMEM path of `gic lat`, `gic rate`,
- * `gic loaded` and `gic payload` (issue 7): NVSHMEM's public device API
+ * `gic loaded`, `gic payload` (issue 7) and `gic kernel` (issue 16): NVSHMEM's public device API
  * between two GPUs, measured the way the mini-gda rows are and emitted
  * into the same results.
  *
@@ -74,7 +74,13 @@ enum {
 	GIC_NV_REGION = 64 << 20,/* payload: destination region (bytes) */
 };
 
-enum { GIC_NV_LAT = 1, GIC_NV_RATE = 2, GIC_NV_LOADED = 3, GIC_NV_PAYLOAD = 4 };
+enum { GIC_NV_LAT = 1, GIC_NV_RATE = 2, GIC_NV_LOADED = 3, GIC_NV_PAYLOAD = 4,
+       GIC_NV_KERNEL = 5 };
+
+/* kernel: the configurations of one job (none, code, then send and
+ * sendwait per message count), each with its own phase; its region of
+ * messages (blocks x messages x size) at most this many bytes. */
+enum { GIC_NV_KERNEL_MSGS = 8, GIC_NV_KERNEL_REGION = 256 << 20 };
 
 typedef struct gic_nv_rate_row {
 	char name[32];   /* result name, e.g. "nvshmem t256" */
@@ -85,9 +91,9 @@ typedef struct gic_nv_rate_row {
 /* What the PEs run. */
 typedef struct gic_nv_job {
 	uint32_t magic;  /* GIC_NV_MAGIC */
-	int kind;        /* GIC_NV_LAT, _RATE, _LOADED or _PAYLOAD */
+	int kind;        /* GIC_NV_LAT, _RATE, _LOADED, _PAYLOAD or _KERNEL */
 	int iters;       /* -n: samples (lat, loaded probes), messages per thread
-			  * (rate) or writes per size (payload) */
+			  * (rate) or writes per size (payload); kernel: rounds */
 	int warmup;      /* -w: leading samples dropped (lat, loaded) */
 	unsigned metrics;/* lat: GIC_LAT_ISSUE | GIC_LAT_PUTC | GIC_LAT_RTT */
 	int limit_s;     /* the PE's own time limit (alarm) */
@@ -108,6 +114,16 @@ typedef struct gic_nv_job {
 	int nsizes;
 	uint32_t sizes[GIC_NV_MAX_SIZES];
 	uint64_t reference;
+	/* kernel (exp_kernel.h; iters: the timed rounds of each configuration,
+	 * after one untimed): the fma caller's live values (4, 8, 16, 32, 64,
+	 * 160 or 224), its launch (blocks x threads) and work iterations, the
+	 * variants (GIC_KERNEL_* bits), the messages per block of send and
+	 * sendwait (0..1024 each), and bytes per message (8 or 7168). */
+	int k_live, k_blocks, k_threads, k_work;
+	unsigned k_variants;
+	int k_nmsgs;
+	int k_msgs[GIC_NV_KERNEL_MSGS];
+	uint32_t k_size;
 } gic_nv_job;
 
 /* ------------------------------------------------------------------ */
