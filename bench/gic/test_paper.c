@@ -50,6 +50,10 @@ int main(void)
 	expect("p2p issue (no P-IB row)", paper_of("lat", "nvshmem put", "issue", "nvshmem-p2p"),
 	       NAN);
 	expect("unknown row", paper_of("lat", "no such row", "issue", "softnic-gpu"), NAN);
+	expect("nvshmem dormant registers",
+	       paper_of("kernel", "nvshmem fma code msgs=0 size=8", "registers", "nvshmem-ibrc"), 44);
+	expect("mini-gda dormant registers",
+	       paper_of("kernel", "fma code msgs=0 size=8", "registers", "softnic-gpu"), 32);
 	if (!failures)
 		printf("test_paper: all rows as expected\n");
 	return failures != 0;
