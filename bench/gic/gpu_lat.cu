@@ -714,10 +714,6 @@ static double run_p50(lat_run *L, int total)
 	return sm.p50;
 }
 
-static double issue_p50(lat_run *L)
-{
-	return run_p50(L, 0);
-}
 
 /* The floor of one ordering variant: its p50 (us), and, when emit, its
  * row; -1 when it could not run. */
@@ -731,7 +727,7 @@ static double floor_of(lat_run *L, int order, const char *name, const char *para
 	snprintf(fname, sizeof(fname), "%s floor", name);
 	if (run_samples(L, fname) != 0)
 		return -1;
-	p50 = issue_p50(L);
+	p50 = run_p50(L, 0);
 	if (emit)
 		emit_cycles(L, fname, "issue", 0, 1, params,
 			    "the same stores and fences into scratch, no queue logic (no payload)",
@@ -1285,7 +1281,7 @@ static void proxy_one(lat_run *L, const lat_state *st, int tuned)
 		store_floor_kernel<<<1, 1, 0, pe.stream>>>(pe.scratch, L->n, L->d);
 		if (!proxy_env_wait(&pe, "store floor", 60) &&
 		    !proxy_env_read(&pe, L->h, L->d, sizeof(lat_sample) * L->n)) {
-			double store = issue_p50(L);
+			double store = run_p50(L, 0);
 
 			snprintf(issue_note, sizeof(issue_note), "one posted 16-byte store to mapped "
 				 "host memory, same run: %.3f us", store);
@@ -1300,7 +1296,7 @@ static void proxy_one(lat_run *L, const lat_state *st, int tuned)
 			    !proxy_env_read(&pe, L->h, L->d, sizeof(lat_sample) * L->n)) {
 				snprintf(issue_note, sizeof(issue_note), "one acquire read of host "
 					 "memory, same run: %.3f us (the baseline makes one, plus a "
-					 "system-scope release)", issue_p50(L));
+					 "system-scope release)", run_p50(L, 0));
 				emit_cycles(L, "proxy-baseline host read", "issue", 0, 1, params,
 					    "one system-scope acquire read of mapped host memory", 0);
 			}

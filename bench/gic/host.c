@@ -204,6 +204,20 @@ void hx_close(hx *h)
 /* ------------------------------------------------------------------ */
 /* Posting. */
 
+/* After a WQE of nbb BBs at pos: its signaled mark, the doorbell when
+ * ring, and its end in *end (when end). 0. */
+static int post_done(gic_sq *sq, uint64_t pos, uint32_t nbb, int signaled, int ring, int order,
+		     uint64_t *end)
+{
+	if (signaled)
+		gic_sq_note_signaled(sq, pos + nbb, 0);
+	if (ring)
+		gic_sq_publish_excl(sq, order);
+	if (end)
+		*end = pos + nbb;
+	return 0;
+}
+
 int hx_write(hx *h, int pe, int q, size_t dst_off, const void *data, size_t src_off,
 	     size_t len, int pointer, int signaled, int ring, int order, uint64_t deadline,
 	     uint64_t *end)
@@ -223,13 +237,7 @@ int hx_write(hx *h, int pe, int q, size_t dst_off, const void *data, size_t src_
 			      (uint32_t)len, ce, 0);
 	else
 		gic_wqe_write_inline(sq, pos, raddr, peer->dst_rkey, data, (uint32_t)len, ce);
-	if (signaled)
-		gic_sq_note_signaled(sq, pos + nbb, 0);
-	if (ring)
-		gic_sq_publish_excl(sq, order);
-	if (end)
-		*end = pos + nbb;
-	return 0;
+	return post_done(sq, pos, nbb, signaled, ring, order, end);
 }
 
 int hx_write_dc(hx *h, int pe, size_t dst_off, uint64_t value, int full, int signaled,
@@ -250,13 +258,7 @@ int hx_write_dc(hx *h, int pe, size_t dst_off, uint64_t value, int full, int sig
 	else
 		gic_wqe_dc_write_inline_u64(sq, pos, &p->peer_av[0], raddr, h->pe[1 - pe].dst_rkey,
 					    value, ce);
-	if (signaled)
-		gic_sq_note_signaled(sq, pos + nbb, 0);
-	if (ring)
-		gic_sq_publish_excl(sq, order);
-	if (end)
-		*end = pos + nbb;
-	return 0;
+	return post_done(sq, pos, nbb, signaled, ring, order, end);
 }
 
 int hx_fail(hx *h, int pe, int q, const char *what, int rc)

@@ -88,8 +88,10 @@ static void *ringer_main(void *arg)
 		if (__atomic_load_n(&h->stop, __ATOMIC_ACQUIRE)) {
 			if (!h->forward)
 				h->rc = ECANCELED;
-			else if (moved)
+			else if (moved && gic_now_ns() <= h->deadline_ns)
 				continue; /* one more pass: nothing may be left behind */
+			else if (moved)
+				h->rc = ETIMEDOUT; /* posters still publishing at the limit */
 			break;
 		}
 		if (++passes % HOSTDB_CLOCK_EVERY == 0 && gic_now_ns() > h->deadline_ns) {

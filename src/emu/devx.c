@@ -418,26 +418,6 @@ static int obj_call_ok(const char *fn, struct mlx5dv_devx_obj *obj, const void *
 	return 0;
 }
 
-int mlx5dv_devx_obj_modify(struct mlx5dv_devx_obj *obj, const void *in, size_t inlen, void *out,
-			   size_t outlen)
-{
-	emu_devx_fail f;
-	uint16_t op;
-	int rc;
-
-	pthread_mutex_lock(&devx.lock);
-	rc = !obj || !obj_listed(obj) ? EINVAL :
-	     obj_call_ok("mlx5dv_devx_obj_modify", obj, in, inlen, out, outlen, 1);
-	if (!rc) {
-		op = (uint16_t)gic_prm_get(in, GIC_PRM_IN_OPCODE);
-		if (!lengths_ok(op, inlen, outlen, &f) ||
-		    (memset(out, 0, outlen), modify_firmware(obj, op, in, inlen, &f)))
-			rc = firmware_refuse(op, &f, out, outlen);
-	}
-	pthread_mutex_unlock(&devx.lock);
-	return rc;
-}
-
 /* QUERY_QP answers the QP's context image; QUERY_CQ is not modelled. */
 static int query_firmware(const struct mlx5dv_devx_obj *obj, uint16_t op, uint8_t *out,
 			  emu_devx_fail *f)
@@ -449,24 +429,39 @@ static int query_firmware(const struct mlx5dv_devx_obj *obj, uint16_t op, uint8_
 	return 0;
 }
 
-int mlx5dv_devx_obj_query(struct mlx5dv_devx_obj *obj, const void *in, size_t inlen, void *out,
-			  size_t outlen)
+/* The body of mlx5dv_devx_obj_modify (modify 1) and _query (0): the
+ * object and the command checked, then the command answered as firmware
+ * would, under the DEVX lock. */
+static int obj_command(const char *fn, struct mlx5dv_devx_obj *obj, const void *in, size_t inlen,
+		       void *out, size_t outlen, int modify)
 {
 	emu_devx_fail f;
 	uint16_t op;
 	int rc;
 
 	pthread_mutex_lock(&devx.lock);
-	rc = !obj || !obj_listed(obj) ? EINVAL :
-	     obj_call_ok("mlx5dv_devx_obj_query", obj, in, inlen, out, outlen, 0);
+	rc = !obj || !obj_listed(obj) ? EINVAL : obj_call_ok(fn, obj, in, inlen, out, outlen, modify);
 	if (!rc) {
 		op = (uint16_t)gic_prm_get(in, GIC_PRM_IN_OPCODE);
 		if (!lengths_ok(op, inlen, outlen, &f) ||
-		    (memset(out, 0, outlen), query_firmware(obj, op, out, &f)))
+		    (memset(out, 0, outlen), modify ? modify_firmware(obj, op, in, inlen, &f)
+						    : query_firmware(obj, op, out, &f)))
 			rc = firmware_refuse(op, &f, out, outlen);
 	}
 	pthread_mutex_unlock(&devx.lock);
 	return rc;
+}
+
+int mlx5dv_devx_obj_modify(struct mlx5dv_devx_obj *obj, const void *in, size_t inlen, void *out,
+			   size_t outlen)
+{
+	return obj_command("mlx5dv_devx_obj_modify", obj, in, inlen, out, outlen, 1);
+}
+
+int mlx5dv_devx_obj_query(struct mlx5dv_devx_obj *obj, const void *in, size_t inlen, void *out,
+			  size_t outlen)
+{
+	return obj_command("mlx5dv_devx_obj_query", obj, in, inlen, out, outlen, 0);
 }
 
 /* ------------------------------------------------------------------ */

@@ -16,19 +16,8 @@
 #include <unistd.h>
 
 #include "gic/mlx5_prm.h"
+#include "verbs_kit.h" /* CHECK, counting checks and failures */
 
-static int checks, failed;
-
-#define CHECK(cond, ...)                                                        \
-	do {                                                                    \
-		checks++;                                                       \
-		if (!(cond)) {                                                  \
-			failed++;                                               \
-			printf("FAIL %s:%d: ", __FILE__, __LINE__);             \
-			printf(__VA_ARGS__);                                    \
-			printf("\n");                                           \
-		}                                                               \
-	} while (0)
 
 enum { SYND_BASE = 0x5f000000 };
 static struct ibv_context *ctx;

@@ -14,19 +14,7 @@
 #include <string.h>
 
 #include "devx.h"
-
-static int checks, failed;
-
-#define CHECK(cond, ...)                                                        \
-	do {                                                                    \
-		checks++;                                                       \
-		if (!(cond)) {                                                  \
-			failed++;                                               \
-			printf("FAIL %s:%d: ", __FILE__, __LINE__);             \
-			printf(__VA_ARGS__);                                    \
-			printf("\n");                                           \
-		}                                                               \
-	} while (0)
+#include "verbs_kit.h" /* CHECK, counting checks and failures */
 
 #define CQC(f) gic_prm_at(GIC_PRM_CREATE_CQ_IN_CQC, f)
 #define QPC(f) gic_prm_at(GIC_PRM_CREATE_QP_IN_QPC, f)

@@ -14,19 +14,7 @@
 #include <string.h>
 
 #include "gic/mlx5_prm.h"
-
-static int checks, failed;
-
-#define CHECK(cond, ...)                                                        \
-	do {                                                                    \
-		checks++;                                                       \
-		if (!(cond)) {                                                  \
-			failed++;                                               \
-			printf("FAIL %s:%d: ", __FILE__, __LINE__);             \
-			printf(__VA_ARGS__);                                    \
-			printf("\n");                                           \
-		}                                                               \
-	} while (0)
+#include "verbs_kit.h" /* CHECK, counting checks and failures */
 
 typedef struct { const char *name; gic_prm_fld f; uint32_t layout_bits; } named;
 #define F(layout, name) { #name, name, (layout) * 8 }

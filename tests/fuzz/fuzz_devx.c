@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "devx.h"
+#include "fuzz_input.h"
 
 enum { NOBJ = 8, NUMEM = 4, NUAR = 3, AREA = 1 << 20 };
 
@@ -27,24 +28,6 @@ static struct {
 	struct mlx5dv_devx_uar *uar[NUAR];
 } f;
 
-typedef struct in {
-	const uint8_t *p;
-	size_t n;
-} in;
-
-static uint32_t take(in *s, int bytes)
-{
-	uint32_t v = 0;
-
-	for (int i = 0; i < bytes; i++) {
-		v = v << 8 | (s->n ? *s->p : 0);
-		if (s->n) {
-			s->p++;
-			s->n--;
-		}
-	}
-	return v;
-}
 
 static void setup(void)
 {

@@ -22,6 +22,8 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "fuzz_input.h"
+
 enum { REGION = 1 << 16, GUARD = 4096, NQP = 4, NCQ = 3, NLIVE = 64 };
 
 /* What the parent domain's allocator does next (set by the input). */
@@ -40,25 +42,6 @@ static struct {
 	struct ibv_qp *qp[NQP];
 } f;
 
-/* The input as a stream of bytes (zeros once it runs out). */
-typedef struct in {
-	const uint8_t *p;
-	size_t n;
-} in;
-
-static uint32_t take(in *s, int bytes)
-{
-	uint32_t v = 0;
-
-	for (int i = 0; i < bytes; i++) {
-		v = v << 8 | (s->n ? *s->p : 0);
-		if (s->n) {
-			s->p++;
-			s->n--;
-		}
-	}
-	return v;
-}
 
 static uint8_t *region(void) { return f.area + GUARD; }
 
