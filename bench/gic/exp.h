@@ -45,9 +45,15 @@ typedef struct gic_opts {
 	int quick;          /* --quick: the short sizes CI runs */
 	int gpu_engine;     /* --engine gpu (1) or cpu (0): which softnic engine */
 	int device;         /* --device N: the CUDA device (GPU modes) */
+	int provider;       /* --provider softnic|mlx5 (GIC_PROV_*): the NIC of the host
+			     * modes, through gic/provider.h */
+	const char *nic;    /* --nic NAME: the mlx5 provider's RDMA device (NULL: the first) */
 	unsigned given;     /* GIC_GIVEN_* bits: which flags the command line set (the
 			     * others hold defaults an experiment may replace) */
 } gic_opts;
+
+/* gic_opts.provider. */
+enum { GIC_PROV_SOFTNIC = 0, GIC_PROV_MLX5 = 1 };
 
 /* Bits of gic_opts.given. */
 enum {
@@ -61,7 +67,11 @@ typedef struct gic_run_info {
 	char gpu[96];       /* GPU name, or "none (host mode)" */
 	double sm_mhz;      /* SM clock measured during the run (clock64 vs globaltimer); 0 host */
 	char cpu[256];      /* gic_cpu_state_line() */
-	char provider[16];  /* "softnic" */
+	char provider[16];  /* "softnic" or "mlx5": the provider of the host modes' NIC
+			     * (the GPU modes' fixtures are softnic's) */
+	char nic[160];      /* what that NIC is: gic_nic_describe() of a PE the driver
+			     * opened before the run (mlx5 says when it is the emulated
+			     * device); the GPU modes' softnic otherwise */
 	char engine[16];    /* "cpu" or "gpu" */
 	char commit[48];    /* git commit of the build, "-dirty" when modified */
 	char date[32];      /* ISO 8601, UTC */
@@ -136,6 +146,10 @@ void gic_result_param(gic_result *r, const char *fmt, ...)
  * (P-IB) numbers (bench/gic/paper.c) and sets r->paper and r->paper_ref.
  * Returns 1 when the row is there, 0 when not (paper stays as it was). */
 int gic_result_paper(gic_result *r);
+
+/* Sets what gic_transport() names for the mlx5 provider ("mlx5", or
+ * "mlx5-emulated" on src/emu's device); the driver calls it once. */
+void gic_set_mlx5_transport(const char *name);
 
 /* "softnic-cpu" or "softnic-gpu": the transport of a NIC-dependent row
  * run with the engine o selects. */

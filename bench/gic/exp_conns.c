@@ -7,9 +7,10 @@
  * engine; mlx5: the same device opened twice, loopback), C RC QP pairs
  * connected through their gic_conn records, host views (GIC_VIEW_HOST)
  * posted with gic/post.h by host threads: -t threads per direction (at
- * most CONNS_HOST_THREADS, and at most C). DC (mlx5 only): each poster
- * owns a DCI of a pool, each connection is a DCT of the target PE, and
- * each write reads its payload from the sender's source region.
+ * most CONNS_HOST_THREADS, and at most C). DC: each poster owns a DCI,
+ * each connection is a DCT of the target PE, and each write reads its
+ * payload from the sender's source region, its WQE carrying the DCT's
+ * full address vector.
  * CONNS_HOST_ROUNDS rounds per configuration, every target slot checked
  * after each round.
  */
@@ -23,9 +24,7 @@
 #include "exp_conns.h"
 #include "gic.h"
 #include "gic/provider.h"
-#ifdef GIC_HAVE_MLX5
-#include "gic/mlx5_provider.h"
-#endif
+#include "host.h"
 
 #define SUB "conns"
 #define WAIT_NS 5000000000ull /* every host wait gives up after 5 s */
@@ -39,7 +38,6 @@ enum {
 static const char *const role_names[] = { "send", "recv", "both" };
 static const char *const role_labels[] = { "send-only", "receive-only", "simultaneous" };
 static const char *const transport_names[] = { "rc", "dc" };
-static const char *const provider_names[] = { "softnic", "mlx5" };
 
 const char *gic_conns_role_name(int role)
 {
@@ -62,10 +60,8 @@ static const char help[] =
 	"  --role R       send | recv | both | all (repeatable; default all): PE0 sends\n"
 	"                 through C connections, receives through C, or both at once\n"
 	"  --transport T  rc | dc | all (default all): a QP per connection, or a DCI per\n"
-	"                 poster and a DCT per connection (mlx5 only; softnic skips dc)\n"
-	"  --provider P   softnic | mlx5 (default softnic); mlx5 runs with --host, both\n"
-	"                 PEs on one device (loopback)\n"
-	"  --nic NAME     mlx5: the RDMA device (default: the first)\n"
+	"                 poster and a DCT per connection (--host; GPU mode: rc)\n"
+	"                 (--provider mlx5: both PEs on one device, in loopback)\n"
 	"  -n N           writes per poster per round, rounded up to whole passes over\n"
 	"                 its connections (common flag)\n"
 	"  -c N, -t N     GPU: posters = -c CTAs x -t threads (default 64 x 1), at most C;\n"
@@ -73,14 +69,13 @@ static const char help[] =
 
 static int conns_flag(conns_state *st, int argc, char **argv, int *i)
 {
-	static const char *const flags[] = { "--conns", "--writes", "--role", "--transport",
-					     "--provider", "--nic" };
+	static const char *const flags[] = { "--conns", "--writes", "--role", "--transport" };
 	const char *arg = argv[*i], *val;
-	int k = 0, idx;
+	int k = 0;
 
-	while (k < 6 && !gic_arg_is(arg, flags[k]))
+	while (k < 4 && !gic_arg_is(arg, flags[k]))
 		k++;
-	if (k == 6)
+	if (k == 4)
 		return gic_arg_unknown(SUB, arg);
 	if (!(val = gic_arg_value(SUB, argc, argv, i)))
 		return EINVAL;
@@ -93,17 +88,9 @@ static int conns_flag(conns_state *st, int argc, char **argv, int *i)
 					CONNS_MAX_LIST, &st->nwrites);
 	case 2:
 		return gic_arg_choice_bits(SUB, "--role", val, role_names, 3, 7u, &st->roles);
-	case 3:
+	default:
 		return gic_arg_choice_bits(SUB, "--transport", val, transport_names, 2, 3u,
 					   &st->transports);
-	case 4:
-		if (gic_arg_choice(SUB, "--provider", val, provider_names, 2, &idx))
-			return EINVAL;
-		st->provider = idx;
-		return 0;
-	default:
-		st->nic = val;
-		return 0;
 	}
 }
 
@@ -189,16 +176,13 @@ typedef struct cx_pe {
 	gic_nic *nic;
 	uint64_t *dst, *src;      /* target slots (peers write), DC payload source */
 	gic_nic_mr *dst_mr, *src_mr;
-	gic_nic_cq **cq;          /* RC: one per connection */
+	gic_nic_cq **cq;          /* RC: one per connection; DC: one per poster (its DCI) */
 	gic_nic_qp **qp;
 	gic_sq *sq;               /* views: RC per connection, DC per poster (its DCI) */
 	gic_cq *cqv;
-#ifdef GIC_HAVE_MLX5
-	gic_mlx5_dci_pool *dcis;  /* DC: one DCI per poster */
-	gic_mlx5_cq *dct_cq;
-	gic_mlx5_dct **dct;       /* DC: one DCT per connection (targets of the peer) */
-	gic_av_seg *av;           /* av[c]: reaches the peer's DCT c */
-#endif
+	gic_nic_cq **dct_cq;      /* DC: one DCT per connection (targets of the peer) */
+	gic_nic_qp **dct;
+	gic_av_seg *av;           /* av[c]: reaches the peer's DCT c (full form) */
 } cx_pe;
 
 struct cx;
@@ -226,15 +210,6 @@ static uint64_t deadline(void)
 	return gic_now_ns() + WAIT_NS;
 }
 
-static const gic_provider *provider_of(const conns_state *st)
-{
-#ifdef GIC_HAVE_MLX5
-	if (st->provider == CONNS_MLX5)
-		return &gic_provider_mlx5;
-#endif
-	return &gic_provider_softnic;
-}
-
 static int say_nic(const cx *x, int pe, const char *what)
 {
 	int rc = errno ? errno : EIO;
@@ -256,28 +231,21 @@ static void *zalloc(size_t n)
 static int pe_open(cx *x, int i)
 {
 	cx_pe *pe = &x->pe[i];
-	gic_nic_attr a = { .device = x->st->nic, .queues = GIC_QUEUES_HOST,
-			   .engine_threads = 1 };
-	char err[GIC_NIC_ERR_LEN] = "";
 
-	if (x->st->provider == CONNS_SOFTNIC && i == 1)
-		a.share = x->pe[0].nic;
-	errno = 0;
-	pe->nic = gic_nic_open(provider_of(x->st), &a, err, sizeof(err));
-	if (!pe->nic) {
-		int rc = errno ? errno : ENODEV;
-
-		fprintf(stderr, "gic conns: %s provider: %s\n", provider_names[x->st->provider],
-			err[0] ? err : strerror(rc));
-		return rc;
-	}
+	pe->nic = hx_nic_open(SUB, x->o->provider, x->o->nic, i ? x->pe[0].nic : NULL, 1);
+	if (!pe->nic)
+		return errno;
 	pe->dst = zalloc(x->region);
 	pe->src = zalloc(x->region);
 	pe->cq = calloc((size_t)x->conns, sizeof(*pe->cq));
 	pe->qp = calloc((size_t)x->conns, sizeof(*pe->qp));
 	pe->sq = calloc((size_t)x->conns, sizeof(*pe->sq));
 	pe->cqv = calloc((size_t)x->conns, sizeof(*pe->cqv));
-	if (!pe->dst || !pe->src || !pe->cq || !pe->qp || !pe->sq || !pe->cqv)
+	pe->dct_cq = calloc((size_t)x->conns, sizeof(*pe->dct_cq));
+	pe->dct = calloc((size_t)x->conns, sizeof(*pe->dct));
+	pe->av = calloc((size_t)x->conns, sizeof(*pe->av));
+	if (!pe->dst || !pe->src || !pe->cq || !pe->qp || !pe->sq || !pe->cqv || !pe->dct_cq ||
+	    !pe->dct || !pe->av)
 		return ENOMEM;
 	pe->dst_mr = gic_nic_reg_mr(pe->nic, pe->dst, x->region,
 				    GIC_ACCESS_REMOTE_WRITE | GIC_ACCESS_LOCAL_WRITE);
@@ -286,19 +254,29 @@ static int pe_open(cx *x, int i)
 	return pe->src_mr ? 0 : say_nic(x, i, "register memory");
 }
 
+/* A CQ of 2^log_bb CQEs and a QP of type on it (its send CQ, a DCT's
+ * receive CQ); 0 or the errno after say_nic's message. */
+static int qp_make(cx *x, int i, int type, int log_bb, gic_nic_cq **cq, gic_nic_qp **qp)
+{
+	static const char *const what[] = { "create an RC QP", "create a DCI", "create a DCT" };
+	gic_qp_attr qa = { .log_sq_bb = log_bb, .type = type };
+
+	errno = 0;
+	*cq = gic_nic_cq_create(x->pe[i].nic, log_bb);
+	qa.send_cq = *cq;
+	*qp = *cq ? gic_nic_qp_create(x->pe[i].nic, &qa) : NULL;
+	return *qp ? 0 : say_nic(x, i, what[type]);
+}
+
 static int rc_open(cx *x)
 {
 	for (int i = 0; i < 2; i++) {
 		for (int c = 0; c < x->conns; c++) {
-			cx_pe *pe = &x->pe[i];
-			gic_qp_attr qa = { .log_sq_bb = CONNS_HOST_LOG_BB };
+			int rc = qp_make(x, i, GIC_QP_RC, CONNS_HOST_LOG_BB, &x->pe[i].cq[c],
+					 &x->pe[i].qp[c]);
 
-			errno = 0;
-			pe->cq[c] = gic_nic_cq_create(pe->nic, CONNS_HOST_LOG_BB);
-			qa.send_cq = pe->cq[c];
-			pe->qp[c] = pe->cq[c] ? gic_nic_qp_create(pe->nic, &qa) : NULL;
-			if (!pe->qp[c])
-				return say_nic(x, i, "create an RC QP");
+			if (rc)
+				return rc;
 		}
 	}
 	for (int c = 0; c < x->conns; c++) {
@@ -320,78 +298,37 @@ static int rc_open(cx *x)
 	return 0;
 }
 
-#ifdef GIC_HAVE_MLX5
-/* The PE's own address, as a connection record (qpn filled per DCT). */
-static void mlx5_local(const gic_mlx5 *m, gic_conn_info *li)
-{
-	memset(li, 0, sizeof(*li));
-	li->lid = m->port_attr.lid;
-	li->port = m->port;
-	li->mtu = (uint8_t)m->port_attr.active_mtu;
-	if (m->gid_index >= 0) {
-		memcpy(li->gid, m->gid, 16);
-		li->flags = GIC_CONN_GID_VALID;
-	}
-}
-
+/* DC: a DCI per poster (its views in sq/cqv[poster]), a DCT per
+ * connection, and each PE's address vectors of the peer's DCTs. */
 static int dc_open(cx *x)
 {
-	gic_conn_info li[2];
-
 	for (int i = 0; i < 2; i++) {
 		cx_pe *pe = &x->pe[i];
-		gic_mlx5 *m = (gic_mlx5 *)pe->nic;
+		int rc = 0;
 
-		mlx5_local(m, &li[i]);
-		pe->dct = calloc((size_t)x->conns, sizeof(*pe->dct));
-		pe->av = calloc((size_t)x->conns, sizeof(*pe->av));
-		if (!pe->dct || !pe->av)
-			return ENOMEM;
-		errno = 0;
-		pe->dcis = gic_mlx5_dci_pool_create(m, x->posters, CONNS_HOST_LOG_BB,
-						    CONNS_HOST_LOG_BB, GIC_QUEUES_HOST, &li[i]);
-		pe->dct_cq = pe->dcis ? gic_mlx5_cq_create(m, 6) : NULL;
-		if (!pe->dct_cq)
-			return say_nic(x, i, "create the DCI pool");
-		for (int c = 0; c < x->conns; c++)
-			if (!(pe->dct[c] = gic_mlx5_dct_create(m, pe->dct_cq, &li[i])))
-				return say_nic(x, i, "create a DCT");
-		for (int p = 0; p < x->posters; p++) {
-			int rc = gic_mlx5_qp_view(pe->dcis->dci[p], GIC_VIEW_HOST, &pe->sq[p],
-						  &pe->cqv[p]);
-
-			if (rc) {
-				errno = rc;
-				return say_nic(x, i, "view a DCI");
-			}
-		}
+		for (int p = 0; p < x->posters && !rc; p++)
+			rc = qp_make(x, i, GIC_QP_DCI, CONNS_HOST_LOG_BB, &pe->cq[p], &pe->qp[p]);
+		for (int c = 0; c < x->conns && !rc; c++)
+			rc = qp_make(x, i, GIC_QP_DCT, 1, &pe->dct_cq[c], &pe->dct[c]);
+		for (int p = 0; p < x->posters && !rc; p++)
+			if ((errno = gic_nic_qp_view(pe->qp[p], GIC_VIEW_HOST, &pe->sq[p], &pe->cqv[p])))
+				rc = say_nic(x, i, "view a DCI");
+		if (rc)
+			return rc;
 	}
 	for (int i = 0; i < 2; i++) {
 		for (int c = 0; c < x->conns; c++) {
-			gic_conn_info r = li[1 - i];
-			int rc;
+			gic_conn_info r;
 
-			r.qpn = x->pe[1 - i].dct[c]->dctn;
-			rc = gic_mlx5_dc_av((gic_mlx5 *)x->pe[i].nic, &r, &x->pe[i].av[c]);
-			if (rc) {
-				errno = rc;
+			errno = gic_nic_qp_local(x->pe[1 - i].dct[c], &r);
+			if (!errno)
+				errno = gic_nic_dc_av(x->pe[i].nic, &r, 1, &x->pe[i].av[c]);
+			if (errno)
 				return say_nic(x, i, "address vector of a DCT");
-			}
 		}
 	}
 	return 0;
 }
-
-static void dc_close(cx_pe *pe, int conns)
-{
-	for (int c = 0; pe->dct && c < conns; c++)
-		gic_mlx5_dct_destroy(pe->dct[c]);
-	gic_mlx5_cq_destroy(pe->dct_cq);
-	gic_mlx5_dci_pool_destroy(pe->dcis);
-	free(pe->dct);
-	free(pe->av);
-}
-#endif
 
 static void cx_close(cx *x)
 {
@@ -402,11 +339,12 @@ static void cx_close(cx *x)
 
 		for (int c = 0; pe->qp && c < x->conns; c++)
 			gic_nic_qp_destroy(pe->qp[c]);
+		for (int c = 0; pe->dct && c < x->conns; c++)
+			gic_nic_qp_destroy(pe->dct[c]);
 		for (int c = 0; pe->cq && c < x->conns; c++)
 			gic_nic_cq_destroy(pe->cq[c]);
-#ifdef GIC_HAVE_MLX5
-		dc_close(pe, x->conns);
-#endif
+		for (int c = 0; pe->dct_cq && c < x->conns; c++)
+			gic_nic_cq_destroy(pe->dct_cq[c]);
 		gic_nic_dereg_mr(pe->dst_mr);
 		gic_nic_dereg_mr(pe->src_mr);
 		gic_nic_close(pe->nic);
@@ -416,6 +354,9 @@ static void cx_close(cx *x)
 		free(pe->qp);
 		free(pe->sq);
 		free(pe->cqv);
+		free(pe->dct_cq);
+		free(pe->dct);
+		free(pe->av);
 	}
 	free(x);
 }
@@ -439,12 +380,8 @@ static int cx_open(cx **out, const gic_opts *o, const conns_state *st, int trans
 	rc = pe_open(x, 0);
 	if (!rc)
 		rc = pe_open(x, 1);
-	if (!rc && transport == CONNS_RC)
-		rc = rc_open(x);
-#ifdef GIC_HAVE_MLX5
-	if (!rc && transport == CONNS_DC)
-		rc = dc_open(x);
-#endif
+	if (!rc)
+		rc = transport == CONNS_RC ? rc_open(x) : dc_open(x);
 	if (rc) {
 		cx_close(x);
 		return rc;
@@ -456,7 +393,6 @@ static int cx_open(cx **out, const gic_opts *o, const conns_state *st, int trans
 /* ------------------------------------------------------------------ */
 /* Host mode: a round. */
 
-#ifdef GIC_HAVE_MLX5
 /* One visit on a DC connection: W writes of 8 bytes from the sender's
  * source slots to the DCT's target slots, each WQE carrying its AV. */
 static int visit_dc(gic_sq *sq, const conns_plan *p, const gic_av_seg *av, uint64_t base,
@@ -478,7 +414,6 @@ static int visit_dc(gic_sq *sq, const conns_plan *p, const gic_av_seg *av, uint6
 	}
 	return 0;
 }
-#endif
 
 static int poster(cx *x, cx_thread *T)
 {
@@ -495,12 +430,10 @@ static int poster(cx *x, cx_thread *T)
 				rc = conns_visit_rc(&me->sq[c], p, base, rkey, (uint32_t)c,
 						    (uint32_t)pass, pass + 1 == p->passes, order,
 						    deadline());
-#ifdef GIC_HAVE_MLX5
 			else
 				rc = visit_dc(&me->sq[T->poster], p, &me->av[c], base, rkey,
 					      (uint64_t)(uintptr_t)me->src, me->src_mr->lkey,
 					      (uint32_t)c, pass + 1 == p->passes, order);
-#endif
 		}
 	}
 	if (x->transport == CONNS_DC)
@@ -643,7 +576,7 @@ static conns_plan host_plan(const gic_opts *o, const cx *x, int writes)
 static int host_config(cx *x, int role, int writes, gic_sink *sink)
 {
 	double rates[CONNS_HOST_ROUNDS];
-	const char *tr = x->st->provider == CONNS_MLX5 ? "mlx5" : gic_transport(x->o);
+	const char *tr = gic_transport(x->o);
 	char note[96];
 	int valid = 1, rc = 0, k;
 
@@ -655,7 +588,7 @@ static int host_config(cx *x, int role, int writes, gic_sink *sink)
 	if (rc)
 		return rc;
 	snprintf(note, sizeof(note), "%s",
-		 x->st->provider == CONNS_MLX5 ?
+		 x->o->provider == GIC_PROV_MLX5 ?
 		 "mlx5 loopback: both PEs on one NIC; host threads post" : "host threads");
 	return gic_conns_emit(sink, role, x->transport, &x->plan, x->posters, rates,
 			      valid ? k : (k > 1 ? k - 1 : 1), valid, tr, note);
@@ -689,48 +622,14 @@ static int host_run(const gic_opts *o, const conns_state *st, gic_sink *sink)
 
 /* ------------------------------------------------------------------ */
 
-/* mlx5 in GPU mode: the device is opened first, so that a machine without
- * one hears the provider's reason; the GPU path itself is softnic's. */
-static int mlx5_gpu_mode(const conns_state *st)
-{
-#ifdef GIC_HAVE_MLX5
-	gic_nic_attr a = { .device = st->nic };
-	char err[GIC_NIC_ERR_LEN] = "";
-	gic_nic *n;
-
-	errno = 0;
-	n = gic_nic_open(&gic_provider_mlx5, &a, err, sizeof(err));
-	if (!n) {
-		fprintf(stderr, "gic conns: mlx5 provider: %s\n", err[0] ? err : strerror(errno));
-		return errno ? errno : ENODEV;
-	}
-	gic_nic_close(n);
-#else
-	(void)st;
-#endif
-	fprintf(stderr, "gic conns: --provider mlx5 runs with --host (host threads post through "
-		"the provider's host views); GPU posters on mlx5 are not built yet\n");
-	return ENOTSUP;
-}
-
 static int conns_run(const gic_opts *o, void *state, const gic_run_info *info, gic_sink *sink)
 {
 	conns_state *st = state;
 
 	defaults(o, st);
-#ifndef GIC_HAVE_MLX5
-	if (st->provider == CONNS_MLX5) {
-		fprintf(stderr, "gic conns: --provider mlx5: this gic was built without the mlx5 "
-			"provider (rdma-core's libibverbs, libmlx5 and infiniband/mlx5dv.h were "
-			"not found at configure time)\n");
-		return ENOTSUP;
-	}
-#endif
-	if (st->provider == CONNS_MLX5 && !o->host)
-		return mlx5_gpu_mode(st);
-	if (st->provider == CONNS_SOFTNIC && (st->transports & 2u)) {
-		fprintf(stderr, "gic conns: --transport dc: not available on softnic (it has no "
-			"DCI/DCT); DC rows %s: DC runs with --provider mlx5\n",
+	if (!o->host && (st->transports & 2u)) {
+		fprintf(stderr, "gic conns: --transport dc: the GPU mode runs RC only (DC runs "
+			"with --host, on either provider); DC rows %s\n",
 			st->transports == 2u ? "cannot run" : "skipped");
 		if (st->transports == 2u)
 			return ENOTSUP;

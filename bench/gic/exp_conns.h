@@ -18,11 +18,11 @@
  *
  * Transports: rc (a QP per connection) or dc (each poster owns a DCI,
  * each connection is a DCT of the target PE, every WQE carries the DCT's
- * address vector). softnic has no DC: dc runs with --provider mlx5 only.
+ * address vector). DC runs in the host mode, on either provider.
  *
- * Providers: softnic (the default; GPU mode on either engine, host mode
- * through gic/provider.h on the CPU engine) and mlx5 (host mode through
- * gic/provider.h and the mlx5 DC calls; both PEs on one NIC in
+ * Providers (the common --provider flag): softnic (the default; GPU mode
+ * on either engine, host mode through gic/provider.h on the CPU engine)
+ * and mlx5 (host mode through gic/provider.h; both PEs on one NIC in
  * loopback). softnic rows are functional checks: a software NIC has no
  * QP context cache, so the cost the paper measures is not modelled.
  *
@@ -43,7 +43,6 @@ extern "C" {
 enum {
 	CONNS_SEND = 0, CONNS_RECV = 1, CONNS_BOTH = 2,   /* roles (bits of roles) */
 	CONNS_RC = 0, CONNS_DC = 1,                       /* transports (bits) */
-	CONNS_SOFTNIC = 0, CONNS_MLX5 = 1,                /* providers */
 	CONNS_MAX_LIST = 16,
 	CONNS_MAX_CONNS = 1024,
 	CONNS_MAX_WRITES = 8192,
@@ -59,8 +58,6 @@ typedef struct conns_state {
 	int nwrites, writes[CONNS_MAX_LIST];  /* --writes (per visit) */
 	unsigned roles;                       /* --role: 1u << CONNS_SEND ... */
 	unsigned transports;                  /* --transport: 1u << CONNS_RC ... */
-	int provider;                         /* --provider */
-	const char *nic;                      /* --nic NAME (mlx5 device) or NULL */
 } conns_state;
 
 /* How one configuration posts (host and GPU alike). */

@@ -407,7 +407,8 @@ static int kernel_run(const gic_opts *o, void *state, const gic_run_info *info,
 {
 	kernel_state *st = state;
 	k_host K = { .o = o, .st = st };
-	hx_cfg c = { .who = SUB, .engine_threads = 1, .log_sq_bb = 10 };
+	hx_cfg c = { .who = SUB, .provider = o->provider, .nic = o->nic,
+		     .engine_threads = 1, .log_sq_bb = 10 };
 	int maxm = 0, rc;
 
 	if (o->host && (st->paths & (1u << GIC_KERNEL_NVSHMEM))) {

@@ -1,8 +1,8 @@
 /*
  * bench/gic/exp_lat.c - `gic lat` (exp_lat.h): parsing, and the host mode.
  *
- * Host mode: PE0 and PE1 on one softnic (CPU engine), one softnic per
- * --qps count. A host thread posts one write at a time on QP 0: issue is
+ * Host mode: PE0 and PE1 on the --provider NIC (host.h: softnic's CPU
+ * engine, or mlx5), a fixture of their own per --qps count. A host thread posts one write at a time on QP 0: issue is
  * the posting call (reserve, build, ring), put+completion adds the wait
  * for its CQE (--scope qp) or a PE-wide quiet over every configured QP
  * (--scope all: each QP's CQ polled; all-progress: each QP's progress
@@ -431,8 +431,8 @@ static int host_order(int order)
 static const char host_order_note[] =
 	"host analogue; on the host every order but none is a release (orders differ on the GPU)";
 static const char host_dc_note[] =
-	"host analogue; DC: PE0's DCI to PE1's DCT, the AV precomputed (softnic looks the DCT "
-	"up, no DC connection handshake); a release as gda-inline's";
+	"host analogue; DC: PE0's DCI to PE1's DCT, the AV precomputed (the NIC looks the DCT "
+	"up; softnic makes no DC connection handshake); a release as gda-inline's";
 
 /* Waits for the completion of the write ending at end on PE0 QP 0; with
  * scope all or all-progress then quiets every other configured QP (QP 0
@@ -1032,7 +1032,8 @@ static int lat_run_fn(const gic_opts *o, void *state, const gic_run_info *info, 
 {
 	const lat_state *st = state;
 	lat_run L = { .o = o, .st = st, .sink = sink, .total = o->iters + o->warmup, .dc = -1 };
-	hx_cfg c = { .who = SUB, .engine_threads = 1, .log_sq_bb = 8,
+	hx_cfg c = { .who = SUB, .provider = o->provider, .nic = o->nic,
+		     .engine_threads = 1, .log_sq_bb = 8,
 		     .region = (size_t)LAT_SLOTS * LAT_MAX_INLINE };
 	int rc = 0;
 
@@ -1054,7 +1055,7 @@ static int lat_run_fn(const gic_opts *o, void *state, const gic_run_info *info, 
 			st->paths & GIC_LAT_NVSHMEM ? "nvshmem" : "gin");
 		return EINVAL;
 	}
-	/* A softnic of its own per count: the engine sees only the QPs
+	/* A fixture of its own per count: the engine sees only the QPs
 	 * configured. */
 	for (int k = 0; k < st->nqps && !rc; k++) {
 		L.first = k == 0;

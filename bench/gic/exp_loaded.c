@@ -424,7 +424,8 @@ static int ld_open_proxies(ld_host *L)
 static int ld_host_run(const gic_opts *o, const loaded_state *st, gic_sink *sink)
 {
 	ld_host *L = calloc(1, sizeof(*L));
-	hx_cfg c = { .who = SUB, .engine_threads = 1, .qps = 2, .log_sq_bb = 8,
+	hx_cfg c = { .who = SUB, .provider = o->provider, .nic = o->nic,
+		     .engine_threads = 1, .qps = 2, .log_sq_bb = 8,
 		     .region = BG_BASE + (size_t)HOST_MAX_BG * BG_SLOTS * 8 };
 	int rc;
 

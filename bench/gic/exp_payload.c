@@ -205,7 +205,8 @@ static void pl_describe(pl_host *P, gic_result *r, size_t size)
 	if (P->st->path == GIC_PAYLOAD_PROXY)
 		gic_result_param(r, "T=%d R=%d B=%d protocol=tuned", P->st->T, P->st->R, P->st->B);
 	snprintf(r->transport, sizeof(r->transport), "%s", gic_transport(P->o));
-	snprintf(r->note, sizeof(r->note), "host analogue: softnic CPU engine copies");
+	snprintf(r->note, sizeof(r->note), "host analogue: %s moves the data",
+		 P->o->provider == GIC_PROV_MLX5 ? "the mlx5 device" : "softnic's CPU engine");
 	gic_result_paper(r);
 }
 
@@ -265,7 +266,8 @@ static int pl_first90(pl_host *P, gic_sink *sink, const double *g, const size_t 
 
 static int pl_host_run(pl_host *P, gic_sink *sink)
 {
-	hx_cfg c = { .who = SUB, .engine_threads = 1, .qps = 1, .log_sq_bb = 13,
+	hx_cfg c = { .who = SUB, .provider = P->o->provider, .nic = P->o->nic,
+		     .engine_threads = 1, .qps = 1, .log_sq_bb = 13,
 		     .region = REGION };
 	double g[64];
 	size_t sizes[64];

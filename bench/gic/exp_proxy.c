@@ -4,7 +4,7 @@
  *
  * Host mode: host producer threads, one per ring, enqueue -n 8-byte inline
  * requests each into a mini-proxy of T workers, R rings and batch B
- * (softnic CPU engine); the rate is every request over the time until the
+ * (on the --provider NIC); the rate is every request over the time until the
  * last completion counter reached its target. The latency is one request
  * at a time on ring 0: enqueue, then wait for its counter. Every request
  * writes its own value; the destination is checked afterwards.
@@ -305,7 +305,8 @@ static int px_config(px_host *P)
 static int px_host_run(const gic_opts *o, const proxy_state *st, gic_sink *sink)
 {
 	px_host P = { .o = o, .st = st, .sink = sink };
-	hx_cfg hc = { .who = SUB, .engine_threads = 1, .qps = 1, .log_sq_bb = 6,
+	hx_cfg hc = { .who = SUB, .provider = o->provider, .nic = o->nic,
+		      .engine_threads = 1, .qps = 1, .log_sq_bb = 6,
 		      .region = (size_t)(PX_LAT_BASE + PX_SLOTS) * 8 };
 	int rc = hx_open(&P.h, &hc), done = 0, total = st->nT * st->nR * st->nB * 2;
 

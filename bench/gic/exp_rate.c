@@ -681,7 +681,8 @@ static int rate_host_row(const gic_opts *o, const rate_row *row, gic_sink *sink)
 	char note[160];
 	uint64_t ns = 0;
 	gic_result r;
-	hx_cfg c = { .who = SUB, .engine_threads = 1, .log_sq_bb = 10 };
+	hx_cfg c = { .who = SUB, .provider = o->provider, .nic = o->nic,
+		     .engine_threads = 1, .log_sq_bb = 10 };
 	int rc;
 
 	if (!R)

@@ -312,13 +312,14 @@ static int write_report(const suite_state *st, const gic_opts *o, const gic_run_
 		return errno;
 	}
 	fprintf(f, "# gic suite report\n\n- date: %s\n- commit: %s\n- GPU: %s (SM clock %.0f "
-		"MHz)\n- %s\n- provider: %s, engine %s\n- mode: %s\n\nEvery row the paper "
+		"MHz)\n- %s\n- provider: %s\n- NIC: %s\n- mode: %s\n\nEvery row the paper "
 		"measured on H200 (platform P-IB) stands beside the paper's number. Rows whose "
 		"number depends on the NIC are labelled with their transport (softnic-cpu / "
-		"softnic-gpu): they are softnic numbers, not ConnectX ones.%s\n", info->date,
-		info->commit, info->gpu, info->sm_mhz, info->cpu, info->provider, info->engine,
-		o->host ? "host (host submitters, softnic CPU engine; --quick settings)" :
-			  "GPU (the paper's settings)",
+		"softnic-gpu, mlx5-emulated: softnic numbers, not ConnectX ones; mlx5: the "
+		"device named above).%s\n", info->date,
+		info->commit, info->gpu, info->sm_mhz, info->cpu, info->provider, info->nic,
+		o->host ? "host (host submitters through the provider's host views; --quick "
+			  "settings)" : "GPU (the paper's settings)",
 		o->host ? " In host mode every row is a host analogue of the paper's "
 			  "experiment and carries no paper number." : "");
 	if (gic_sink_runs(sink)) {

@@ -8,6 +8,9 @@
 #include <string.h>
 
 #include "host.h"
+#ifdef GIC_HAVE_MLX5
+#include "gic/mlx5_provider.h"
+#endif
 
 uint64_t hx_deadline(void)
 {
@@ -72,45 +75,113 @@ int hx_wait_u64(const uint64_t *word, uint64_t want, uint64_t deadline)
 }
 
 /* ------------------------------------------------------------------ */
+/* Providers. */
+
+static const char *const prov_names[] = { "softnic", "mlx5" };
+
+gic_nic *hx_nic_open(const char *who, int which, const char *name, gic_nic *share,
+		     int engine_threads)
+{
+	gic_nic_attr a = { .device = name, .queues = GIC_QUEUES_HOST,
+			   .engine_threads = engine_threads, .share = share };
+	const gic_provider *p = &gic_provider_softnic;
+	char err[GIC_NIC_ERR_LEN] = "";
+	gic_nic *n;
+
+	if (which == GIC_PROV_MLX5) {
+#ifdef GIC_HAVE_MLX5
+		p = &gic_provider_mlx5;
+		a.share = NULL; /* every mlx5 PE is a context of its own */
+#else
+		fprintf(stderr, "gic %s: --provider mlx5: this gic was built without the mlx5 "
+			"provider (rdma-core's libibverbs, libmlx5 and infiniband/mlx5dv.h were "
+			"not found at build time)\n", who);
+		errno = ENOTSUP;
+		return NULL;
+#endif
+	}
+	errno = 0;
+	n = gic_nic_open(p, &a, err, sizeof(err));
+	if (!n) {
+		int rc = errno ? errno : ENODEV;
+
+		fprintf(stderr, "gic %s: %s provider: %s\n", who, prov_names[which],
+			err[0] ? err : strerror(rc));
+		errno = rc;
+	}
+	return n;
+}
+
+int hx_nic_describe(const gic_opts *o, char *out, size_t len)
+{
+	gic_nic *n = hx_nic_open("run", o->provider, o->nic, NULL, 1);
+
+	if (!n)
+		return errno;
+	snprintf(out, len, "%s", gic_nic_describe(n));
+#ifdef GIC_HAVE_MLX5
+	if (o->provider == GIC_PROV_MLX5)
+		gic_set_mlx5_transport(((gic_mlx5 *)n)->emulated ? "mlx5-emulated" : "mlx5");
+#endif
+	gic_nic_close(n);
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
 /* Setup. */
+
+/* A CQ and a QP of type on pe's NIC (2^log_bb BBs, as many CQEs). */
+static int qp_make(hx_pe *pe, int type, int log_bb, gic_nic_cq **cq, gic_nic_qp **qp)
+{
+	gic_qp_attr qa = { .log_sq_bb = log_bb, .type = type };
+
+	*cq = gic_nic_cq_create(pe->nic, log_bb);
+	qa.send_cq = *cq;
+	*qp = *cq ? gic_nic_qp_create(pe->nic, &qa) : NULL;
+	return *qp ? 0 : errno ? errno : ENOMEM;
+}
 
 static int pe_open(hx *h, int i)
 {
 	hx_pe *pe = &h->pe[i];
+	int rc = 0;
 
-	pe->pd = softnic_pd_alloc(h->nic);
-	if (!pe->pd)
+	pe->nic = hx_nic_open(h->c.who, h->c.provider, h->c.nic, i ? h->pe[0].nic : NULL,
+			      h->c.engine_threads);
+	if (!pe->nic)
 		return errno;
-	for (int q = 0; q < h->c.qps; q++) {
-		softnic_qp_attr qa = { .log_sq_bb = h->c.log_sq_bb };
-
-		pe->cq[q] = softnic_cq_create(h->nic, h->c.log_sq_bb);
-		qa.send_cq = pe->cq[q];
-		pe->qp[q] = pe->cq[q] ? softnic_qp_create(pe->pd, &qa) : NULL;
-		if (!pe->qp[q])
-			return errno;
-	}
+	for (int q = 0; q < h->c.qps && !rc; q++)
+		rc = qp_make(pe, GIC_QP_RC, h->c.log_sq_bb, &pe->cq[q], &pe->qp[q]);
+	if (rc)
+		return rc;
 	pe->src = calloc(1, h->c.region);
 	pe->dst = calloc(1, h->c.region);
 	if (!pe->src || !pe->dst)
 		return ENOMEM;
-	pe->src_mr = softnic_reg_mr(pe->pd, pe->src, h->c.region, SOFTNIC_ACCESS_LOCAL_WRITE);
-	pe->dst_mr = softnic_reg_mr(pe->pd, pe->dst, h->c.region,
-				    SOFTNIC_ACCESS_REMOTE_WRITE | SOFTNIC_ACCESS_LOCAL_WRITE);
+	pe->src_mr = gic_nic_reg_mr(pe->nic, pe->src, h->c.region, GIC_ACCESS_LOCAL_WRITE);
+	pe->dst_mr = gic_nic_reg_mr(pe->nic, pe->dst, h->c.region,
+				    GIC_ACCESS_REMOTE_WRITE | GIC_ACCESS_LOCAL_WRITE);
 	if (!pe->src_mr || !pe->dst_mr)
-		return errno;
-	pe->dst_rkey = softnic_mr_rkey(pe->dst_mr);
-	pe->src_lkey = softnic_mr_lkey(pe->src_mr);
+		return errno ? errno : ENOMEM;
+	pe->dst_rkey = pe->dst_mr->rkey;
+	pe->src_lkey = pe->src_mr->lkey;
 	return 0;
 }
 
+/* QP q of both PEs: records exchanged, each side connected, host views. */
 static int connect_all(hx *h)
 {
 	for (int q = 0; q < h->c.qps; q++) {
-		int rc = softnic_qp_connect(h->pe[0].qp[q], h->pe[1].qp[q]);
+		gic_conn_info rec[2];
+		int rc = gic_nic_qp_local(h->pe[0].qp[q], &rec[0]);
 
+		if (!rc)
+			rc = gic_nic_qp_local(h->pe[1].qp[q], &rec[1]);
 		for (int i = 0; !rc && i < 2; i++)
-			rc = softnic_qp_view(h->pe[i].qp[q], &h->pe[i].sq[q], &h->pe[i].cqv[q]);
+			rc = gic_nic_qp_connect(h->pe[i].qp[q], &rec[i], &rec[1 - i]);
+		for (int i = 0; !rc && i < 2; i++)
+			rc = gic_nic_qp_view(h->pe[i].qp[q], GIC_VIEW_HOST, &h->pe[i].sq[q],
+					     &h->pe[i].cqv[q]);
 		if (rc)
 			return rc;
 	}
@@ -121,41 +192,32 @@ static int connect_all(hx *h)
 static int dc_open(hx *h, int i)
 {
 	hx_pe *pe = &h->pe[i];
-	softnic_srq_attr sa = { .log_wqe_cnt = 1, .max_sge = 1 }; /* writes take no receive */
-	softnic_qp_attr da = { .log_sq_bb = h->c.log_sq_bb, .flags = SOFTNIC_QP_DCI };
-	softnic_qp_attr ta = { .log_sq_bb = 1, .flags = SOFTNIC_QP_DCT, .dc_key = HX_DC_KEY };
+	int rc = qp_make(pe, GIC_QP_DCI, h->c.log_sq_bb, &pe->dci_cq, &pe->dci);
 
-	pe->dci_cq = softnic_cq_create(h->nic, h->c.log_sq_bb);
-	pe->dct_rcq = softnic_cq_create(h->nic, 1);
-	pe->dct_srq = softnic_srq_create(pe->pd, &sa);
-	if (!pe->dci_cq || !pe->dct_rcq || !pe->dct_srq)
-		return errno ? errno : ENOMEM;
-	da.send_cq = pe->dci_cq;
-	ta.recv_cq = pe->dct_rcq;
-	ta.srq = pe->dct_srq;
-	pe->dci = softnic_qp_create(pe->pd, &da);
-	pe->dct = pe->dci ? softnic_qp_create(pe->pd, &ta) : NULL;
-	if (!pe->dct)
-		return errno ? errno : ENOMEM;
-	return softnic_qp_view(pe->dci, &pe->dci_sq, &pe->dci_cqv);
+	if (!rc)
+		rc = qp_make(pe, GIC_QP_DCT, 1, &pe->dct_cq, &pe->dct);
+	return rc ? rc : gic_nic_qp_view(pe->dci, GIC_VIEW_HOST, &pe->dci_sq, &pe->dci_cqv);
 }
 
-static void dc_avs(hx *h)
+/* Each PE's address vectors of the peer's DCT: the full form must be
+ * made; the compact one may be refused (its rows then fail with why). */
+static int dc_avs(hx *h)
 {
-	static const uint8_t zero[16];
-
 	for (int i = 0; i < 2; i++) {
-		uint32_t dctn = softnic_qp_num(h->pe[1 - i].dct);
+		hx_pe *pe = &h->pe[i];
+		gic_conn_info dct;
+		int rc = gic_nic_qp_local(h->pe[1 - i].dct, &dct);
 
-		memset(h->pe[i].peer_av, 0, sizeof(h->pe[i].peer_av));
-		gic_set_av_compact(&h->pe[i].peer_av[0], HX_DC_KEY, dctn, 0, 0);
-		gic_set_av_full(&h->pe[i].peer_av[1], HX_DC_KEY, dctn, 0, 0, zero, 0, 64, 0, zero);
+		for (int full = 1; !rc && full >= 0; full--)
+			pe->peer_av_rc[full] = gic_nic_dc_av(pe->nic, &dct, full, &pe->peer_av[full]);
+		if (rc || pe->peer_av_rc[1])
+			return rc ? rc : pe->peer_av_rc[1];
 	}
+	return 0;
 }
 
 int hx_open(hx **out, const hx_cfg *c)
 {
-	softnic_attr na = { .engine_threads = c->engine_threads };
 	hx *h = calloc(1, sizeof(*h));
 	int rc;
 
@@ -163,13 +225,6 @@ int hx_open(hx **out, const hx_cfg *c)
 	if (!h)
 		return ENOMEM;
 	h->c = *c;
-	h->nic = softnic_open(&na);
-	if (!h->nic) {
-		rc = errno;
-		fprintf(stderr, "gic %s: softnic_open: %s\n", c->who, strerror(rc));
-		free(h);
-		return rc;
-	}
 	rc = pe_open(h, 0);
 	if (!rc)
 		rc = pe_open(h, 1);
@@ -178,10 +233,12 @@ int hx_open(hx **out, const hx_cfg *c)
 	for (int i = 0; i < 2 && !rc && c->dc; i++)
 		rc = dc_open(h, i);
 	if (!rc && c->dc)
-		dc_avs(h);
+		rc = dc_avs(h);
 	if (rc) {
-		fprintf(stderr, "gic %s: softnic setup: %s (%s)\n", c->who, strerror(rc),
-			softnic_last_error(h->nic));
+		if (h->pe[0].nic)
+			fprintf(stderr, "gic %s: %s setup: %s (PE0: %s; PE1: %s)\n", c->who,
+				prov_names[c->provider], strerror(rc), gic_nic_error(h->pe[0].nic),
+				h->pe[1].nic ? gic_nic_error(h->pe[1].nic) : "not open");
 		hx_close(h);
 		return rc;
 	}
@@ -189,15 +246,32 @@ int hx_open(hx **out, const hx_cfg *c)
 	return 0;
 }
 
+/* Frees PE pe's objects, QPs before their CQs, then its NIC. */
+static void pe_close(hx_pe *pe, int qps)
+{
+	gic_nic_qp_destroy(pe->dci);
+	gic_nic_qp_destroy(pe->dct);
+	gic_nic_cq_destroy(pe->dci_cq);
+	gic_nic_cq_destroy(pe->dct_cq);
+	for (int q = 0; q < qps; q++) {
+		gic_nic_qp_destroy(pe->qp[q]);
+		gic_nic_cq_destroy(pe->cq[q]);
+	}
+	gic_nic_dereg_mr(pe->src_mr);
+	gic_nic_dereg_mr(pe->dst_mr);
+	free(pe->src);
+	free(pe->dst);
+}
+
 void hx_close(hx *h)
 {
 	if (!h)
 		return;
-	softnic_close(h->nic); /* frees the objects still allocated */
-	for (int i = 0; i < 2; i++) {
-		free(h->pe[i].src);
-		free(h->pe[i].dst);
-	}
+	for (int i = 0; i < 2; i++)
+		pe_close(&h->pe[i], h->c.qps);
+	/* PE1 first: a softnic PE1 shares PE0's softnic. */
+	gic_nic_close(h->pe[1].nic);
+	gic_nic_close(h->pe[0].nic);
 	free(h);
 }
 
@@ -248,7 +322,8 @@ int hx_write_dc(hx *h, int pe, size_t dst_off, uint64_t value, int full, int sig
 	uint64_t raddr = (uint64_t)(uintptr_t)(h->pe[1 - pe].dst + dst_off), pos;
 	uint8_t ce = signaled ? GIC_CTRL_CQ_UPDATE : 0;
 	uint32_t nbb = full ? 2 : 1;
-	int rc = gic_sq_reserve_excl(sq, nbb, &pos, order, deadline);
+	int rc = p->peer_av_rc[full] ? p->peer_av_rc[full]
+				     : gic_sq_reserve_excl(sq, nbb, &pos, order, deadline);
 
 	if (rc)
 		return rc;
@@ -263,9 +338,9 @@ int hx_write_dc(hx *h, int pe, size_t dst_off, uint64_t value, int full, int sig
 
 int hx_fail(hx *h, int pe, int q, const char *what, int rc)
 {
-	softnic_qp *qp = q == HX_DCI ? h->pe[pe].dci : h->pe[pe].qp[q];
+	gic_nic_qp *qp = q == HX_DCI ? h->pe[pe].dci : h->pe[pe].qp[q];
 	const gic_sq *sq = q == HX_DCI ? &h->pe[pe].dci_sq : &h->pe[pe].sq[q];
-	const char *qe = softnic_qp_error(qp);
+	const char *qe = gic_nic_qp_error(qp);
 
 	if (q == HX_DCI)
 		fprintf(stderr, "gic %s: %s (PE%d DCI): ", h->c.who, what, pe);
@@ -275,6 +350,9 @@ int hx_fail(hx *h, int pe, int q, const char *what, int rc)
 						    : strerror(rc), qe[0] ? "; qp error: " : "", qe);
 	if (rc == EIO)
 		fprintf(stderr, "  error CQE: %s\n", gic_syndrome_name(sq->err_info.syndrome));
+	if (gic_nic_error(h->pe[pe].nic)[0])
+		fprintf(stderr, "  %s provider: %s\n", prov_names[h->c.provider],
+			gic_nic_error(h->pe[pe].nic));
 	return rc;
 }
 
@@ -285,7 +363,7 @@ int hxp_open(hxp *x, hx *h, const hxp_cfg *c)
 {
 	hx_pe *src = &h->pe[c->from], *dst = &h->pe[1 - c->from];
 	gic_proxy_attr a = {
-		.nic = h->nic, .local_pd = src->pd, .target_pd = dst->pd,
+		.local = src->nic, .target = dst->nic,
 		.workers = c->workers, .rings = c->rings, .batch = c->batch,
 		.protocol = c->protocol,
 		.counter_kind = c->counter_gpu ? GIC_PROXY_COUNTER_GPU : GIC_PROXY_COUNTER_HOST,
@@ -304,17 +382,21 @@ int hxp_open(hxp *x, hx *h, const hxp_cfg *c)
 	if (!x->counters)
 		return ENOMEM;
 	memset(x->counters, 0, 64 * sizeof(uint64_t));
-	x->ctr_mr = softnic_reg_mr(src->pd, x->counters, 64 * sizeof(uint64_t),
-				   SOFTNIC_ACCESS_REMOTE_ATOMIC | SOFTNIC_ACCESS_LOCAL_WRITE);
-	if (!x->ctr_mr)
-		return errno;
+	x->ctr_mr = gic_nic_reg_mr(src->nic, x->counters, 64 * sizeof(uint64_t),
+				   GIC_ACCESS_REMOTE_ATOMIC | GIC_ACCESS_LOCAL_WRITE);
+	if (!x->ctr_mr) {
+		rc = errno ? errno : ENOMEM;
+		fprintf(stderr, "gic %s: proxy counters: %s (%s)\n", h->c.who, strerror(rc),
+			gic_nic_error(src->nic));
+		return rc;
+	}
 	a.counters = x->counters;
-	a.counter_rkey = softnic_mr_rkey(x->ctr_mr);
+	a.counter_rkey = x->ctr_mr->rkey;
 	x->p = gic_proxy_create(&a);
 	if (!x->p) {
 		rc = errno;
 		fprintf(stderr, "gic %s: proxy: %s (%s)\n", h->c.who, strerror(rc),
-			softnic_last_error(h->nic));
+			gic_proxy_create_error());
 		return rc;
 	}
 	for (int r = 0; r < c->rings; r++)
@@ -329,8 +411,7 @@ int hxp_open(hxp *x, hx *h, const hxp_cfg *c)
 void hxp_close(hxp *x)
 {
 	gic_proxy_destroy(x->p);
-	if (x->ctr_mr)
-		softnic_dereg_mr(x->ctr_mr);
+	gic_nic_dereg_mr(x->ctr_mr);
 	free(x->counters);
 	memset(x, 0, sizeof(*x));
 }

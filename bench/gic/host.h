@@ -1,15 +1,17 @@
 /*
- * bench/gic/host.h - the host modes' fixture: two PEs on one softnic (CPU
- * engine), each with `qps` RC QPs connected pairwise (PE0 QP i <-> PE1 QP
- * i), a registered source and destination region per PE, and optionally
- * a mini-proxy from one PE to the other; with hx_cfg.dc also a DC pair
- * each way (each PE a DCI and a DCT: PE0's DCI reaches PE1's DCT, PE1's
- * DCI PE0's). Helpers post writes with
- * gic/post.h, fill and check payload patterns, and time with
- * CLOCK_MONOTONIC (gic_now_ns).
+ * bench/gic/host.h - the host modes' fixture: two PEs on the NIC that
+ * --provider names, made through gic/provider.h only (softnic: PE1 shares
+ * PE0's softnic, CPU engine; mlx5: two contexts on one device, a ConnectX
+ * or the emulated device), each with `qps` RC QPs connected pairwise
+ * (PE0 QP i <-> PE1 QP i) through connection records, a registered source
+ * and destination region per PE, and optionally a mini-proxy from one PE
+ * to the other; with hx_cfg.dc also a DC pair each way (each PE a DCI and
+ * a DCT: PE0's DCI reaches PE1's DCT, PE1's DCI PE0's). Helpers post
+ * writes with gic/post.h through the QPs' host views, fill and check
+ * payload patterns, and time with CLOCK_MONOTONIC (gic_now_ns).
  *
  * Errors: 0 or a positive errno, after a message on stderr naming the
- * experiment and what failed (with softnic's account).
+ * experiment and what failed (with the provider's account).
  */
 #ifndef GIC_BENCH_HOST_H
 #define GIC_BENCH_HOST_H
@@ -17,8 +19,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "exp.h"
+#include "gic/provider.h"
 #include "gic/proxy.h"
-#include "gic/softnic.h"
 
 enum {
 	HX_MAX_QPS = 64,
@@ -29,6 +32,8 @@ enum {
 
 typedef struct hx_cfg {
 	const char *who;     /* experiment name, for messages */
+	int provider;        /* GIC_PROV_* (gic_opts.provider) */
+	const char *nic;     /* mlx5: the RDMA device (NULL: the first) */
 	int engine_threads;  /* softnic CPU engine threads (1..2) */
 	int qps;             /* QPs per PE (1..HX_MAX_QPS) */
 	int log_sq_bb;       /* ring of 2^n BBs per QP (6..14) */
@@ -36,38 +41,50 @@ typedef struct hx_cfg {
 	int dc;              /* 1: also each PE's DCI and DCT (hx_pe.dci, .dct) */
 } hx_cfg;
 
-/* The DCTs' access key (hx_cfg.dc). */
-#define HX_DC_KEY 0x6769632d64632d6bull
-
 /* hx_fail's q for a PE's DCI. */
 enum { HX_DCI = -1 };
 
 typedef struct hx_pe {
-	softnic_pd *pd;
-	softnic_cq *cq[HX_MAX_QPS];
-	softnic_qp *qp[HX_MAX_QPS];
+	gic_nic *nic;
+	gic_nic_cq *cq[HX_MAX_QPS];
+	gic_nic_qp *qp[HX_MAX_QPS];
 	gic_sq sq[HX_MAX_QPS];
 	gic_cq cqv[HX_MAX_QPS];
 	uint8_t *src, *dst;
-	softnic_mr *src_mr, *dst_mr;
+	gic_nic_mr *src_mr, *dst_mr;
 	uint32_t dst_rkey, src_lkey;
-	/* hx_cfg.dc: this PE's DCI (a send CQ of its own) and DCT (in this
-	 * PE's PD, so the destination's rkey resolves at it; an SRQ and a
-	 * receive CQ, key HX_DC_KEY), and the address vectors naming the
-	 * peer's DCT, filled once: [0] compact (16 bytes), [1] full (48). */
-	softnic_qp *dci, *dct;
-	softnic_cq *dci_cq, *dct_rcq;
-	softnic_srq *dct_srq;
+	/* hx_cfg.dc: this PE's DCI (a send CQ of its own) and DCT (on this
+	 * PE, so the destination's rkey resolves at it; its receive CQ), and
+	 * the address vectors naming the peer's DCT, filled once: [0]
+	 * compact (16 bytes), [1] full (48); peer_av_rc[k] is 0, or why form
+	 * k is not available (the compact one on a route with a GRH). */
+	gic_nic_qp *dci, *dct;
+	gic_nic_cq *dci_cq, *dct_cq;
 	gic_sq dci_sq;
 	gic_cq dci_cqv;
 	gic_av_seg peer_av[2];
+	int peer_av_rc[2];
 } hx_pe;
 
 typedef struct hx {
 	hx_cfg c;
-	softnic *nic;
 	hx_pe pe[2];
 } hx;
+
+/* Opens one PE on provider `which` (GIC_PROV_*): softnic with
+ * engine_threads CPU engine threads, or sharing share's softnic; mlx5 on
+ * device name (NULL: the first), a context of its own. NULL after a
+ * message naming who and the provider's reason (a build without the mlx5
+ * provider says so). */
+gic_nic *hx_nic_open(const char *who, int which, const char *name, gic_nic *share,
+		     int engine_threads);
+
+/* Opens a PE on o's provider and NIC, writes its gic_nic_describe() line
+ * into out, names the mlx5 transport of the rows (gic_set_mlx5_transport:
+ * "mlx5-emulated" on the emulated device) and closes it: the driver's
+ * record of what the host modes run on. 0, or the errno after
+ * hx_nic_open's message. */
+int hx_nic_describe(const gic_opts *o, char *out, size_t len);
 
 /* Opens the fixture (*out NULL on failure). */
 int hx_open(hx **out, const hx_cfg *c);
@@ -115,7 +132,7 @@ typedef struct hxp {
 	gic_proxy *p;
 	gic_proxy_ring views[GIC_PROXY_MAX_RINGS];
 	uint64_t *counters;       /* 64 words */
-	softnic_mr *ctr_mr;
+	gic_nic_mr *ctr_mr;
 	int rings;
 } hxp;
 

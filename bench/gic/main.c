@@ -14,6 +14,7 @@
 #include <time.h>
 
 #include "gic.h"
+#include "host.h"
 #include "gic_commit.h" /* GIC_GIT_COMMIT, written at every build (commit.cmake) */
 #include "nccl_pe.h"
 #include "nvshmem_pe.h"
@@ -77,7 +78,11 @@ static const char common_help[] =
 	"  -f FACTOR      size step factor (> 1, <= 1024); default 2\n"
 	"  -c N           CTAs of the GPU kernel (1..65536); default: the experiment's\n"
 	"  -t N           threads per CTA (GPU) or host threads (--host) (1..1024)\n"
-	"  --host         host submitters and softnic's CPU engine; no GPU needed\n"
+	"  --host         host submitters (no GPU needed), on the NIC --provider names\n"
+	"  --provider P   the host modes' NIC: softnic (its CPU engine; default) | mlx5\n"
+	"                 (rdma-core: a ConnectX, or the emulated device under gic-emu);\n"
+	"                 the GPU modes run on softnic\n"
+	"  --nic NAME     mlx5: the RDMA device (default: the first)\n"
 	"  --quick        short settings (what CI runs)\n"
 	"  --engine E     softnic engine: cpu | gpu (GPU mode only); default gpu\n"
 	"  --device N     CUDA device (0..63); default 0\n"
@@ -173,6 +178,13 @@ static int apply_value(gic_opts *o, const char *flag, const char *val)
 		o->device = (int)v;
 	else if (!strcmp(flag, "--json"))
 		o->json = val;
+	else if (!strcmp(flag, "--nic"))
+		o->nic = val;
+	else if (!strcmp(flag, "--provider")) {
+		if (strcmp(val, "softnic") && strcmp(val, "mlx5"))
+			return bad(flag, val, "softnic or mlx5");
+		o->provider = !strcmp(val, "mlx5") ? GIC_PROV_MLX5 : GIC_PROV_SOFTNIC;
+	}
 	else if (!strcmp(flag, "--csv"))
 		o->csv = val;
 	else if (!strcmp(flag, "--engine")) {
@@ -188,7 +200,8 @@ static int apply_value(gic_opts *o, const char *flag, const char *val)
 static int value_flag(const char *arg, char *flag, size_t len)
 {
 	static const char *const names[] = { "-n", "-w", "-b", "-e", "-f", "-c", "-t",
-					     "--device", "--json", "--csv", "--engine", NULL };
+					     "--device", "--json", "--csv", "--engine", "--provider",
+					     "--nic", NULL };
 
 	for (int i = 0; names[i]; i++) {
 		if (gic_arg_is(arg, names[i]) ||
@@ -240,6 +253,16 @@ static int finish_opts(gic_opts *o)
 		fprintf(stderr, "gic: --engine gpu: the host mode runs the CPU engine only\n");
 		return EINVAL;
 	}
+	if (o->provider == GIC_PROV_MLX5 && !o->host) {
+		fprintf(stderr, "gic: --provider mlx5 runs with --host (host threads post through "
+			"the provider); the GPU modes' fixtures are softnic's so far\n");
+		return EINVAL;
+	}
+	if (o->nic && o->provider != GIC_PROV_MLX5) {
+		fprintf(stderr, "gic: --nic %s names an RDMA device: it goes with --provider mlx5\n",
+			o->nic);
+		return EINVAL;
+	}
 	/* GPU modes default to the paper's placement: queues in GPU memory,
 	 * served by softnic's GPU engine. */
 	if (!o->host && !(o->given & GIC_GIVEN_ENGINE))
@@ -281,7 +304,8 @@ static int fill_info(const gic_opts *o, gic_run_info *info, int gpu_optional)
 	int rc;
 
 	memset(info, 0, sizeof(*info));
-	snprintf(info->provider, sizeof(info->provider), "softnic");
+	snprintf(info->provider, sizeof(info->provider), "%s",
+		 o->provider == GIC_PROV_MLX5 ? "mlx5" : "softnic");
 	snprintf(info->engine, sizeof(info->engine), "%s", o->gpu_engine ? "gpu" : "cpu");
 	snprintf(info->commit, sizeof(info->commit), "%s", GIC_GIT_COMMIT);
 	gmtime_r(&now, &tm);
@@ -289,8 +313,9 @@ static int fill_info(const gic_opts *o, gic_run_info *info, int gpu_optional)
 	gic_cpu_state_line(info->cpu, sizeof(info->cpu));
 	if (o->host) {
 		snprintf(info->gpu, sizeof(info->gpu), "none (host mode)");
-		return 0;
+		return hx_nic_describe(o, info->nic, sizeof(info->nic));
 	}
+	snprintf(info->nic, sizeof(info->nic), "softnic (%s engine)", info->engine);
 	rc = gic_gpu_available(info->gpu, sizeof(info->gpu), &info->sm_mhz, o->device);
 	if (rc && gpu_optional) {
 		snprintf(info->gpu, sizeof(info->gpu), "none in the driver process");
@@ -314,8 +339,8 @@ static int report(const gic_opts *o, const gic_run_info *info, gic_sink *sink)
 	size_t failed = gic_sink_failed(sink);
 	int status = 0;
 
-	printf("gic: %s | %s | engine %s | commit %s | %s\n", info->gpu, info->cpu,
-	       info->engine, info->commit, info->date);
+	printf("gic: %s | %s | nic %s | engine %s | commit %s | %s\n", info->gpu, info->cpu,
+	       info->nic, info->engine, info->commit, info->date);
 	gic_sink_print_table(sink, stdout);
 	fflush(stdout);
 	if (o->json && gic_sink_write_file(sink, info, o->json, "--json", gic_sink_write_json))

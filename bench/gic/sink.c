@@ -125,8 +125,17 @@ void gic_result_param(gic_result *r, const char *fmt, ...)
 	va_end(ap);
 }
 
+static char mlx5_transport[32] = "mlx5";
+
+void gic_set_mlx5_transport(const char *name)
+{
+	snprintf(mlx5_transport, sizeof(mlx5_transport), "%s", name);
+}
+
 const char *gic_transport(const gic_opts *o)
 {
+	if (o->provider == GIC_PROV_MLX5)
+		return mlx5_transport;
 	return o->gpu_engine && !o->host ? "softnic-gpu" : "softnic-cpu";
 }
 
@@ -406,6 +415,8 @@ static void json_run_info(FILE *f, const gic_run_info *info)
 	json_str(f, "cpu", info->cpu);
 	fputs(", ", f);
 	json_str(f, "provider", info->provider);
+	fputs(", ", f);
+	json_str(f, "nic", info->nic);
 	fputs(", ", f);
 	json_str(f, "engine", info->engine);
 	fputs(", ", f);

@@ -97,6 +97,10 @@ typedef struct gic_mlx5 {
 	int gid_index;             /* -1: none (InfiniBand, LID routed) */
 	uint8_t gid[16];
 	char name[64];
+	char fw_ver[64];           /* ibv_query_device's firmware version */
+	int emulated;              /* 1: src/emu's device (softnic behind rdma-core), told
+				    * by its firmware string; 0: hardware, as far as we know */
+	char desc[160];            /* gic_nic_describe()'s line */
 	int queues;                /* provider QPs: GIC_QUEUES_* (gic_nic_attr.queues) */
 	int db_mode;               /* GIC_MLX5_DB_* */
 	char db_reason[256];       /* why the doorbell is forwarded */
@@ -330,7 +334,7 @@ int gic_dbfwd_stop(gic_dbfwd *f, uint64_t timeout_ns);
 /* DC transport. */
 
 /* The DC access key every gic DCT uses (gic_conn records carry no key). */
-#define GIC_MLX5_DC_KEY 0x6769632d44430001ull
+#define GIC_MLX5_DC_KEY GIC_DC_KEY
 
 enum gic_dc_role {
 	GIC_DC_DCI = 0, /* initiator: sends to any DCT */
@@ -350,29 +354,8 @@ int gic_dc_transition(int role, enum ibv_qp_state to, const gic_conn_info *local
  * bytes, GRH or not). Pure. */
 void gic_dc_av_from_ah(const void *ah_av, uint32_t dctn, uint64_t dc_key, gic_av_seg *out);
 
-/* DC RDMA write with the payload read by the NIC from (laddr, lkey):
- *   ctrl | av (48 bytes) | raddr | data    ds = 6, 2 BBs
- * at BB position pos (reserved by the caller); returns the BBs used. */
-GIC_HD uint32_t gic_wqe_dc_write(gic_sq *sq, uint64_t pos, const gic_av_seg *av, uint64_t raddr,
-				 uint32_t rkey, uint64_t laddr, uint32_t lkey, uint32_t len,
-				 uint8_t fm_ce_se)
-{
-	gic_ctrl_seg c = gic_make_ctrl_seg((uint16_t)pos, GIC_OPCODE_RDMA_WRITE, 0, sq->qpn,
-					   fm_ce_se, 6, 0);
-	gic_raddr_seg r = gic_make_raddr_seg(raddr, rkey);
-	gic_data_seg d = gic_make_data_seg(len, lkey, laddr);
-	const uint8_t *a = (const uint8_t *)av;
-
-	gic_st_seg16(gic_sq_seg(sq, pos, 0), &c);
-	gic_st_seg16(gic_sq_seg(sq, pos, 1), a);
-	gic_st_seg16(gic_sq_seg(sq, pos, 2), a + 16);
-	gic_st_seg16(gic_sq_seg(sq, pos, 3), a + 32);
-	gic_st_seg16(gic_sq_seg(sq, pos, 4), &r);
-	gic_st_seg16(gic_sq_seg(sq, pos, 5), &d);
-	return 2;
-}
-
 typedef struct gic_mlx5_dct {
+	gic_nic_qp base;     /* provider header (type GIC_QP_DCT, qpn the DCT number) */
 	gic_mlx5 *m;
 	struct ibv_qp *qp;
 	struct ibv_srq *srq;
@@ -400,10 +383,22 @@ gic_mlx5_dci_pool *gic_mlx5_dci_pool_create(gic_mlx5 *m, int n, int log_sq_bb, i
 					    int queues, const gic_conn_info *local);
 void gic_mlx5_dci_pool_destroy(gic_mlx5_dci_pool *p);
 
+/* One DCI on send CQ cq (one QP per CQ), moved to RTS. NULL with errno. */
+gic_mlx5_qp *gic_mlx5_dci_create(gic_mlx5 *m, gic_mlx5_cq *cq, int log_sq_bb, int queues);
+
+/* The port's half of a connection record without a QP (qpn 0): lid, port,
+ * active MTU and gid, as gic_mlx5_qp_local() fills them. */
+void gic_mlx5_port_local(gic_mlx5 *m, gic_conn_info *out);
+
 /* The address vector that reaches the DCT of the remote record (qpn =
  * its DCT number) from m: an address handle is made, its mlx5 AV copied
  * (gic_dc_av_from_ah) and the handle freed. */
 int gic_mlx5_dc_av(gic_mlx5 *m, const gic_conn_info *remote_dct, gic_av_seg *out);
+
+/* The 16-byte compact form of that address vector (extended bit clear):
+ * ENOTSUP, with the reason in m's error, when the route needs a GRH
+ * (RoCE, or a global route), which only the full form carries. */
+int gic_mlx5_dc_av_compact(gic_mlx5 *m, const gic_conn_info *remote_dct, gic_av_seg *out);
 
 #ifdef __cplusplus
 }

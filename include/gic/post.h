@@ -386,6 +386,29 @@ GIC_HD uint32_t gic_wqe_dc_write_inline_u64_full(gic_sq *sq, uint64_t pos, const
 	return 2;
 }
 
+/* DC RDMA write from a DCI with the payload read by the NIC from (laddr,
+ * lkey) and the full 48-byte AV (GIC_EXTENDED_UD_AV set):
+ *   ctrl | av (48 bytes) | raddr | data    ds = 6, 2 BBs
+ * at BB position pos (reserved by the caller); returns the BBs used. */
+GIC_HD uint32_t gic_wqe_dc_write(gic_sq *sq, uint64_t pos, const gic_av_seg *av, uint64_t raddr,
+				 uint32_t rkey, uint64_t laddr, uint32_t lkey, uint32_t len,
+				 uint8_t fm_ce_se)
+{
+	gic_ctrl_seg c = gic_make_ctrl_seg((uint16_t)pos, GIC_OPCODE_RDMA_WRITE, 0, sq->qpn,
+					   fm_ce_se, 6, 0);
+	gic_raddr_seg r = gic_make_raddr_seg(raddr, rkey);
+	gic_data_seg d = gic_make_data_seg(len, lkey, laddr);
+	const uint8_t *a = (const uint8_t *)av;
+
+	gic_st_seg16(gic_sq_seg(sq, pos, 0), &c);
+	gic_st_seg16(gic_sq_seg(sq, pos, 1), a);
+	gic_st_seg16(gic_sq_seg(sq, pos, 2), a + 16);
+	gic_st_seg16(gic_sq_seg(sq, pos, 3), a + 32);
+	gic_st_seg16(gic_sq_seg(sq, pos, 4), &r);
+	gic_st_seg16(gic_sq_seg(sq, pos, 5), &d);
+	return 2;
+}
+
 /* RDMA write (opcode GIC_OPCODE_RDMA_WRITE or _WRITE_IMM) with the payload
  * read by the NIC from registered memory (laddr, lkey). */
 GIC_HD uint32_t gic_wqe_write(gic_sq *sq, uint64_t pos, uint8_t opcode, uint64_t raddr,

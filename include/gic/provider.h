@@ -7,7 +7,9 @@
  *    software NIC of gic/softnic.h; PEs are threads of one process that
  *    share one softnic (gic_nic_attr.share);
  *  - mlx5 (gic_provider_mlx5, src/nic/mlx5/provider.c): ConnectX through
- *    rdma-core; never run on hardware in this project.
+ *    rdma-core; never run on hardware in this project, only on the
+ *    emulated device of src/emu (softnic behind rdma-core's API), which
+ *    describe() names as such.
  *
  * The queue format is not abstracted: gic_nic_qp_view() fills the gic_sq /
  * gic_cq views of gic/post.h, and the same WQE builders and doorbell code
@@ -116,10 +118,25 @@ typedef struct gic_wc {
 	uint8_t vendor_syndrome; /* provider detail (softnic: SOFTNIC_VSYND_*) */
 } gic_wc;
 
+/* QP types (gic_qp_attr.type). */
+enum gic_qp_type {
+	GIC_QP_RC = 0,  /* reliable connection: qp_local, then qp_connect on both sides */
+	GIC_QP_DCI = 1, /* DC initiator: ready at create (no connect); each WQE names its
+			 * target DCT by an address vector (gic_nic_dc_av) */
+	GIC_QP_DCT = 2, /* DC target: ready at create, key GIC_DC_KEY; send_cq takes its
+			 * receive completions; qp_local gives the record peers make
+			 * address vectors from (qpn: the DCT number); no views, no post */
+};
+
+/* The DC access key of every DCT a provider makes (connection records
+ * carry no key). */
+#define GIC_DC_KEY 0x6769632d44430001ull
+
 typedef struct gic_qp_attr {
-	gic_nic_cq *send_cq; /* one QP per send CQ (gic_sq.cq) */
+	gic_nic_cq *send_cq; /* one QP per send CQ (gic_sq.cq); a DCT's receive CQ */
 	int log_sq_bb;       /* requested ring of 2^log_sq_bb BBs (1..14); the view
 			      * says what the provider made */
+	int type;            /* GIC_QP_*; 0: RC */
 } gic_qp_attr;
 
 /* ------------------------------------------------------------------ */
@@ -147,6 +164,7 @@ struct gic_nic_qp {
 	gic_nic *nic;
 	uint32_t qpn;
 	uint32_t max_inline;
+	int type;           /* GIC_QP_* */
 };
 
 /* The provider table. Every entry is required. */
@@ -181,6 +199,18 @@ struct gic_provider {
 	 * EINVAL for a bad argument, EPROTO for a CQE of another QP, EIO when
 	 * the device failed. Error completions are completions (wc.status). */
 	int (*poll)(gic_nic_cq *cq, gic_wc *wc, int max, int *got);
+	/* The address vector that reaches the DCT of the remote record (qpn:
+	 * its DCT number, key GIC_DC_KEY) from a DCI of nic: full 1 the
+	 * 48-byte form (two-BB WQEs, any route), full 0 the 16-byte compact
+	 * one (one BB; ENOTSUP when the route needs a GRH or the device has
+	 * no compact AVs). */
+	int (*dc_av)(gic_nic *nic, const gic_conn_info *remote_dct, int full, gic_av_seg *out);
+	/* What the provider knows of the QP's failure (softnic: the first
+	 * error it recorded; "" when none or nothing is known). */
+	const char *(*qp_error)(gic_nic_qp *qp);
+	/* One line saying what the nic is: "softnic (CPU engine, 1 thread)",
+	 * "mlx5_0 (ConnectX, fw ...)", or the emulated device's name. */
+	const char *(*describe)(gic_nic *nic);
 };
 
 /* The providers. gic_provider_mlx5 exists when gic_mlx5 is linked. */
@@ -263,6 +293,34 @@ static inline int gic_nic_poll(gic_nic_cq *cq, gic_wc *wc, int max, int *got)
 {
 	return cq->nic->ops->poll(cq, wc, max, got);
 }
+
+static inline int gic_nic_dc_av(gic_nic *nic, const gic_conn_info *remote_dct, int full,
+				gic_av_seg *out)
+{
+	return nic->ops->dc_av(nic, remote_dct, full, out);
+}
+
+static inline const char *gic_nic_qp_error(gic_nic_qp *qp)
+{
+	return qp ? qp->nic->ops->qp_error(qp) : "";
+}
+
+static inline const char *gic_nic_describe(gic_nic *nic)
+{
+	return nic ? nic->ops->describe(nic) : "no nic";
+}
+
+/* A softnic PE over a softnic and protection domain the caller made and
+ * keeps (neither is freed by gic_nic_close): for code that builds its
+ * softnic itself (a GPU engine, caller-placed queues) and hands it to
+ * provider users such as mini-proxy. share: another PE wrapped over the
+ * same softnic (their QPs connect to each other), or NULL for the first.
+ * NULL with errno (EINVAL: a NULL softnic or pd, share of another
+ * softnic). The softnic's object calls are serialized among the PEs that
+ * share it, not with the caller's own calls on it. */
+typedef struct softnic softnic;
+typedef struct softnic_pd softnic_pd;
+gic_nic *gic_softnic_pe_wrap(softnic *nic, softnic_pd *pd, gic_nic *share);
 
 #ifdef __cplusplus
 }

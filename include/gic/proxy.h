@@ -4,8 +4,9 @@
  *
  * Producers (GPU threads; host threads in the tests) enqueue 16-byte
  * descriptors (gic/proxy_desc.h) into rings (gic/proxy_ring.h). T workers,
- * each a thread pinned to a core and owning one RC QP of the softnic
- * (connected to a peer QP in the target PE), poll their rings round-robin
+ * each a thread pinned to a core and owning one RC QP of the producers' PE
+ * (connected to a peer QP in the target PE; both made through the NIC
+ * provider, gic/provider.h: softnic or mlx5), poll their rings round-robin
  * (ring r belongs to worker r % T), chain up to B descriptors into one post
  * (B WQEs, one doorbell, the last WQE signaled), and keep up to K such
  * chains posted (inflight) while they take more. A worker reclaims
@@ -24,9 +25,9 @@
  *  - GIC_PROXY_COUNTER_HOST: host memory; the worker adds to it with a
  *    release read-modify-write after the CQE.
  *  - GIC_PROXY_COUNTER_GPU: memory registered by the producer side (in
- *    local_pd, with REMOTE_ATOMIC), where the producer polls without
+ *    the local PE, with REMOTE_ATOMIC), where the producer polls without
  *    reading host memory: the worker posts an ATOMIC_FA through the NIC,
- *    on a second QP of its own looped back into local_pd, after the CQE.
+ *    on a second QP of its own looped back into the local PE, after the CQE.
  *    In CI the region is host memory; on a GPU it is device memory.
  *
  * A worker that sees an error CQE (or a descriptor it cannot serve) counts
@@ -36,8 +37,10 @@
  *
  * Lifetime: create (rings and QPs exist, producers may enqueue), start
  * (workers run), stop (workers finish the chain they posted and exit),
- * destroy. The softnic must have engine threads, and must outlive the
- * proxy.
+ * destroy. Workers post through the QPs' host views (gic/post.h: the
+ * WQEs written into the ring and the doorbell rung by the worker, which
+ * is what ibv_post_send does inside libmlx5, without its per-call work);
+ * a softnic PE must have engine threads. Both PEs must outlive the proxy.
  *
  * Errors: functions return 0 or a positive errno; constructors return NULL
  * and set errno. Not thread-safe: call create/start/stop/destroy from one
@@ -49,6 +52,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "gic/provider.h"
 #include "gic/proxy_ring.h"
 #include "gic/softnic.h"
 
@@ -73,9 +77,9 @@ enum gic_proxy_counter_kind {
 };
 
 typedef struct gic_proxy_attr {
-	softnic *nic;          /* with engine threads */
-	softnic_pd *local_pd;  /* the producers' PE: worker QPs, source, counters */
-	softnic_pd *target_pd; /* the target PE: peer QPs, destination */
+	gic_nic *local;        /* the producers' PE: worker QPs, source, counters */
+	gic_nic *target;       /* the target PE: peer QPs, destination (a softnic PE
+				* sharing local's softnic, or a second mlx5 context) */
 	int workers;           /* T: 1..16 */
 	int rings;             /* R: T..32; ring r is served by worker r % T */
 	int batch;             /* B: 1..16 descriptors chained into one post */
@@ -102,17 +106,17 @@ typedef struct gic_proxy_attr {
 				* empty polls a worker sleeps this long (cores shared
 				* with other busy threads, e.g. CI) */
 
-	/* Destination: a region of the target PE registered in target_pd with
+	/* Destination: a region of the target PE registered on target with
 	 * REMOTE_WRITE; a descriptor's dst_offset is relative to dst_addr. */
 	uint64_t dst_addr;
 	uint32_t dst_rkey;
-	/* Source of pointer requests: registered in local_pd; a descriptor's
+	/* Source of pointer requests: registered on local; a descriptor's
 	 * source offset is relative to src_addr. Unused by inline requests. */
 	uint64_t src_addr;
 	uint32_t src_lkey;
 
 	/* Completion counters: counter_cnt (1..256) 64-bit words, zeroed by
-	 * the caller. COUNTER_GPU: registered in local_pd with REMOTE_ATOMIC;
+	 * the caller. COUNTER_GPU: registered on local with REMOTE_ATOMIC;
 	 * counter_rkey is that registration's rkey. */
 	uint64_t *counters;
 	uint32_t counter_cnt;
@@ -125,11 +129,16 @@ typedef struct gic_proxy_attr {
 } gic_proxy_attr;
 
 /* Creates the rings (zeroed: every slot invalid) and, per worker, its QP
- * connected to a peer QP in target_pd (and, for COUNTER_GPU, a loopback QP
- * pair in local_pd and an 8-byte fetch buffer). The workers do not run yet;
+ * connected to a peer QP on target (and, for COUNTER_GPU, a loopback QP
+ * pair on local and an 8-byte fetch buffer). The workers do not run yet;
  * producers may already enqueue. NULL with errno EINVAL for an attribute
- * out of range, ENOMEM, or the softnic's error. */
+ * out of range, ENOMEM, or the provider's error (whose text
+ * gic_proxy_create_error() keeps). */
 gic_proxy *gic_proxy_create(const gic_proxy_attr *attr);
+
+/* Why the calling thread's latest gic_proxy_create() failed ("" after a
+ * success): which queue or buffer, and the provider's account. */
+const char *gic_proxy_create_error(void);
 
 /* Starts the workers: each pins itself (when first_cpu >= 0), sleeps for
  * idle_ms, spins for warmup_ms, samples its core, and starts polling.

@@ -23,9 +23,12 @@ enum {
 	EMU_QP_TABLE = 4096,   /* QP number -> emu_qp, open addressing */
 	EMU_MAX_SGE = 16,
 	EMU_MAX_INLINE = 912,  /* 63 segments less ctrl, raddr and the inline header */
-	/* Send WRs per QP: softnic's ring of 2^14 BBs holds 1024 of the
-	 * largest WQEs (16 BBs: 912 bytes inline) (a CX-7: 32768). */
-	EMU_MAX_QP_WR = 1024,
+	/* Send WRs per QP: softnic's ring of 2^14 BBs holds 16384 one-BB
+	 * WQEs (a CX-7: 32768); a QP is refused when its requests at their
+	 * largest WQE (bb_per_wr) do not fit the ring, as a device refuses
+	 * sizes beyond its queue limit. */
+	EMU_MAX_QP_WR = 1 << 14,
+	EMU_MAX_LOG_SQ_BB = 14,
 };
 
 /* One device: its ibv_device is what ibv_get_device_list hands out. */

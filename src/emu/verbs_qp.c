@@ -74,7 +74,8 @@ static int check_caps(const struct ibv_qp_init_attr *a)
 	}
 	if (!a->send_cq || !a->recv_cq || c->max_send_wr < 1 || c->max_send_wr > EMU_MAX_QP_WR ||
 	    c->max_send_sge > EMU_MAX_SGE || c->max_recv_sge > EMU_MAX_SGE ||
-	    c->max_inline_data > EMU_MAX_INLINE || c->max_recv_wr > (1u << 15))
+	    c->max_inline_data > EMU_MAX_INLINE || c->max_recv_wr > (1u << 15) ||
+	    (uint64_t)bb_per_wr(c) * c->max_send_wr > (1u << EMU_MAX_LOG_SQ_BB))
 		return EINVAL;
 	return 0;
 }

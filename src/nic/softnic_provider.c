@@ -26,6 +26,8 @@ typedef struct snp_qp snp_qp;
 /* What PEs sharing one softnic share. */
 typedef struct snp_host {
 	softnic *nic;
+	int owned;   /* 1: opened here and closed with the last PE (0: wrapped) */
+	int engine_threads;
 	pthread_mutex_t lock;
 	int refs;
 	snp_qp *qps; /* every PE's QPs, for connecting by number */
@@ -35,6 +37,8 @@ typedef struct snp_nic {
 	gic_nic base;
 	snp_host *host;
 	softnic_pd *pd;
+	int pd_owned; /* 0: the caller's (gic_softnic_pe_wrap) */
+	char desc[96];
 } snp_nic;
 
 typedef struct snp_mr {
@@ -51,6 +55,7 @@ typedef struct snp_cq {
 struct snp_qp {
 	gic_nic_qp base;
 	softnic_qp *qp;
+	softnic_srq *srq; /* a DCT's (writes and atomics take no receive WQE) */
 	snp_cq *cq;
 	gic_sq sq;      /* host view: the host post path's producer state */
 	gic_cq cqv;
@@ -102,6 +107,8 @@ static snp_host *host_new(const gic_nic_attr *attr, char *err, size_t errlen)
 	}
 	pthread_mutex_init(&h->lock, NULL);
 	h->refs = 1;
+	h->owned = 1;
+	h->engine_threads = sa.engine_threads;
 	return h;
 }
 
@@ -114,7 +121,8 @@ static void host_put(snp_host *h)
 	pthread_mutex_unlock(&h->lock);
 	if (!last)
 		return;
-	softnic_close(h->nic);
+	if (h->owned)
+		softnic_close(h->nic);
 	pthread_mutex_destroy(&h->lock);
 	free(h);
 }
@@ -153,6 +161,7 @@ static gic_nic *snp_open(const gic_nic_attr *attr, char *err, size_t errlen)
 		}
 	}
 	n->host = h;
+	n->pd_owned = 1;
 	pthread_mutex_lock(&h->lock);
 	n->pd = softnic_pd_alloc(h->nic);
 	rc = n->pd ? 0 : errno;
@@ -176,7 +185,7 @@ static void snp_close(gic_nic *g)
 	if (!n)
 		return;
 	pthread_mutex_lock(&n->host->lock);
-	if (n->pd && softnic_pd_free(n->pd))
+	if (n->pd && n->pd_owned && softnic_pd_free(n->pd))
 		say(g, "softnic_pd_free: objects of this PE are still allocated");
 	pthread_mutex_unlock(&n->host->lock);
 	host_put(n->host);
@@ -274,15 +283,65 @@ static int snp_cq_destroy(gic_nic_cq *gc)
 	return 0;
 }
 
+/* Unlinks q from the PEs' registry (lock held). */
+static void registry_drop(snp_host *h, snp_qp *q)
+{
+	for (snp_qp **pp = &h->qps; *pp; pp = &(*pp)->next)
+		if (*pp == q) {
+			*pp = q->next;
+			return;
+		}
+}
+
+/* softnic's QP of attr's type on n (lock held): 0 or errno after say(). A
+ * DCT gets an SRQ of its own (writes and atomics take no receive WQE). */
+static int make_qp(snp_nic *n, snp_qp *q, const gic_qp_attr *attr)
+{
+	softnic_srq_attr sa = { .log_wqe_cnt = 1, .max_sge = 1 };
+	softnic_qp_attr qa = { .log_sq_bb = attr->log_sq_bb ? attr->log_sq_bb : 10 };
+	static const char *const kind[] = { "RC QP", "DCI", "DCT" };
+	int rc = 0;
+
+	if (attr->type == GIC_QP_DCT) {
+		q->srq = softnic_srq_create(n->pd, &sa);
+		if (!q->srq) {
+			rc = errno;
+			say(&n->base, "softnic_srq_create (for a DCT): %s (%s)", strerror(rc),
+			    softnic_last_error(n->host->nic));
+			return rc;
+		}
+		qa = (softnic_qp_attr){ .log_sq_bb = 1, .flags = SOFTNIC_QP_DCT, .dc_key = GIC_DC_KEY,
+					.recv_cq = q->cq->cq, .srq = q->srq };
+	} else {
+		qa.send_cq = q->cq->cq;
+		qa.flags = attr->type == GIC_QP_DCI ? SOFTNIC_QP_DCI : 0;
+	}
+	q->qp = softnic_qp_create(n->pd, &qa);
+	if (!q->qp) {
+		rc = errno;
+		say(&n->base, "softnic_qp_create(%s, 2^%d BBs): %s (%s)", kind[attr->type],
+		    qa.log_sq_bb, strerror(rc), softnic_last_error(n->host->nic));
+		if (q->srq)
+			softnic_srq_destroy(q->srq);
+		q->srq = NULL;
+		return rc;
+	}
+	if (attr->type != GIC_QP_DCT)
+		softnic_qp_view(q->qp, &q->sq, &q->cqv);
+	q->next = n->host->qps;
+	n->host->qps = q;
+	return 0;
+}
+
 static gic_nic_qp *snp_qp_create(gic_nic *g, const gic_qp_attr *attr)
 {
 	snp_nic *n = nic_of(g);
 	snp_qp *q;
-	softnic_qp_attr qa = { 0 };
 	int rc = 0;
 
-	if (!attr || !attr->send_cq || attr->send_cq->nic->ops != &gic_provider_softnic) {
-		say(g, "qp_create: attr with a softnic send CQ is required");
+	if (!attr || !attr->send_cq || attr->send_cq->nic->ops != &gic_provider_softnic ||
+	    attr->type < GIC_QP_RC || attr->type > GIC_QP_DCT) {
+		say(g, "qp_create: attr with a softnic send CQ and a type GIC_QP_* is required");
 		errno = EINVAL;
 		return NULL;
 	}
@@ -298,32 +357,17 @@ static gic_nic_qp *snp_qp_create(gic_nic *g, const gic_qp_attr *attr)
 		return NULL;
 	}
 	q->cq = (snp_cq *)attr->send_cq;
-	qa.log_sq_bb = attr->log_sq_bb ? attr->log_sq_bb : 10;
-	qa.send_cq = q->cq->cq;
 	pthread_mutex_lock(&n->host->lock);
-	q->qp = softnic_qp_create(n->pd, &qa);
-	if (!q->qp) {
-		rc = errno;
-		say(g, "softnic_qp_create(2^%d BBs): %s (%s)", qa.log_sq_bb, strerror(rc),
-		    softnic_last_error(n->host->nic));
-	} else {
-		softnic_qp_view(q->qp, &q->sq, &q->cqv);
-		q->next = n->host->qps;
-		n->host->qps = q;
-	}
+	rc = make_qp(n, q, attr);
 	pthread_mutex_unlock(&n->host->lock);
-	if (!rc) {
+	if (!rc && attr->type != GIC_QP_DCT) {
 		q->wr_id = calloc(q->sq.bb_cnt, sizeof(*q->wr_id));
 		rc = q->wr_id ? 0 : ENOMEM;
 	}
 	if (rc) {
 		if (q->qp) {
 			pthread_mutex_lock(&n->host->lock);
-			for (snp_qp **pp = &n->host->qps; *pp; pp = &(*pp)->next)
-				if (*pp == q) {
-					*pp = q->next;
-					break;
-				}
+			registry_drop(n->host, q);
 			softnic_qp_destroy(q->qp);
 			pthread_mutex_unlock(&n->host->lock);
 		}
@@ -332,24 +376,23 @@ static gic_nic_qp *snp_qp_create(gic_nic *g, const gic_qp_attr *attr)
 		return NULL;
 	}
 	q->cq->qp = q;
-	q->base = (gic_nic_qp){ .nic = g, .qpn = q->sq.qpn, .max_inline = q->sq.max_inline };
+	q->base = (gic_nic_qp){ .nic = g, .qpn = softnic_qp_num(q->qp),
+				.max_inline = q->sq.max_inline, .type = attr->type };
 	return &q->base;
 }
 
 static int snp_qp_destroy(gic_nic_qp *gq)
 {
-	snp_qp *q = (snp_qp *)gq, **pp;
+	snp_qp *q = (snp_qp *)gq;
 	snp_nic *n = nic_of(gq->nic);
 	int rc;
 
 	pthread_mutex_lock(&n->host->lock);
 	rc = softnic_qp_destroy(q->qp);
+	if (!rc && q->srq)
+		rc = softnic_srq_destroy(q->srq);
 	if (!rc) {
-		for (pp = &n->host->qps; *pp; pp = &(*pp)->next)
-			if (*pp == q) {
-				*pp = q->next;
-				break;
-			}
+		registry_drop(n->host, q);
 		/* A peer connected to this QP no longer has it. */
 		for (snp_qp *o = n->host->qps; o; o = o->next)
 			if (o->connected && o->peer == q->base.qpn)
@@ -387,6 +430,11 @@ static int snp_qp_connect(gic_nic_qp *gq, const gic_conn_info *local, const gic_
 	(void)local;
 	if (!remote)
 		return EINVAL;
+	if (gq->type != GIC_QP_RC) {
+		say(gq->nic, "qp_connect: QP 0x%x is a %s: DC needs no connection (address "
+			     "vectors: gic_nic_dc_av)", gq->qpn, gq->type == GIC_QP_DCI ? "DCI" : "DCT");
+		return EINVAL;
+	}
 	pthread_mutex_lock(&n->host->lock);
 	for (snp_qp *o = n->host->qps; o; o = o->next)
 		if (o->base.qpn == remote->qpn)
@@ -426,6 +474,10 @@ static int snp_qp_view(gic_nic_qp *gq, int where, gic_sq *sq, gic_cq *cq)
 	(void)where;
 	if (!sq || !cq)
 		return EINVAL;
+	if (gq->type == GIC_QP_DCT) {
+		say(gq->nic, "qp_view: QP 0x%x is a DCT: it has no send queue", gq->qpn);
+		return EINVAL;
+	}
 	return softnic_qp_view(q->qp, sq, cq);
 }
 
@@ -454,6 +506,11 @@ static int snp_post(gic_nic_qp *gq, const gic_wr *wr, int n)
 
 	if (!wr || n < 1 || n > GIC_POST_MAX_CHAIN) {
 		say(gq->nic, "post: %d work requests (1..%d)", n, GIC_POST_MAX_CHAIN);
+		return EINVAL;
+	}
+	if (gq->type != GIC_QP_RC) {
+		say(gq->nic, "post: QP 0x%x is not an RC QP (the host post path is RC's; DCIs "
+			     "post through their views)", gq->qpn);
 		return EINVAL;
 	}
 	for (int i = 0; i < n; i++) {
@@ -510,6 +567,11 @@ static int snp_poll(gic_nic_cq *gc, gic_wc *wc, int max, int *got_out)
 		return EINVAL;
 	if (!q)
 		return 0;
+	if (q->base.type == GIC_QP_DCT) {
+		say(gc->nic, "poll: the CQ of DCT 0x%x (the host path takes send completions)",
+		    q->base.qpn);
+		return EINVAL;
+	}
 	while (got < max) {
 		gic_cqe_info info;
 		uint64_t start;
@@ -542,6 +604,77 @@ static int snp_poll(gic_nic_cq *gc, gic_wc *wc, int max, int *got_out)
 	return 0;
 }
 
+static int snp_dc_av(gic_nic *g, const gic_conn_info *remote, int full, gic_av_seg *out)
+{
+	static const uint8_t zero[16];
+
+	if (!remote || !out) {
+		say(g, "dc_av: NULL record or output");
+		return EINVAL;
+	}
+	/* One softnic: a DCT is reached by its number alone (no route). */
+	memset(out, 0, sizeof(*out));
+	if (full)
+		gic_set_av_full(out, GIC_DC_KEY, remote->qpn, 0, 0, zero, 0, 64, 0, zero);
+	else
+		gic_set_av_compact(out, GIC_DC_KEY, remote->qpn, 0, 0);
+	return 0;
+}
+
+static const char *snp_qp_error(gic_nic_qp *gq)
+{
+	return softnic_qp_error(((snp_qp *)gq)->qp);
+}
+
+static const char *snp_describe(gic_nic *g)
+{
+	snp_nic *n = nic_of(g);
+
+	if (n->desc[0])
+		return n->desc;
+	if (n->host->owned)
+		snprintf(n->desc, sizeof(n->desc), "softnic (CPU engine, %d %s)",
+			 n->host->engine_threads, n->host->engine_threads == 1 ? "thread" : "threads");
+	else
+		snprintf(n->desc, sizeof(n->desc), "softnic (made by the caller)");
+	return n->desc;
+}
+
+gic_nic *gic_softnic_pe_wrap(softnic *s, softnic_pd *pd, gic_nic *share)
+{
+	snp_nic *n;
+	snp_host *h;
+
+	if (!s || !pd || (share && (share->ops != &gic_provider_softnic ||
+				    nic_of(share)->host->nic != s))) {
+		errno = EINVAL;
+		return NULL;
+	}
+	n = calloc(1, sizeof(*n));
+	if (!n) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	if (share) {
+		h = nic_of(share)->host;
+		pthread_mutex_lock(&h->lock);
+		h->refs++;
+		pthread_mutex_unlock(&h->lock);
+	} else if (!(h = calloc(1, sizeof(*h)))) {
+		free(n);
+		errno = ENOMEM;
+		return NULL;
+	} else {
+		h->nic = s;
+		h->refs = 1;
+		pthread_mutex_init(&h->lock, NULL);
+	}
+	n->base.ops = &gic_provider_softnic;
+	n->host = h;
+	n->pd = pd;
+	return &n->base;
+}
+
 const gic_provider gic_provider_softnic = {
 	.name = "softnic",
 	.open = snp_open,
@@ -557,4 +690,7 @@ const gic_provider gic_provider_softnic = {
 	.qp_view = snp_qp_view,
 	.post = snp_post,
 	.poll = snp_poll,
+	.dc_av = snp_dc_av,
+	.qp_error = snp_qp_error,
+	.describe = snp_describe,
 };

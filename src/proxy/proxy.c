@@ -54,7 +54,7 @@ static int check_attr(gic_proxy_attr *a)
 		a->inflight = GIC_PROXY_DEFAULT_INFLIGHT;
 	if (!a->signal_every)
 		a->signal_every = 1;
-	if (!a->nic || !a->local_pd || !a->target_pd || !a->counters)
+	if (!a->local || !a->target || !a->counters)
 		return EINVAL;
 	if (!in_range(a->workers, 1, GIC_PROXY_MAX_WORKERS) ||
 	    !in_range(a->rings, a->workers, GIC_PROXY_MAX_RINGS) ||
@@ -90,38 +90,53 @@ static int data_log_sq_bb(const gic_proxy_attr *a)
 	return n;
 }
 
-/* A QP in pd connected to a peer QP in peer_pd, each with its send CQ. */
-static int qp_open(softnic *nic, softnic_pd *pd, softnic_pd *peer_pd, int log_sq_bb,
-		   int log_cqe, proxy_qp *q)
+/* A QP on nic connected to a peer QP on peer (the same nic for a
+ * loopback pair), each with its send CQ, and the QP's host view. 0 or an
+ * errno, with the provider's account in the proxy's error record. */
+static int qp_open(gic_proxy *p, gic_nic *nic, gic_nic *peer, int log_sq_bb, int log_cqe,
+		   proxy_qp *q)
 {
-	softnic_qp_attr qa = { .log_sq_bb = log_sq_bb };
+	gic_qp_attr qa = { .log_sq_bb = log_sq_bb, .type = GIC_QP_RC };
+	gic_conn_info li, ri;
+	const char *step = "CQ";
 	int rc;
 
-	q->cq = softnic_cq_create(nic, log_cqe);
-	q->peer_cq = q->cq ? softnic_cq_create(nic, log_cqe) : NULL;
+	q->cq = gic_nic_cq_create(nic, log_cqe);
+	q->peer_cq = q->cq ? gic_nic_cq_create(peer, log_cqe) : NULL;
 	if (!q->peer_cq)
-		return errno;
+		goto fail;
+	step = "QP";
 	qa.send_cq = q->cq;
-	q->qp = softnic_qp_create(pd, &qa);
+	q->qp = gic_nic_qp_create(nic, &qa);
 	qa.send_cq = q->peer_cq;
-	q->peer_qp = q->qp ? softnic_qp_create(peer_pd, &qa) : NULL;
+	q->peer_qp = q->qp ? gic_nic_qp_create(peer, &qa) : NULL;
 	if (!q->peer_qp)
-		return errno;
-	rc = softnic_qp_connect(q->qp, q->peer_qp);
-	return rc ? rc : softnic_qp_view(q->qp, &q->sq, &q->cqv);
+		goto fail;
+	step = "connect";
+	if ((rc = gic_nic_qp_local(q->qp, &li)) || (rc = gic_nic_qp_local(q->peer_qp, &ri)) ||
+	    (rc = gic_nic_qp_connect(q->qp, &li, &ri)) ||
+	    (rc = gic_nic_qp_connect(q->peer_qp, &ri, &li)))
+		goto fail_rc;
+	step = "view";
+	if ((rc = gic_nic_qp_view(q->qp, GIC_VIEW_HOST, &q->sq, &q->cqv)))
+		goto fail_rc;
+	return 0;
+fail:
+	rc = errno ? errno : ENOMEM;
+fail_rc:
+	snprintf(p->error, sizeof(p->error), "worker queue %s: %s (%s: %.200s; %s: %.200s)", step,
+		 strerror(rc), nic->ops->name, gic_nic_error(nic), peer->ops->name,
+		 gic_nic_error(peer));
+	return rc;
 }
 
 /* Destroys what qp_open made (QPs before their CQs). */
 static void qp_close(proxy_qp *q)
 {
-	if (q->qp)
-		softnic_qp_destroy(q->qp);
-	if (q->peer_qp)
-		softnic_qp_destroy(q->peer_qp);
-	if (q->cq)
-		softnic_cq_destroy(q->cq);
-	if (q->peer_cq)
-		softnic_cq_destroy(q->peer_cq);
+	gic_nic_qp_destroy(q->qp);
+	gic_nic_qp_destroy(q->peer_qp);
+	gic_nic_cq_destroy(q->cq);
+	gic_nic_cq_destroy(q->peer_cq);
 	memset(q, 0, sizeof(*q));
 }
 
@@ -134,12 +149,11 @@ static int worker_open(gic_proxy *p, proxy_worker *w)
 	w->cpu = -1;
 	for (int r = w->index; r < a->rings; r += a->workers)
 		w->rings[w->nrings++] = r;
-	rc = qp_open(a->nic, a->local_pd, a->target_pd, data_log_sq_bb(a), PROXY_LOG_CQE,
-		     &w->data);
+	rc = qp_open(p, a->local, a->target, data_log_sq_bb(a), PROXY_LOG_CQE, &w->data);
 	if (rc || a->counter_kind != GIC_PROXY_COUNTER_GPU)
 		return rc;
-	rc = qp_open(a->nic, a->local_pd, a->local_pd, PROXY_LOG_COUNTER_SQ_BB,
-		     PROXY_LOG_COUNTER_CQE, &w->counter);
+	rc = qp_open(p, a->local, a->local, PROXY_LOG_COUNTER_SQ_BB, PROXY_LOG_COUNTER_CQE,
+		     &w->counter);
 	if (rc)
 		return rc;
 	/* The NIC writes the fetched value here: ring memory, which a GPU
@@ -147,16 +161,20 @@ static int worker_open(gic_proxy *p, proxy_worker *w)
 	w->fetch_buf = ring_alloc(a, 64);
 	if (!w->fetch_buf)
 		return ENOMEM;
-	w->fetch_mr = softnic_reg_mr(a->local_pd, w->fetch_buf, 8, SOFTNIC_ACCESS_LOCAL_WRITE);
-	return w->fetch_mr ? 0 : errno;
+	w->fetch_mr = gic_nic_reg_mr(a->local, w->fetch_buf, 8, GIC_ACCESS_LOCAL_WRITE);
+	if (w->fetch_mr)
+		return 0;
+	rc = errno ? errno : ENOMEM;
+	snprintf(p->error, sizeof(p->error), "worker fetch buffer: %s (%.400s)", strerror(rc),
+		 gic_nic_error(a->local));
+	return rc;
 }
 
 static void worker_close(proxy_worker *w)
 {
 	qp_close(&w->data);
 	qp_close(&w->counter);
-	if (w->fetch_mr)
-		softnic_dereg_mr(w->fetch_mr);
+	gic_nic_dereg_mr(w->fetch_mr);
 	if (w->fetch_buf)
 		ring_free(&w->proxy->attr, w->fetch_buf);
 	w->fetch_mr = NULL;
@@ -193,12 +211,16 @@ static void rings_close(gic_proxy *p)
 	}
 }
 
+/* Why this thread's latest gic_proxy_create() failed. */
+static _Thread_local char create_error[GIC_PROXY_ERR_LEN];
+
 gic_proxy *gic_proxy_create(const gic_proxy_attr *attr)
 {
 	gic_proxy *p;
 	int rc;
 
 	if (!attr) {
+		snprintf(create_error, sizeof(create_error), "no attributes");
 		errno = EINVAL;
 		return NULL;
 	}
@@ -218,11 +240,20 @@ gic_proxy *gic_proxy_create(const gic_proxy_attr *attr)
 		rc = worker_open(p, &p->workers[i]);
 	}
 	if (rc) {
+		snprintf(create_error, sizeof(create_error), "%s",
+			 p->error[0] ? p->error : rc == EINVAL ? "an attribute out of range"
+							       : strerror(rc));
 		gic_proxy_destroy(p);
 		errno = rc;
 		return NULL;
 	}
+	create_error[0] = '\0';
 	return p;
+}
+
+const char *gic_proxy_create_error(void)
+{
+	return create_error;
 }
 
 void gic_proxy_destroy(gic_proxy *p)

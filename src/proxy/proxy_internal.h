@@ -49,11 +49,12 @@ typedef struct proxy_chain {
 	uint64_t end;              /* send-queue position past its last WQE, once posted */
 } proxy_chain;
 
-/* A QP of the worker with its CQ and its connected peer (in the target PD
- * for data, in the local PD for counter updates). */
+/* A QP of the worker with its CQ and its connected peer (on the target PE
+ * for data, on the local PE for counter updates), made through the
+ * provider (gic/provider.h). */
 typedef struct proxy_qp {
-	softnic_cq *cq, *peer_cq;
-	softnic_qp *qp, *peer_qp;
+	gic_nic_cq *cq, *peer_cq;
+	gic_nic_qp *qp, *peer_qp;
 	gic_sq sq;
 	gic_cq cqv;                /* sq.cq points here */
 } proxy_qp;
@@ -76,7 +77,7 @@ typedef struct proxy_worker {
 	proxy_qp data;
 	proxy_qp counter;          /* COUNTER_GPU only */
 	uint64_t *fetch_buf;       /* ATOMIC_FA old values land here (never read) */
-	softnic_mr *fetch_mr;
+	gic_nic_mr *fetch_mr;
 	int failed;                /* worker-private */
 	gic_proxy_stats stats;     /* written with relaxed atomics */
 } proxy_worker;

@@ -231,7 +231,7 @@ static int counter_qp_failed(proxy_worker *w, int rc)
 		proxy_record_failure(w, &f,
 				     "worker %d: counter update failed: %s (syndrome 0x%02x, vendor"
 				     " syndrome 0x%02x): %s", w->index, gic_syndrome_name(e->syndrome),
-				     e->syndrome, e->vendor_syndrome, softnic_qp_error(w->counter.qp));
+				     e->syndrome, e->vendor_syndrome, gic_nic_qp_error(w->counter.qp));
 	else
 		proxy_record_failure(w, &f, "worker %d: counter QP: %s", w->index, strerror(rc));
 	return rc;
@@ -255,7 +255,7 @@ static int post_counter_adds(proxy_worker *w, const uint32_t *idx, const uint64_
 			return counter_qp_failed(w, rc);
 		gic_wqe_atomic_fa(sq, pos, (uint64_t)(uintptr_t)&a->counters[idx[j]], a->counter_rkey,
 				  add[j], (uint64_t)(uintptr_t)w->fetch_buf,
-				  softnic_mr_lkey(w->fetch_mr), last ? GIC_CTRL_CQ_UPDATE : 0);
+				  w->fetch_mr->lkey, last ? GIC_CTRL_CQ_UPDATE : 0);
 		if (last)
 			gic_sq_note_signaled(sq, pos + 1, 0);
 	}
@@ -367,7 +367,7 @@ static int inflight_failed(proxy_worker *w)
 	proxy_record_failure(w, &f,
 			     "worker %d: request failed: %s: %s (syndrome 0x%02x, vendor syndrome"
 			     " 0x%02x): %s", w->index, what, gic_syndrome_name(e->syndrome),
-			     e->syndrome, e->vendor_syndrome, softnic_qp_error(w->data.qp));
+			     e->syndrome, e->vendor_syndrome, gic_nic_qp_error(w->data.qp));
 	return EIO;
 }
 

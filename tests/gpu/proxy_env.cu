@@ -83,9 +83,8 @@ static gic_proxy *env_proxy(proxy_env *e, int k)
 	gic_proxy *p;
 
 	memset(&pa, 0, sizeof(pa));
-	pa.nic = e->nic;
-	pa.local_pd = e->pd[k];
-	pa.target_pd = e->pd[1 - k];
+	pa.local = e->pe[k];
+	pa.target = e->pe[1 - k];
 	pa.workers = c->workers;
 	pa.rings = c->rings;
 	pa.batch = c->batch;
@@ -108,7 +107,7 @@ static gic_proxy *env_proxy(proxy_env *e, int k)
 	p = gic_proxy_create(&pa);
 	if (!p || gic_proxy_start(p)) {
 		fprintf(stderr, "proxy_env: proxy %d: %s; softnic: %s\n", k,
-			p ? gic_proxy_error(p) : strerror(errno), softnic_last_error(e->nic));
+			p ? gic_proxy_error(p) : gic_proxy_create_error(), softnic_last_error(e->nic));
 		gic_proxy_destroy(p);
 		return NULL;
 	}
@@ -161,6 +160,12 @@ int proxy_env_open(proxy_env *e, const proxy_env_cfg *cfg)
 		fprintf(stderr, "proxy_env: regions: %s\n", softnic_last_error(e->nic));
 		return 1;
 	}
+	e->pe[0] = gic_softnic_pe_wrap(e->nic, e->pd[0], NULL);
+	e->pe[1] = e->pe[0] ? gic_softnic_pe_wrap(e->nic, e->pd[1], e->pe[0]) : NULL;
+	if (!e->pe[1]) {
+		fprintf(stderr, "proxy_env: provider PEs: %s\n", strerror(errno));
+		return 1;
+	}
 	for (int k = 0; k < cfg->pes; k++) {
 		e->proxy[k] = env_proxy(e, k);
 		if (!e->proxy[k])
@@ -177,6 +182,8 @@ void proxy_env_close(proxy_env *e)
 {
 	for (int k = 0; k < 2; k++)
 		gic_proxy_destroy(e->proxy[k]);
+	for (int k = 1; k >= 0; k--)
+		gic_nic_close(e->pe[k]);
 	softnic_close(e->nic); /* stops the engine: frees may wait for the device now */
 	for (int i = 0; i < e->nlater; i++)
 		gpu_mapped_free(e->later[i], NULL);

@@ -47,6 +47,7 @@ typedef struct proxy_env {
 	int nlater;
 	softnic_allocator mapped;
 	softnic_pd *pd[2];
+	gic_nic *pe[2];         /* provider PEs over pd[k] (mini-proxy's attributes) */
 	uint64_t *region[2];    /* PE k's destination region (device-visible) */
 	uint64_t *src[2];       /* PE k's source of pointer requests */
 	uint64_t *counters[2];  /* PE k's producers' counters (PROXY_ENV_RINGS) */

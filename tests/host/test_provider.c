@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "gic/provider.h"
+#include "gic/softnic.h"
 #include "testkit.h"
 
 enum { REGION = 1 << 16 };
@@ -231,9 +232,104 @@ CASE(interface_errors)
 	gic_nic_close(NULL);
 }
 
+/* DC through the interface: PE b's DCT, PE a's DCI posting through its
+ * view with the compact and the full address vector of that DCT (from
+ * its connection record), each write landing in b's region; and what a
+ * DC QP refuses (connect, a DCT's view, the host post path). */
+CASE(dc_through_provider)
+{
+	pe a, b;
+	gic_qp_attr da = { .log_sq_bb = 6, .type = GIC_QP_DCI };
+	gic_qp_attr ta = { .log_sq_bb = 1, .type = GIC_QP_DCT };
+	gic_nic_cq *dci_cq, *dct_cq;
+	gic_nic_qp *dci, *dct;
+	gic_conn_info rec;
+	gic_av_seg av[2];
+	gic_sq sq;
+	gic_cq cqv;
+	gic_wr wr = { .op = GIC_WR_WRITE, .len = 8 };
+
+	REQUIRE(pe_open(&a, NULL) == 0, "PE a");
+	REQUIRE(pe_open(&b, a.nic) == 0, "PE b");
+	dci_cq = gic_nic_cq_create(a.nic, 6);
+	dct_cq = gic_nic_cq_create(b.nic, 1);
+	REQUIRE(dci_cq && dct_cq, "CQs");
+	da.send_cq = dci_cq;
+	ta.send_cq = dct_cq;
+	dci = gic_nic_qp_create(a.nic, &da);
+	dct = gic_nic_qp_create(b.nic, &ta);
+	REQUIRE(dci && dct, "DCI and DCT: %s / %s", gic_nic_error(a.nic), gic_nic_error(b.nic));
+	CHECK(dci->type == GIC_QP_DCI && dct->type == GIC_QP_DCT, "types");
+	REQUIRE(gic_nic_qp_local(dct, &rec) == 0 && rec.qpn == dct->qpn, "DCT record");
+	CHECK(gic_nic_dc_av(a.nic, &rec, 0, &av[0]) == 0 &&
+	      gic_nic_dc_av(a.nic, &rec, 1, &av[1]) == 0, "address vectors");
+	CHECK(!(gic_be32toh(av[0].dqp_dct_be) & GIC_EXTENDED_UD_AV) &&
+	      (gic_be32toh(av[1].dqp_dct_be) & GIC_EXTENDED_UD_AV) &&
+	      (gic_be32toh(av[1].dqp_dct_be) & 0xffffffu) == dct->qpn &&
+	      gic_be64toh(av[0].dc_key_be) == GIC_DC_KEY, "AV forms, DCT number and key");
+	REQUIRE(gic_nic_qp_view(dci, GIC_VIEW_HOST, &sq, &cqv) == 0, "DCI view");
+	for (int full = 0; full < 2; full++) {
+		uint64_t pos, v = 0x6463000000000001ull + (uint64_t)full, got;
+		uint64_t raddr = (uint64_t)(uintptr_t)(b.buf + 64 * full);
+		int rc = gic_sq_reserve_excl(&sq, full ? 2 : 1, &pos, GIC_ORDER_RELEASE_SYS,
+					     tk_deadline());
+
+		REQUIRE(rc == 0, "reserve: %d", rc);
+		if (full)
+			gic_wqe_dc_write_inline_u64_full(&sq, pos, &av[1], raddr, b.mr->rkey, v,
+							 GIC_CTRL_CQ_UPDATE);
+		else
+			gic_wqe_dc_write_inline_u64(&sq, pos, &av[0], raddr, b.mr->rkey, v,
+						    GIC_CTRL_CQ_UPDATE);
+		gic_sq_note_signaled(&sq, pos + (full ? 2 : 1), 0);
+		gic_sq_publish_excl(&sq, GIC_ORDER_RELEASE_SYS);
+		rc = gic_sq_quiet(&sq, GIC_ORDER_RELEASE_SYS, tk_deadline());
+		memcpy(&got, b.buf + 64 * full, 8);
+		CHECK(rc == 0 && got == v, "%s AV write: rc %d, 0x%llx landed (%s)",
+		      full ? "full" : "compact", rc, (unsigned long long)got, gic_nic_qp_error(dci));
+	}
+	CHECK(gic_nic_qp_connect(dci, &rec, &rec) == EINVAL &&
+	      strstr(gic_nic_error(a.nic), "needs no connection"), "connect a DCI: '%s'",
+	      gic_nic_error(a.nic));
+	CHECK(gic_nic_qp_view(dct, GIC_VIEW_HOST, &sq, &cqv) == EINVAL, "a DCT's view");
+	CHECK(gic_nic_post(dci, &wr, 1) == EINVAL, "host post on a DCI");
+	CHECK(gic_nic_qp_error(dci)[0] == '\0', "no error recorded: '%s'", gic_nic_qp_error(dci));
+	CHECK(gic_nic_qp_destroy(dci) == 0 && gic_nic_qp_destroy(dct) == 0, "destroy DC QPs");
+	CHECK(gic_nic_cq_destroy(dci_cq) == 0 && gic_nic_cq_destroy(dct_cq) == 0, "destroy CQs");
+	pe_close(&b);
+	pe_close(&a);
+}
+
+/* A PE wrapped over a softnic the caller made: objects through the
+ * interface, the caller's softnic and PD left alive on close. */
+CASE(wrap_caller_softnic)
+{
+	softnic_attr sa = { .engine_threads = 1 };
+	softnic *s = softnic_open(&sa);
+	softnic_pd *pd = s ? softnic_pd_alloc(s) : NULL, *pd2 = s ? softnic_pd_alloc(s) : NULL;
+	gic_nic *w, *w2, *bad;
+	gic_nic_cq *cq;
+
+	REQUIRE(pd && pd2, "softnic");
+	w = gic_softnic_pe_wrap(s, pd, NULL);
+	w2 = w ? gic_softnic_pe_wrap(s, pd2, w) : NULL;
+	REQUIRE(w && w2, "wrap: %s", strerror(errno));
+	CHECK(strstr(gic_nic_describe(w), "caller"), "describe: '%s'", gic_nic_describe(w));
+	errno = 0;
+	bad = gic_softnic_pe_wrap(NULL, pd, NULL);
+	CHECK(!bad && errno == EINVAL, "NULL softnic");
+	cq = gic_nic_cq_create(w, 4);
+	CHECK(cq && gic_nic_cq_destroy(cq) == 0, "a CQ through the wrapped PE");
+	gic_nic_close(w2);
+	gic_nic_close(w);
+	CHECK(softnic_pd_free(pd) == 0 && softnic_pd_free(pd2) == 0,
+	      "the caller's PDs are still the caller's");
+	softnic_close(s);
+}
+
 static const tk_case cases[] = {
 	TK_ENTRY(softnic_end_to_end), TK_ENTRY(views_and_ring_full), TK_ENTRY(error_completion),
-	TK_ENTRY(interface_errors),
+	TK_ENTRY(interface_errors), TK_ENTRY(dc_through_provider), TK_ENTRY(wrap_caller_softnic),
 };
 
 int main(int argc, char **argv)

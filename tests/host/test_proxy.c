@@ -61,6 +61,7 @@ typedef struct fx_cfg {
 typedef struct fx {
 	softnic *nic;
 	softnic_pd *local_pd, *target_pd;
+	gic_nic *local, *target; /* provider PEs over the two PDs (the proxy's view) */
 	uint8_t *dst_alloc, *dst, *src;
 	uint64_t *counters;
 	softnic_mr *dst_mr, *src_mr, *ctr_mr;
@@ -98,7 +99,7 @@ static int fx_regions(fx *f)
 static gic_proxy_attr fx_attr(const fx *f, const fx_cfg *c)
 {
 	gic_proxy_attr a = {
-		.nic = f->nic, .local_pd = f->local_pd, .target_pd = f->target_pd,
+		.local = f->local, .target = f->target,
 		.workers = c->workers, .rings = c->rings, .batch = c->batch,
 		.protocol = c->protocol, .counter_kind = c->counter_kind,
 		.log_ring_slots = c->log_slots, .first_cpu = c->first_cpu,
@@ -116,6 +117,8 @@ static gic_proxy_attr fx_attr(const fx *f, const fx_cfg *c)
 static void fx_close(fx *f)
 {
 	gic_proxy_destroy(f->proxy);
+	gic_nic_close(f->target);
+	gic_nic_close(f->local);
 	if (f->nic)
 		softnic_close(f->nic); /* frees the PDs and MRs */
 	free(f->dst_alloc);
@@ -137,7 +140,10 @@ static fx *fx_open(const fx_cfg *c)
 	f->nic = softnic_open(&na);
 	f->local_pd = f->nic ? softnic_pd_alloc(f->nic) : NULL;
 	f->target_pd = f->nic ? softnic_pd_alloc(f->nic) : NULL;
-	if (!f->local_pd || !f->target_pd || !fx_regions(f)) {
+	f->local = f->local_pd ? gic_softnic_pe_wrap(f->nic, f->local_pd, NULL) : NULL;
+	f->target = f->local && f->target_pd ? gic_softnic_pe_wrap(f->nic, f->target_pd, f->local)
+					     : NULL;
+	if (!f->target || !fx_regions(f)) {
 		fprintf(stderr, "fixture: %s\n", f->nic ? softnic_last_error(f->nic) : "no softnic");
 		fx_close(f);
 		return NULL;
@@ -398,9 +404,9 @@ CASE(attr_checks)
 	CHECK(create_fails_einval(f, &c, "fewer rings than workers"), "rings < workers");
 	c.workers = c.rings = 1;
 	a = fx_attr(f, &c);
-	a.nic = NULL;
+	a.target = NULL;
 	errno = 0;
-	CHECK(!gic_proxy_create(&a) && errno == EINVAL, "no softnic");
+	CHECK(!gic_proxy_create(&a) && errno == EINVAL, "no target PE");
 	errno = 0;
 	CHECK(!gic_proxy_create(NULL) && errno == EINVAL, "NULL attr");
 	fx_close(f);

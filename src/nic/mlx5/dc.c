@@ -121,6 +121,7 @@ gic_mlx5_dct *gic_mlx5_dct_create(gic_mlx5 *m, gic_mlx5_cq *cq, const gic_conn_i
 	}
 	d->m = m;
 	d->cq = cq;
+	d->base = (gic_nic_qp){ .nic = &m->base, .type = GIC_QP_DCT };
 	d->srq = ibv_create_srq(m->pd, &sa);
 	if (!d->srq) {
 		rc = errno ? errno : EIO;
@@ -143,7 +144,7 @@ gic_mlx5_dct *gic_mlx5_dct_create(gic_mlx5 *m, gic_mlx5_cq *cq, const gic_conn_i
 			     m->name, strerror(rc), "the device or driver has no DC support");
 		goto fail;
 	}
-	d->dctn = d->qp->qp_num;
+	d->dctn = d->base.qpn = d->qp->qp_num;
 	if ((rc = modify(m, d->qp, GIC_DC_DCT, IBV_QPS_INIT, local)) ||
 	    (rc = modify(m, d->qp, GIC_DC_DCT, IBV_QPS_RTR, local)))
 		goto fail;
@@ -166,6 +167,37 @@ int gic_mlx5_dct_destroy(gic_mlx5_dct *d)
 		return rc;
 	free(d);
 	return 0;
+}
+
+/* A DCI on cq moved to RTS with local's port, MTU and gid flag. */
+static gic_mlx5_qp *dci_make(gic_mlx5 *m, gic_mlx5_cq *cq, int log_sq_bb, int queues,
+			     const gic_conn_info *local)
+{
+	gic_mlx5_qp *q = gic_mlx5_qp_make(m, cq, log_sq_bb, queues, 1);
+	int rc;
+
+	if (!q)
+		return NULL;
+	if ((rc = modify(m, q->qp, GIC_DC_DCI, IBV_QPS_INIT, local)) ||
+	    (rc = modify(m, q->qp, GIC_DC_DCI, IBV_QPS_RTR, local)) ||
+	    (rc = modify(m, q->qp, GIC_DC_DCI, IBV_QPS_RTS, local))) {
+		gic_mlx5_qp_destroy(q);
+		errno = rc;
+		return NULL;
+	}
+	return q;
+}
+
+gic_mlx5_qp *gic_mlx5_dci_create(gic_mlx5 *m, gic_mlx5_cq *cq, int log_sq_bb, int queues)
+{
+	gic_conn_info local;
+
+	if (!m || !cq) {
+		errno = EINVAL;
+		return NULL;
+	}
+	gic_mlx5_port_local(m, &local);
+	return dci_make(m, cq, log_sq_bb, queues, &local);
 }
 
 gic_mlx5_dci_pool *gic_mlx5_dci_pool_create(gic_mlx5 *m, int n, int log_sq_bb, int log_cqe_cnt,
@@ -192,15 +224,9 @@ gic_mlx5_dci_pool *gic_mlx5_dci_pool_create(gic_mlx5 *m, int n, int log_sq_bb, i
 	p->n = n;
 	for (int i = 0; i < n && !rc; i++) {
 		p->cq[i] = gic_mlx5_cq_create(m, log_cqe_cnt);
-		p->dci[i] = p->cq[i] ? gic_mlx5_qp_make(m, p->cq[i], log_sq_bb, queues, 1) : NULL;
-		if (!p->dci[i]) {
+		p->dci[i] = p->cq[i] ? dci_make(m, p->cq[i], log_sq_bb, queues, local) : NULL;
+		if (!p->dci[i])
 			rc = errno;
-			break;
-		}
-		if ((rc = modify(m, p->dci[i]->qp, GIC_DC_DCI, IBV_QPS_INIT, local)) ||
-		    (rc = modify(m, p->dci[i]->qp, GIC_DC_DCI, IBV_QPS_RTR, local)) ||
-		    (rc = modify(m, p->dci[i]->qp, GIC_DC_DCI, IBV_QPS_RTS, local)))
-			break;
 	}
 	if (rc) {
 		gic_mlx5_dci_pool_destroy(p);
@@ -261,4 +287,26 @@ int gic_mlx5_dc_av(gic_mlx5 *m, const gic_conn_info *remote, gic_av_seg *out)
 			     strerror(rc));
 	ibv_destroy_ah(ah);
 	return rc;
+}
+
+int gic_mlx5_dc_av_compact(gic_mlx5 *m, const gic_conn_info *remote, gic_av_seg *out)
+{
+	int rc;
+
+	if (!m || !remote || !out)
+		return EINVAL;
+	if ((remote->flags & GIC_CONN_GID_VALID) || m->gid_index >= 0) {
+		gic_mlx5_say(m->base.err, sizeof(m->base.err),
+			     "dc_av: %s routes with a GRH (RoCE or a global route), which only "
+			     "the 48-byte address vector carries: use the full form", m->name);
+		return ENOTSUP;
+	}
+	rc = gic_mlx5_dc_av(m, remote, out);
+	if (rc)
+		return rc;
+	/* The first 16 bytes (key, DCT number, SL, LID) are the compact AV:
+	 * with the extended bit clear the device reads no more of it. */
+	out->dqp_dct_be = gic_htobe32(remote->qpn & 0xffffffu);
+	memset((uint8_t *)out + 16, 0, sizeof(*out) - 16);
+	return 0;
 }

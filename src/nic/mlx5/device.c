@@ -80,6 +80,21 @@ static void pick_gid(gic_mlx5 *m)
 	}
 }
 
+/* The firmware version and whether the device is src/emu's (its
+ * firmware string says so), into m->fw_ver, m->emulated and m->desc. */
+static void describe(gic_mlx5 *m)
+{
+	struct ibv_device_attr a;
+
+	if (ibv_query_device(m->ctx, &a) == 0)
+		snprintf(m->fw_ver, sizeof(m->fw_ver), "%s", a.fw_ver);
+	m->emulated = strstr(m->fw_ver, "gic softnic") != NULL;
+	snprintf(m->desc, sizeof(m->desc), "%.32s (%s, fw %.40s, %s)", m->name,
+		 m->emulated ? "the emulated device: softnic behind rdma-core" : "mlx5",
+		 m->fw_ver[0] ? m->fw_ver : "unknown",
+		 m->port_attr.link_layer == IBV_LINK_LAYER_ETHERNET ? "RoCE" : "InfiniBand");
+}
+
 /* Opens dev, checks mlx5 support and the port, allocates the PD. */
 static int open_checked(gic_mlx5 *m, struct ibv_device *dev, char *err, size_t len)
 {
@@ -111,6 +126,7 @@ static int open_checked(gic_mlx5 *m, struct ibv_device *dev, char *err, size_t l
 		return ENETDOWN;
 	}
 	pick_gid(m);
+	describe(m);
 	m->pd = ibv_alloc_pd(m->ctx);
 	if (!m->pd) {
 		rc = errno ? errno : ENOMEM;

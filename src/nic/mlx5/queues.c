@@ -181,7 +181,8 @@ gic_mlx5_qp *gic_mlx5_qp_make(gic_mlx5 *m, gic_mlx5_cq *cq, int log_sq_bb, int q
 	q->is_dci = dci;
 	q->psn = (q->qp->qp_num * 0x9e3779b1u) & 0xffffffu;
 	q->base = (gic_nic_qp){ .nic = &m->base, .qpn = q->qp->qp_num,
-				.max_inline = a.cap.max_inline_data };
+				.max_inline = a.cap.max_inline_data,
+				.type = dci ? GIC_QP_DCI : GIC_QP_RC };
 	return q;
 }
 
@@ -214,19 +215,24 @@ int gic_mlx5_qp_local(gic_mlx5_qp *q, gic_conn_info *out)
 {
 	if (!q || !out)
 		return EINVAL;
-	memset(out, 0, sizeof(*out));
+	gic_mlx5_port_local(q->m, out);
 	out->qpn = q->base.qpn;
 	out->psn = q->psn;
-	out->lid = q->m->port_attr.lid;
-	out->port = q->m->port;
-	out->mtu = (uint8_t)q->m->port_attr.active_mtu;
+	return 0;
+}
+
+void gic_mlx5_port_local(gic_mlx5 *m, gic_conn_info *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->lid = m->port_attr.lid;
+	out->port = m->port;
+	out->mtu = (uint8_t)m->port_attr.active_mtu;
 	if (out->mtu < 1 || out->mtu > 5)
 		out->mtu = 3;
-	if (q->m->gid_index >= 0) {
-		memcpy(out->gid, q->m->gid, 16);
+	if (m->gid_index >= 0) {
+		memcpy(out->gid, m->gid, 16);
 		out->flags |= GIC_CONN_GID_VALID;
 	}
-	return 0;
 }
 
 static const char *state_name(enum ibv_qp_state s)
