@@ -43,7 +43,9 @@ extern "C" {
 typedef struct softnic_gpu_attr {
 	int device;          /* CUDA device that runs the engine */
 	int blocks;          /* blocks of the persistent kernel (SMs it takes), >= 1 */
-	int warps_per_block; /* 1..32; warp w serves QP table slots w, w + W, ... */
+	int warps_per_block; /* 1..32, and no more than the engine kernel's registers
+			      * allow (about 10 on sm_90; open says); warp w serves
+			      * QP table slots w, w + W, ... */
 	int queues_on_host;  /* 1: queues in mapped pinned host memory */
 	int on_demand;       /* 1: no persistent kernel; softnic_progress() runs
 			      * the engine until the QPs are idle (for tools that

@@ -28,6 +28,15 @@
 #define SNX_COLD static __attribute__((noinline))
 #endif
 
+/* Rare work of a pass's start and end (a watched doorbell): called on the
+ * host; inlined on the device, where handing the pass's address to a
+ * called function would put the whole pass into local memory. */
+#if defined(__CUDA_ARCH__)
+#define SNX_PASS_COLD GIC_HD
+#else
+#define SNX_PASS_COLD SNX_COLD
+#endif
+
 /* ------------------------------------------------------------------ */
 /* Small helpers. */
 
@@ -641,6 +650,25 @@ GIC_HD void snx_complete_error(const snx_shared *sh, snx_qp *qp, uint16_t wqe_in
 	st->error_cqes++;
 }
 
+/* Adds a pass's counts to an engine's counters. */
+GIC_HD void snx_stats_flush(const softnic_stats *local, softnic_stats *st)
+{
+	if (local->wqes_executed)
+		gic_atomic_add_relaxed_gpu_u64(&st->wqes_executed, local->wqes_executed);
+	if (local->cqes_written)
+		gic_atomic_add_relaxed_gpu_u64(&st->cqes_written, local->cqes_written);
+	if (local->error_cqes)
+		gic_atomic_add_relaxed_gpu_u64(&st->error_cqes, local->error_cqes);
+	if (local->strict_violations)
+		gic_atomic_add_relaxed_gpu_u64(&st->strict_violations, local->strict_violations);
+	if (local->cq_full_stalls)
+		gic_atomic_add_relaxed_gpu_u64(&st->cq_full_stalls, local->cq_full_stalls);
+	if (local->rnr_naks)
+		gic_atomic_add_relaxed_gpu_u64(&st->rnr_naks, local->rnr_naks);
+	if (local->doorbell_watches)
+		gic_atomic_add_relaxed_gpu_u64(&st->doorbell_watches, local->doorbell_watches);
+}
+
 /* ------------------------------------------------------------------ */
 /* Receive queues. */
 
@@ -728,12 +756,17 @@ GIC_HD int snx_rq_flush_due(const snx_shared *sh, snx_qp *qp)
 }
 
 /* Completes every receive posted to a QP in error with a flush error on
- * its receive CQ, as long as that CQ has room. */
-GIC_HD void snx_rq_flush(const snx_shared *sh, snx_qp *qp, softnic_stats *st)
+ * its receive CQ, as long as that CQ has room; adds what it wrote to the
+ * engine's counters st. Called (it is rare, and its receive record would
+ * take room in the caller's frame), with counts of its own, so that no
+ * pass's address leaves the caller. */
+SNX_COLD void snx_rq_flush(const snx_shared *sh, snx_qp *qp, softnic_stats *engine_st)
 {
+	softnic_stats local, *st = &local;
 	snx_recv r;
 	snx_cqe_fields f;
 
+	memset(&local, 0, sizeof(local));
 	while (snx_rq_flush_due(sh, qp) && snx_cq_claim(sh, qp->recv_cq, 1) == 1) {
 		if (snx_rq_take(sh, qp->rq, &r)) {
 			snx_cq_unclaim(qp->recv_cq);
@@ -747,6 +780,7 @@ GIC_HD void snx_rq_flush(const snx_shared *sh, snx_qp *qp, softnic_stats *st)
 		snx_cq_write(sh, qp->recv_cq, &f, st);
 		st->error_cqes++;
 	}
+	snx_stats_flush(&local, engine_st);
 }
 
 #include "engine_exec.h"

@@ -861,7 +861,7 @@ GIC_HD void snx_take_doorbell(snx_pass *p, snx_qp *qp, uint64_t db)
 /* A pass over a watched QP whose doorbell word did not change: re-reads
  * the record. When the watch time has passed, strict mode reports the
  * doorbell the record never covered; lenient mode watches on, slowly. */
-SNX_COLD void snx_watch_poll(snx_pass *p, snx_qp *qp)
+SNX_PASS_COLD void snx_watch_poll(snx_pass *p, snx_qp *qp)
 {
 	uint32_t rec;
 	uint8_t vs;
@@ -905,24 +905,6 @@ GIC_HD void snx_report_orphan_error(snx_pass *p, snx_qp *qp)
 
 /* ------------------------------------------------------------------ */
 /* Passes. */
-
-GIC_HD void snx_stats_flush(const softnic_stats *local, softnic_stats *st)
-{
-	if (local->wqes_executed)
-		gic_atomic_add_relaxed_gpu_u64(&st->wqes_executed, local->wqes_executed);
-	if (local->cqes_written)
-		gic_atomic_add_relaxed_gpu_u64(&st->cqes_written, local->cqes_written);
-	if (local->error_cqes)
-		gic_atomic_add_relaxed_gpu_u64(&st->error_cqes, local->error_cqes);
-	if (local->strict_violations)
-		gic_atomic_add_relaxed_gpu_u64(&st->strict_violations, local->strict_violations);
-	if (local->cq_full_stalls)
-		gic_atomic_add_relaxed_gpu_u64(&st->cq_full_stalls, local->cq_full_stalls);
-	if (local->rnr_naks)
-		gic_atomic_add_relaxed_gpu_u64(&st->rnr_naks, local->rnr_naks);
-	if (local->doorbell_watches)
-		gic_atomic_add_relaxed_gpu_u64(&st->doorbell_watches, local->doorbell_watches);
-}
 
 /* Starts a pass over qp with a pass record from snx_pass_init(), given
  * the doorbell word db that the calling thread read with acquire semantics
@@ -983,7 +965,8 @@ GIC_HD int snx_pass_begin(snx_pass *p, snx_qp *qp)
 GIC_HD void snx_pass_end(snx_pass *p, snx_qp *qp, softnic_stats *st)
 {
 	snx_report_orphan_error(p, qp);
-	snx_rq_flush(p->sh, qp, &p->st);
+	if (qp->in_error) /* only a QP in error flushes (snx_rq_flush_due) */
+		snx_rq_flush(p->sh, qp, st);
 	snx_stats_flush(&p->st, st);
 }
 

@@ -168,28 +168,178 @@ static __device__ __noinline__ void trace_write(gpu_trace *t, uint32_t qpn)
 }
 
 
-/* Lane l (< n) checks the WQE of nbb BBs at pos, already copied into buf:
- * an RDMA write of nbb BBs that decodes and resolves. Fills *w, src, *dst
- * (an inline payload stays in buf). Returns 1 when it qualifies. */
-static __device__ int lane_prepare(snx_pass *p, gpu_consts k, snx_qp *qp, uint64_t pos,
-				   uint32_t nbb, softnic_wqe *w, uint8_t *src[SOFTNIC_MAX_SGE],
-				   uint8_t **dst, uint8_t *buf)
-{
-	uint8_t vs;
+/* A lane's WQE in a batch: an RDMA write decoded from its first BB. Every
+ * field is read at a fixed place, so that the whole record stays in
+ * registers (a local array indexed at run time, or a struct whose address
+ * a called function takes, would go to local memory, where each access
+ * after an acquire is one more L2 trip). */
+typedef struct lane_write {
+	uint64_t raddr, total_len;
+	uint64_t addr0, addr1;  /* pointer segments (nsge of them) */
+	uint32_t len0, len1, lkey0, lkey1;
+	uint32_t rkey, nsge;
+	uint32_t inl;           /* 1: an inline payload of total_len bytes */
+	uint32_t signaled;
+	uint32_t pw[7];         /* bytes 36..63 of the BB: a one-BB WQE's inline payload */
+	uint8_t *src0, *src1, *dst; /* resolved; dst NULL when total_len is 0 */
+} lane_write;
 
-	if (gic_wqe_bb_count(((const gic_ctrl_seg *)buf)->qpn_ds_be) != nbb)
+/* The BB at position pos of the send ring sq (bb_cnt BBs, 16-byte aligned)
+ * as 16 words: four 16-byte loads, one round trip. */
+static __device__ __forceinline__ void read_bb(const uint8_t *sq, uint32_t bb_cnt, uint64_t pos,
+					       uint32_t b[16])
+{
+	const uint4 *s = (const uint4 *)(sq + (pos & (bb_cnt - 1)) * GIC_SEND_WQE_BB);
+
+#pragma unroll
+	for (int i = 0; i < 4; i++) {
+		uint4 v = s[i];
+
+		b[4 * i] = v.x;
+		b[4 * i + 1] = v.y;
+		b[4 * i + 2] = v.z;
+		b[4 * i + 3] = v.w;
+	}
+}
+
+/* Big-endian 64 bits from words hi, lo as loaded (snx_rd_be64). */
+static __device__ __forceinline__ uint64_t be64_words(uint32_t hi, uint32_t lo)
+{
+	return ((uint64_t)gic_be32toh(hi) << 32) | gic_be32toh(lo);
+}
+
+/* Decodes the WQE whose first BB is b (words as loaded) into *lw: 1 when it
+ * is an RDMA write of nbb BBs that snx_decode_wqe() accepts, with one
+ * inline segment or (one BB) one or two pointer segments, and (strict
+ * mode) index pos. Anything else gives 0: the serial core then runs it,
+ * with every check and error of its own. */
+static __device__ __forceinline__ int lane_decode(const uint32_t b[16], uint32_t nbb, int strict,
+						  uint64_t pos, lane_write *lw)
+{
+	uint32_t w0 = gic_be32toh(b[0]), ds = gic_be32toh(b[1]) & 0xffu, end = ds * GIC_SEG_SIZE;
+	uint32_t word = gic_be32toh(b[8]);
+
+	lw->nsge = lw->inl = 0;
+	lw->len0 = lw->len1 = lw->lkey0 = lw->lkey1 = 0;
+	lw->addr0 = lw->addr1 = 0;
+	lw->total_len = 0;
+	lw->signaled = (b[2] >> 24) & GIC_CTRL_CQ_UPDATE; /* byte 11: fm_ce_se */
+	lw->raddr = be64_words(b[4], b[5]);
+	lw->rkey = gic_be32toh(b[6]);
+#pragma unroll
+	for (int k = 0; k < 7; k++)
+		lw->pw[k] = b[9 + k];
+	/* snx_decode_ctrl: ds in range (and, being nbb's, within the BBs). */
+	if ((uint8_t)w0 != GIC_OPCODE_RDMA_WRITE || ds == 0 || ds > GIC_WQE_MAX_DS ||
+	    gic_bb_for_ds(ds) != nbb || end < 2 * GIC_SEG_SIZE)
 		return 0;
-	if (snx_decode_wqe(buf, (size_t)nbb * GIC_SEND_WQE_BB, w, &vs) ||
-	    w->opcode != GIC_OPCODE_RDMA_WRITE)
+	if (strict && (uint16_t)(w0 >> 8) != (uint16_t)pos)
+		return 0; /* SOFTNIC_VSYND_STRICT_WQE_INDEX, reported by the core */
+	if (end == 2 * GIC_SEG_SIZE)
+		return 1; /* no data segment: nothing to move */
+	/* snx_decode_payload from byte 32: one inline segment that fills the
+	 * WQE, or pointer segments (no inline one after them). */
+	if (word & GIC_INLINE_SEG) {
+		uint32_t len = word & ~GIC_INLINE_SEG;
+
+		if (len > end - 2 * GIC_SEG_SIZE - 4 ||
+		    2 * GIC_SEG_SIZE + ((4 + len + GIC_SEG_SIZE - 1) & ~(uint32_t)(GIC_SEG_SIZE - 1)) != end)
+			return 0;
+		lw->inl = 1;
+		lw->total_len = len;
+		return 1;
+	}
+	if (nbb != 1)
+		return 0; /* three or more pointer segments: the serial core */
+	lw->nsge = 1;
+	lw->len0 = word ? word : 0x80000000u; /* a byte count of 0 means 2^31 (PRM) */
+	lw->lkey0 = gic_be32toh(b[9]);
+	lw->addr0 = be64_words(b[10], b[11]);
+	if (end == GIC_SEND_WQE_BB) {
+		word = gic_be32toh(b[12]);
+		if (word & GIC_INLINE_SEG)
+			return 0;
+		lw->nsge = 2;
+		lw->len1 = word ? word : 0x80000000u;
+		lw->lkey1 = gic_be32toh(b[13]);
+		lw->addr1 = be64_words(b[14], b[15]);
+	}
+	lw->total_len = (uint64_t)lw->len0 + lw->len1;
+	return lw->total_len <= 0x80000000ull;
+}
+
+/* snx_prepare_write_in() of a decoded lane write (the peer QP's rights
+ * known granted): the peer, the local keys, the remote key, through the
+ * pass's MR caches. 1 when every check passes. */
+static __device__ __forceinline__ int lane_resolve(snx_pass &p, const snx_qp *qp, const snx_qp *peer,
+						   uint32_t pd, lane_write *lw)
+{
+	lw->src0 = lw->src1 = lw->dst = NULL;
+	if (!peer) /* snx_check_peer (the caller saw the link connected) */
 		return 0;
-	if (k.strict && w->wqe_index != (uint16_t)pos)
+	if (lw->nsge >= 1 &&
+	    snx_mr_resolve(&p, &p.local, pd, lw->lkey0, lw->addr0, lw->len0, 0, &lw->src0))
 		return 0;
-	/* warp_progress batches only QPs whose peer grants REMOTE_WRITE. */
-	return snx_prepare_write_in(p, qp, w, src, dst, &vs, 0) == 0;
+	if (lw->nsge >= 2 &&
+	    snx_mr_resolve(&p, &p.local, pd, lw->lkey1, lw->addr1, lw->len1, 0, &lw->src1))
+		return 0;
+	if (!lw->total_len)
+		return 1;
+	return snx_mr_resolve_in(snx_peer_table(&p, qp), &p.remote, peer->pd, lw->rkey, lw->raddr,
+				 lw->total_len, SOFTNIC_ACCESS_REMOTE_WRITE, &lw->dst) == 0;
+}
+
+/* Stores the len (<= 28) inline bytes of a one-BB WQE, held in pw, at d:
+ * 8-byte units where d allows them, else 4-byte units, else bytes. Every
+ * index is fixed after unrolling, so pw stays in registers. */
+static __device__ __forceinline__ void store_inline_bb(uint8_t *d, const uint32_t pw[7], uint32_t len)
+{
+	uint32_t done = 0;
+
+	if (((uintptr_t)d & 7) == 0) {
+#pragma unroll
+		for (int k = 0; k < 3; k++)
+			if (8 * k + 8 <= len)
+				*(uint64_t *)(d + 8 * k) = ((uint64_t)pw[2 * k + 1] << 32) | pw[2 * k];
+		done = len & ~7u;
+	}
+	if (((uintptr_t)d & 3) == 0) {
+#pragma unroll
+		for (int k = 0; k < 7; k++)
+			if (4 * k >= done && 4 * k + 4 <= len)
+				*(uint32_t *)(d + 4 * k) = pw[k];
+		done = len & ~3u;
+	}
+#pragma unroll
+	for (int i = 0; i < 28; i++)
+		if (i >= (int)done && i < (int)len)
+			d[i] = (uint8_t)(pw[i / 4] >> (8 * (i % 4)));
+}
+
+/* Moves one lane's write (snx_move_write): an inline payload from the
+ * registers (one BB) or from the ring, where it may wrap; pointer
+ * segments by snx_copy. */
+static __device__ __forceinline__ void lane_move(const lane_write *lw, const uint8_t *sq,
+						 uint32_t bb_cnt, uint64_t pos, uint32_t nbb)
+{
+	if (lw->inl && nbb == 1) {
+		store_inline_bb(lw->dst, lw->pw, (uint32_t)lw->total_len);
+	} else if (lw->inl) {
+		uint64_t ring = (uint64_t)bb_cnt * GIC_SEND_WQE_BB;
+		uint64_t at = (pos & (bb_cnt - 1)) * GIC_SEND_WQE_BB + 2 * GIC_SEG_SIZE + 4;
+		uint64_t first = lw->total_len < ring - at ? lw->total_len : ring - at;
+
+		snx_copy(lw->dst, sq + at, first);
+		snx_copy(lw->dst + first, sq, lw->total_len - first);
+	} else if (lw->nsge) {
+		snx_copy(lw->dst, lw->src0, lw->len0);
+		if (lw->nsge > 1)
+			snx_copy(lw->dst + lw->len0, lw->src1, lw->len1);
+	}
 }
 
 /* 1 when lane's [lo, hi) overlaps another active lane's (all lanes call). */
-static __device__ int lanes_overlap(uint64_t lo, uint64_t hi, int n, int lane)
+static __device__ __forceinline__ int lanes_overlap(uint64_t lo, uint64_t hi, int n, int lane)
 {
 	int clash = 0;
 
@@ -231,107 +381,42 @@ static __device__ void warp_copy(uint8_t *d, const uint8_t *s, uint64_t len, int
 
 /* Moves the batch's payloads: each lane its own small one; the large
  * pointer writes one after another, each by the whole warp. */
-static __device__ void warp_move(const softnic_wqe *w, uint8_t *const src[SOFTNIC_MAX_SGE],
-				 uint8_t *dst, int n, int lane)
+static __device__ __forceinline__ void warp_move(const lane_write *lw, const uint8_t *sq,
+						 uint32_t bb_cnt, uint64_t cons, uint32_t nbb,
+						 int n, int lane)
 {
-	int big = lane < n && w->inline_len == 0 && w->total_len >= WARP_COPY_MIN;
+	int big = lane < n && !lw->inl && lw->total_len >= WARP_COPY_MIN;
 	unsigned bigmask = __ballot_sync(FULL_WARP, big);
 
 	if (lane < n && !big)
-		snx_move_write(w, src, dst);
+		lane_move(lw, sq, bb_cnt, cons + (uint64_t)lane * nbb, nbb);
 	while (bigmask) {
 		int l = __ffs(bigmask) - 1;
-		uint32_t nsge = __shfl_sync(FULL_WARP, w->num_sge, l);
-		uint8_t *d = (uint8_t *)__shfl_sync(FULL_WARP, (unsigned long long)dst, l);
+		uint32_t nsge = __shfl_sync(FULL_WARP, lw->nsge, l);
+		uint32_t len0 = __shfl_sync(FULL_WARP, lw->len0, l);
+		uint32_t len1 = __shfl_sync(FULL_WARP, lw->len1, l);
+		uint8_t *d = (uint8_t *)__shfl_sync(FULL_WARP, (unsigned long long)lw->dst, l);
+		const uint8_t *s0 =
+			(const uint8_t *)__shfl_sync(FULL_WARP, (unsigned long long)lw->src0, l);
+		const uint8_t *s1 =
+			(const uint8_t *)__shfl_sync(FULL_WARP, (unsigned long long)lw->src1, l);
 
 		bigmask &= bigmask - 1;
-		for (uint32_t i = 0; i < nsge && i < SOFTNIC_MAX_SGE; i++) {
-			const uint8_t *sp =
-				(const uint8_t *)__shfl_sync(FULL_WARP, (unsigned long long)src[i], l);
-			uint32_t len = __shfl_sync(FULL_WARP, w->sge[i].len, l);
-
-			warp_copy(d, sp, len, lane);
-			d += len;
-		}
+		warp_copy(d, s0, len0, lane);
+		if (nsge > 1)
+			warp_copy(d + len0, s1, len1, lane);
 	}
 }
 
-/* Runs up to 32 WQEs of the left BBs at cons one per lane, when all are
- * RDMA writes of as many BBs as the first (nbb), each checks out, no two
- * destinations overlap (so order cannot show) and the send CQ has slots
- * for the signaled ones; WQE l starts at cons + l * nbb, which each lane
- * proves for the next by finding nbb in its own ctrl segment. Returns the
- * WQEs run, or 0 when lane 0 must take them one at a time instead. All
- * lanes call it. */
-static __device__ int warp_batch(snx_pass *p, gpu_consts kc, gpu_trace *tr, snx_qp *qp,
-				 uint64_t cons, uint64_t left, int lane)
+/* Lane 0: the batch's CQEs (sigmask: the signaled lanes), into the slots
+ * claimed with cq's lock held; then lets the lock go. */
+static __device__ __forceinline__ void batch_cqes(snx_pass &p, gpu_consts kc, gpu_trace *tr,
+						  snx_cq *cq, uint32_t qpn, const lane_write *lw,
+						  unsigned sigmask, uint64_t cons, uint32_t nbb,
+						  int n, int lane)
 {
-	uint8_t buf[GIC_WQE_MAX_BB * GIC_SEND_WQE_BB];
-	uint8_t *src[SOFTNIC_MAX_SGE], *dst = NULL;
-	softnic_wqe w;
-	int ok = 1, sig = 0, got = 1, n = left < 32 ? (int)left : 32;
-	uint64_t lo = 0, hi = 0;
-	uint32_t nbb;
-	unsigned sigmask;
-
-	/* The peer's record (its pd, read by the key check) into L1 while the
-	 * WQE loads: a hint, so that the check does not wait for one more
-	 * round trip after the WQE's. */
-	if (lane == 0 && qp->peer)
-		asm volatile("prefetch.global.L1 [%0];" ::"l"(&qp->peer->pd));
-	/* One BB per lane first (the common case costs one round trip); the
-	 * first WQE's ctrl segment says how many BBs the batch's WQEs take. */
-	if (lane < n)
-		snx_copy_wqe(qp, cons + lane, 1, buf);
-	nbb = __shfl_sync(FULL_WARP,
-			  lane ? 1 : gic_wqe_bb_count(((const gic_ctrl_seg *)buf)->qpn_ds_be), 0);
-	if (lane == 0)
-		trace_now(kc, tr, SOFTNIC_TRACE_WQE_READ, cons, (uint32_t)n); /* nbb needed the WQE */
-	if (nbb > 1) { /* multi-BB WQEs (inline payloads): copy each lane's whole WQE */
-		uint64_t fit = left / nbb;
-
-		n = fit < 32 ? (int)fit : 32;
-		if (n == 0)
-			return 0;
-		if (lane < n)
-			snx_copy_wqe(qp, cons + (uint64_t)lane * nbb, nbb, buf);
-	}
-	if (lane < n) {
-		ok = lane_prepare(p, kc, qp, cons + (uint64_t)lane * nbb, nbb, &w, src, &dst, buf);
-		sig = ok && (w.fm_ce_se & GIC_CTRL_CQ_UPDATE);
-		lo = (uint64_t)dst;
-		hi = ok && dst ? lo + w.total_len : lo;
-	}
-	if (!__all_sync(FULL_WARP, ok) || lanes_overlap(lo, hi, n, lane)) {
-		if (lane == 0)
-			trace_drop(kc, tr, TRACE_BATCH_STEPS); /* the serial core takes them */
-		return 0;
-	}
-	if (lane == 0)
-		trace_now(kc, tr, SOFTNIC_TRACE_KEY_OK, cons, (uint32_t)n);
-	sigmask = __ballot_sync(FULL_WARP, sig);
-	/* With signaled WQEs, lane 0 holds the CQ lock from the claim to the
-	 * last CQE: one lock round trip per batch. */
-	if (lane == 0 && sigmask) {
-		snx_cq_lock(qp->send_cq);
-		got = snx_cq_claim_locked(p->sh, qp->send_cq, __popc(sigmask));
-		if (!got)
-			snx_cq_unlock(qp->send_cq);
-	}
-	if (!__shfl_sync(FULL_WARP, got, 0)) {
-		if (lane == 0)
-			trace_drop(kc, tr, TRACE_BATCH_STEPS);
-		return 0;
-	}
-	if (lane == 0)
-		trace_now(kc, tr, SOFTNIC_TRACE_CQ_CLAIMED, cons, (uint32_t)n);
-	warp_move(&w, src, dst, n, lane);
-	/* Orders every lane's data writes before lane 0's CQE releases. */
-	__syncwarp(FULL_WARP);
-	if (lane == 0)
-		trace_now(kc, tr, SOFTNIC_TRACE_DATA_MOVED, cons, (uint32_t)n);
 	for (int l = 0; l < n; l++) {
-		uint32_t len = __shfl_sync(FULL_WARP, (uint32_t)w.total_len, l);
+		uint32_t len = __shfl_sync(FULL_WARP, (uint32_t)lw->total_len, l);
 		snx_cqe_fields f;
 
 		if (lane || !(sigmask >> l & 1))
@@ -340,19 +425,121 @@ static __device__ int warp_batch(snx_pass *p, gpu_consts kc, gpu_trace *tr, snx_
 		f.cqe_opcode = GIC_CQE_REQ;
 		f.wqe_opcode = GIC_OPCODE_RDMA_WRITE;
 		f.wqe_counter = (uint16_t)(cons + (uint64_t)l * nbb);
-		f.qpn = qp->qpn;
+		f.qpn = qpn;
 		f.byte_cnt = len;
-		snx_cq_write_locked(p->sh, qp->send_cq, &f, &p->st);
+		snx_cq_write_locked(p.sh, cq, &f, &p.st);
 		if (l == __ffs(sigmask) - 1) /* the batch's first CQE */
 			trace_now(kc, tr, SOFTNIC_TRACE_CQE_WRITTEN, f.wqe_counter, 1);
 	}
 	if (lane == 0 && sigmask)
-		snx_cq_unlock(qp->send_cq);
+		snx_cq_unlock(cq);
+}
+
+/* Runs up to 32 WQEs of the left BBs at cons one per lane, when all are
+ * RDMA writes of as many BBs as the first (nbb) that lane_decode() takes,
+ * each checks out, no two destinations overlap (so order cannot show) and
+ * the send CQ has slots for the signaled ones; WQE l starts at
+ * cons + l * nbb, which each lane proves for the next by finding nbb in
+ * its own ctrl segment. Returns the WQEs run, or 0 when lane 0 must take
+ * them one at a time instead. All lanes call it. Each lane's WQE, decoded
+ * and resolved, stays in registers. */
+static __device__ __forceinline__ int warp_batch(snx_pass &p, gpu_consts kc, gpu_trace *tr,
+						 snx_qp *qp, uint64_t cons, uint64_t left, int lane)
+{
+	/* The QP's fields the batch needs: independent loads, one trip. */
+	const uint8_t *sq = qp->sq_buf;
+	uint32_t bb_cnt = qp->bb_cnt, pd = qp->pd, qpn = qp->qpn;
+	const snx_qp *peer = qp->peer;
+	snx_cq *cq = qp->send_cq;
+	uint32_t b[16], nbb;
+	lane_write lw;
+	int ok = 1, got = 1, n = left < 32 ? (int)left : 32;
+	uint64_t lo = 0, hi = 0;
+	unsigned sigmask;
+
+	if ((uintptr_t)sq & 15)
+		return 0; /* a caller ring the 16-byte loads cannot read */
+	/* The peer's record (its pd, read by the key check) into L1 while the
+	 * WQE loads: a hint, so that the check does not wait for one more
+	 * round trip after the WQE's. */
+	if (lane == 0 && peer)
+		asm volatile("prefetch.global.L1 [%0];" ::"l"(&peer->pd));
+	/* One BB per lane first (the common case costs one round trip); the
+	 * first WQE's ctrl segment says how many BBs the batch's WQEs take. */
+	if (lane < n)
+		read_bb(sq, bb_cnt, cons + lane, b);
+	nbb = __shfl_sync(FULL_WARP, lane ? 1 : gic_wqe_bb_count(b[1]), 0);
+	if (lane == 0)
+		trace_now(kc, tr, SOFTNIC_TRACE_WQE_READ, cons, (uint32_t)n); /* nbb needed the WQE */
+	if (nbb > 1) { /* multi-BB WQEs (inline payloads): each lane's own first BB */
+		/* 32-bit division (left clamped: at most 32 WQEs are taken). */
+		uint32_t fit = (uint32_t)(left < 1024 ? left : 1024) / nbb;
+
+		n = fit < 32 ? (int)fit : 32;
+		if (n == 0)
+			return 0;
+		if (lane < n)
+			read_bb(sq, bb_cnt, cons + (uint64_t)lane * nbb, b);
+	}
+	if (lane < n) {
+		ok = lane_decode(b, nbb, kc.strict, cons + (uint64_t)lane * nbb, &lw) &&
+		     lane_resolve(p, qp, peer, pd, &lw);
+		lo = (uint64_t)lw.dst;
+		hi = ok && lw.dst ? lo + lw.total_len : lo;
+	}
+	if (!__all_sync(FULL_WARP, ok) || lanes_overlap(lo, hi, n, lane)) {
+		if (lane == 0)
+			trace_drop(kc, tr, TRACE_BATCH_STEPS); /* the serial core takes them */
+		return 0;
+	}
+	if (lane == 0)
+		trace_now(kc, tr, SOFTNIC_TRACE_KEY_OK, cons, (uint32_t)n);
+	sigmask = __ballot_sync(FULL_WARP, lane < n && lw.signaled);
+	/* With signaled WQEs, lane 0 holds the CQ lock from the claim to the
+	 * last CQE: one lock round trip per batch. */
+	if (lane == 0 && sigmask) {
+		snx_cq_lock(cq);
+		got = snx_cq_claim_locked(p.sh, cq, __popc(sigmask));
+		if (!got)
+			snx_cq_unlock(cq);
+	}
+	if (!__shfl_sync(FULL_WARP, got, 0)) {
+		if (lane == 0)
+			trace_drop(kc, tr, TRACE_BATCH_STEPS);
+		return 0;
+	}
+	if (lane == 0)
+		trace_now(kc, tr, SOFTNIC_TRACE_CQ_CLAIMED, cons, (uint32_t)n);
+	warp_move(&lw, sq, bb_cnt, cons, nbb, n, lane);
+	/* Orders every lane's data writes before lane 0's CQE releases. */
+	__syncwarp(FULL_WARP);
+	if (lane == 0)
+		trace_now(kc, tr, SOFTNIC_TRACE_DATA_MOVED, cons, (uint32_t)n);
+	batch_cqes(p, kc, tr, cq, qpn, &lw, sigmask, cons, nbb, n, lane);
 	if (lane == 0) {
 		qp->cons = cons + (uint64_t)n * nbb;
-		p->st.wqes_executed += n;
+		p.st.wqes_executed += n;
 	}
 	return n;
+}
+
+/* The serial core's step on a copy of the pass. The core hands the pass's
+ * address to functions it calls (the rare operations), which would put
+ * the pass into local memory for the kernel's life; the copy is there
+ * only while a WQE goes through the core, and the warp's own pass stays
+ * in registers. */
+static __device__ __noinline__ int serial_step_in(snx_pass *p, snx_qp *qp)
+{
+	return snx_step(p, qp);
+}
+
+static __device__ __forceinline__ int serial_step(snx_pass &p, snx_qp *qp)
+{
+	snx_pass copy = p;
+	int k = serial_step_in(&copy, qp);
+
+	p = copy;
+	return k;
 }
 
 /* Executes what the QP's doorbell announced with the whole warp: batches
@@ -362,8 +549,9 @@ static __device__ int warp_batch(snx_pass *p, gpu_consts kc, gpu_trace *tr, snx_
  * lanes' passes only cache MRs. own_db: lane 0 itself read the doorbell
  * word db with acquire semantics in this pass's scan (else it reads it
  * again). */
-static __device__ int warp_progress(snx_pass &p, gpu_consts kc, gpu_trace *tr, snx_qp *qp,
-				    softnic_stats *st, int lane, int own_db, uint64_t db)
+static __device__ __forceinline__ int warp_progress(snx_pass &p, gpu_consts kc, gpu_trace *tr,
+						    snx_qp *qp, softnic_stats *st, int lane,
+						    int own_db, uint64_t db)
 {
 	int active = 0, done = 0;
 	uint32_t epoch;
@@ -396,9 +584,9 @@ static __device__ int warp_progress(snx_pass &p, gpu_consts kc, gpu_trace *tr, s
 			break;
 		if (healthy && p.link == SNX_QP_CONNECTED &&
 		    (p.peer_rights & SOFTNIC_ACCESS_REMOTE_WRITE))
-			k = warp_batch(&p, kc, tr, qp, cons, left, lane);
+			k = warp_batch(p, kc, tr, qp, cons, left, lane);
 		if (!k) {
-			k = __shfl_sync(FULL_WARP, lane ? 0 : snx_step(&p, qp), 0);
+			k = __shfl_sync(FULL_WARP, lane ? 0 : serial_step(p, qp), 0);
 			if (lane == 0 && k)
 				trace_now(kc, tr, SOFTNIC_TRACE_SERIAL, cons, 1);
 		}
@@ -493,14 +681,19 @@ __global__ void snx_gpu_engine_kernel(snx_shared *sh, softnic_stats *warp_stats,
 	snx_qp *mine = NULL;              /* this lane's slot of the first group */
 	const uint64_t *mine_db = NULL;   /* its doorbell word */
 	gpu_consts kc;
-	gpu_trace tr;
+	/* The trace's pending stamps, one set per warp (lane 0's): in shared
+	 * memory, since trace_write() takes their address and a local array
+	 * would put them in local memory. */
+	__shared__ gpu_trace traces[32];
+	gpu_trace *tr = &traces[threadIdx.x >> 5];
 	snx_pass p; /* kept for the kernel's life: its MR caches persist */
 
 	kc.strict = sh->strict;
 	kc.gpu_scope = sh->gpu_scope;
 	kc.trace = trace != NULL;
 	snx_pass_init(&p, sh);
-	trace_init(&tr, trace, trace_cap, warp);
+	if (lane == 0) /* only lane 0 stamps */
+		trace_init(tr, trace, trace_cap, warp);
 	/* A service loop, not a wait: it ends when softnic_close() sets stop. */
 	for (;;) {
 		/* Every lane loads stop and the table generation (one
@@ -527,14 +720,14 @@ __global__ void snx_gpu_engine_kernel(snx_shared *sh, softnic_stats *warp_stats,
 			mine_db = mine ? mine->db : NULL;
 			continue; /* scan the new table (busy came from the old one) */
 		}
-		done = scan_run(p, kc, &tr, st, lane, busy, mine, db, cons);
+		done = scan_run(p, kc, tr, st, lane, busy, mine, db, cons);
 		for (uint32_t base = (uint32_t)warp + step; base < n; base += step) {
 			uint32_t slot = base + (uint32_t)lane * (uint32_t)nwarps;
 			snx_qp *q = slot < n ? (snx_qp *)gic_ld_relaxed_sys_u64((uint64_t *)&sh->qps[slot])
 					     : NULL;
 
 			busy = lane_scan(kc, q, q ? q->db : NULL, &db, &cons);
-			done += scan_run(p, kc, &tr, st, lane, busy, q, db, cons);
+			done += scan_run(p, kc, tr, st, lane, busy, q, db, cons);
 		}
 		idle = done ? 0 : idle + 1;
 		if (idle_exit && idle >= idle_exit)
@@ -778,6 +971,13 @@ static int engine_launch(softnic *nic, gpu_engine *g, int idle_exit)
 	cudaFuncAttributes fa;
 	cudaError_t e = cudaFuncGetAttributes(&fa, snx_gpu_engine_kernel); /* load it now */
 
+	/* The kernel's registers bound the warps a block can have. */
+	if (e == cudaSuccess && 32 * g->attr.warps_per_block > fa.maxThreadsPerBlock) {
+		fprintf(stderr, "softnic GPU engine: %d warps per block asked, the engine kernel "
+			"(%d registers) allows %d\n", g->attr.warps_per_block, fa.numRegs,
+			fa.maxThreadsPerBlock / 32);
+		return EIO; /* as the launch itself would fail */
+	}
 	if (e == cudaSuccess) {
 		snx_gpu_engine_kernel<<<g->attr.blocks, 32 * g->attr.warps_per_block, 0, g->stream>>>(
 			nic->shared, g->warp_stats, g->nwarps, idle_exit, g->trace, g->trace_cap);
