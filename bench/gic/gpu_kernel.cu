@@ -58,17 +58,25 @@ typedef struct kcfg {
 } kcfg;
 
 /* Thread 0 of the block: the block's messages, then (sendwait) their
- * completion. */
+ * completion. What the enclosing kernel pays for this code sitting in it
+ * (the "code" rows) is the registers of its peak, so the path is written
+ * to hold little: the reservation is the lean one (gic_sq_reserve_excl_lean:
+ * no clock read until the ring is full; the wait for room, its deadline
+ * and the error record are the same as gic_sq_reserve_excl's), and the
+ * message's offset is 32-bit (blocks x messages x size is at most 256 MiB,
+ * gic_gpu_kernel() checks it) instead of a 64-bit product held across the
+ * loop. */
 static __device__ __forceinline__ int block_send(const kcfg &c, int wait)
 {
 	gic_sq *sq = &c.qps[blockIdx.x];
 	int rc = 0;
 
 	for (int m = 0; m < c.msgs && !rc; m++) {
-		uint64_t pos, off = ((uint64_t)blockIdx.x * c.max_msgs + m) * c.size;
+		uint32_t off = (blockIdx.x * (uint32_t)c.max_msgs + m) * c.size;
 		uint8_t sig = m + 1 == c.msgs ? GIC_CTRL_CQ_UPDATE : 0;
+		uint64_t pos;
 
-		rc = gic_sq_reserve_excl(sq, 1, &pos, ORD, DL);
+		rc = gic_sq_reserve_excl_lean(sq, 1, &pos, ORD, ENV_DEADLINE_NS);
 		if (rc)
 			break;
 		if (c.size == 8)

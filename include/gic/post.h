@@ -690,24 +690,40 @@ GIC_HD uint64_t gic_sq_retired_after(const gic_sq *sq, uint64_t retired, uint16_
 /* Polls sq's CQ once and retires what a CQE reports. Returns 0 when a CQE
  * was consumed, EAGAIN when none was ready, EIO for an error CQE (recorded
  * in sq->err_info), EPROTO for a CQE of another QP. The caller owns the CQ
- * (exclusive queue, or the poll lock of a shared one). */
+ * (exclusive queue, or the poll lock of a shared one).
+ *
+ * It sits inside every wait for room or completion, so it holds little:
+ * everything a good CQE needs (opcode, QP number, WQE counter) is in the
+ * tail word already loaded, and only an error CQE's record reads the rest
+ * of the CQE, straight into sq->err_info (so that no parsed fields stay
+ * live across the poll loops that inline it). */
 GIC_HD int gic_sq_poll_once(gic_sq *sq, int order, int shared)
 {
-	gic_cqe_info info;
-	int rc = gic_cq_poll_one(sq->cq, &info, order);
-	uint64_t retired;
+	gic_cq *cq = sq->cq;
+	uint32_t ci = cq->ci;
+	gic_cqe64 *cqe = &cq->cqes[ci & (cq->cqe_cnt - 1)];
+	uint64_t tail = gic_cqe_load_tail(cqe, order);
+	int ours, bad;
 
-	if (rc)
-		return rc;
-	if (info.qpn != sq->qpn)
+	if (!gic_cqe_sw_owned(tail, ci, cq->cqe_cnt))
+		return EAGAIN;
+	ours = gic_cqe_tail_qpn(tail) == sq->qpn;
+	bad = gic_cqe_tail_opcode(tail) == GIC_CQE_REQ_ERR;
+	/* The acquire load of the tail orders these reads of the other
+	 * fields; the first error CQE only. */
+	if (ours && bad && !sq->err)
+		gic_cqe_parse(cqe, tail, &sq->err_info);
+	cq->ci = ci + 1;
+	/* Releases the slot to the NIC after our reads of it. */
+	gic_st_release_sys_u32(cq->dbrec, gic_htobe32((ci + 1) & 0xffffffu));
+	if (!ours)
 		return EPROTO;
-	retired = gic_sq_retired_after(sq, sq->retired, info.wqe_counter);
-	gic_state_st64(&sq->retired, retired, shared);
-	if (info.cqe_opcode == GIC_CQE_REQ_ERR) {
-		if (!sq->err) {
-			sq->err_info = info;
-			gic_state_st32(&sq->err, 1, shared);
-		}
+	gic_state_st64(&sq->retired,
+		       gic_sq_retired_after(sq, sq->retired, gic_cqe_tail_wqe_counter(tail)), shared);
+	if (bad) {
+		/* Sticky; after err_info, which a shared queue's readers
+		 * acquire through it. */
+		gic_state_st32(&sq->err, 1, shared);
 		return EIO;
 	}
 	return 0;
@@ -776,6 +792,43 @@ GIC_HD int gic_sq_reserve_excl(gic_sq *sq, uint32_t nbb, uint64_t *pos, int orde
 	if (rc)
 		return rc;
 	sq->resv += nbb;
+	return 0;
+}
+
+/* Exclusive owner, the wait of gic_sq_reserve_excl_lean(): the ring is
+ * full below need (the first position that must have retired); polls the
+ * CQ until it has, with a deadline timeout_ns from now. ENOBUFS when
+ * nothing signaled covers need, EIO after an error CQE (sq->err_info has
+ * it), EPROTO, ETIMEDOUT. */
+GIC_HD int gic_sq_wait_room_excl(gic_sq *sq, uint64_t need, int order, uint64_t timeout_ns)
+{
+	if (sq->signaled < need)
+		return ENOBUFS;
+	return gic_sq_wait_retired(sq, need, 0, order, gic_now_ns() + timeout_ns);
+}
+
+/* Exclusive owner: gic_sq_reserve_excl() for code that carries the send
+ * path and mostly does not take it (a kernel with a dormant send, `gic
+ * kernel`): the same reservation and results as gic_sq_reserve_excl(sq,
+ * nbb, pos, order, now + timeout_ns), but the clock is read only when the
+ * ring is full, so the fast path holds no deadline: the free space is one
+ * 32-bit compare of the view's positions (resv - retired never exceeds
+ * bb_cnt, so the low words decide it), and the wait for room (CQ poll,
+ * error record, deadline) is gic_sq_wait_room_excl(). *pos gets the
+ * position also on failure, as gic_sq_reserve_excl's. */
+GIC_HD int gic_sq_reserve_excl_lean(gic_sq *sq, uint32_t nbb, uint64_t *pos, int order,
+				    uint64_t timeout_ns)
+{
+	uint64_t p = sq->resv;
+
+	*pos = p;
+	if ((uint32_t)p + nbb - (uint32_t)sq->retired > sq->bb_cnt) {
+		int rc = gic_sq_wait_room_excl(sq, p + nbb - sq->bb_cnt, order, timeout_ns);
+
+		if (rc)
+			return rc;
+	}
+	sq->resv = p + nbb;
 	return 0;
 }
 

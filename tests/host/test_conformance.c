@@ -1060,6 +1060,98 @@ CASE(ring_full_unsignaled)
 	tk_pair_close(p);
 }
 
+/* One 8-byte inline write at dst + 8 * slot through the lean reservation
+ * (gic_sq_reserve_excl_lean), rung at once. */
+static int post_lean(tk_pair *p, uint32_t rkey, uint64_t slot, uint64_t v, int sig,
+		     uint64_t timeout_ns, uint64_t *pos)
+{
+	gic_sq *sq = &p->pe[0].sq;
+	int rc = gic_sq_reserve_excl_lean(sq, 1, pos, GIC_ORDER_RELEASE_SYS, timeout_ns);
+
+	if (rc)
+		return rc;
+	gic_wqe_write_inline(sq, *pos, (uint64_t)(uintptr_t)(p->dst + slot * 8), rkey, &v, 8,
+			     sig ? GIC_CTRL_CQ_UPDATE : 0);
+	if (sig)
+		gic_sq_note_signaled(sq, *pos + 1, 0);
+	gic_sq_publish_excl(sq, GIC_ORDER_RELEASE_SYS);
+	return 0;
+}
+
+/* gic_sq_reserve_excl_lean (the dormant kernel's reservation): the same
+ * positions as gic_sq_reserve_excl through five wraps of an 8-BB ring,
+ * every fourth write signaled so that the wait for room retires them;
+ * ENOBUFS on a full ring that nothing signaled covers; EIO with the error
+ * CQE recorded in err_info when the wait meets one; ETIMEDOUT after the
+ * timeout when nothing completes. */
+CASE(reserve_lean)
+{
+	tk_pair_cfg cfg = { .engine_threads = 1, .log_sq_bb = 3 };
+	tk_pair_cfg idle = { .engine_threads = 0, .log_sq_bb = 3 };
+	tk_pair *p = tk_pair_open(&cfg);
+	uint64_t pos = 0, t0, el;
+	uint32_t rkey, old;
+	int rc = 0, n;
+
+	REQUIRE(p, "fixture");
+	rkey = softnic_mr_rkey(p->dst_mr);
+	for (uint32_t i = 0; i < 40; i++) {
+		REQUIRE(post_lean(p, rkey, i, 0x1000 + i, (i + 1) % 4 == 0, 2000000000ull, &pos) == 0,
+			"write %u: %s", i, softnic_qp_error(p->pe[0].qp));
+		CHECK(pos == i, "position %llu for write %u", (unsigned long long)pos, i);
+	}
+	REQUIRE(gic_sq_quiet(&p->pe[0].sq, GIC_ORDER_RELEASE_SYS, tk_deadline()) == 0, "quiet");
+	for (uint32_t i = 0; i < 40; i++) {
+		uint64_t got;
+
+		memcpy(&got, p->dst + 8 * i, 8);
+		CHECK(got == 0x1000 + i, "slot %u: 0x%llx", i, (unsigned long long)got);
+	}
+	n = 0;
+	while (n < 100 && (rc = post_lean(p, rkey, n, 7, 0, 2000000000ull, &pos)) == 0)
+		n++;
+	CHECK(rc == ENOBUFS, "rc %d after %d unsignaled posts", rc, n);
+	CHECK(n == 8, "%d unsignaled posts fit an 8-BB ring", n);
+	tk_pair_close(p);
+
+	/* A stale key on the first write: the wait for room meets its CQE. */
+	p = tk_pair_open(&cfg);
+	REQUIRE(p, "fixture");
+	old = softnic_mr_rkey(p->dst_mr);
+	softnic_dereg_mr(p->dst_mr);
+	p->dst_mr = softnic_reg_mr(p->pe[1].pd, p->dst, p->region, SOFTNIC_ACCESS_REMOTE_WRITE);
+	REQUIRE(p->dst_mr && softnic_mr_rkey(p->dst_mr) != old, "new key differs");
+	rkey = softnic_mr_rkey(p->dst_mr);
+	REQUIRE(post_lean(p, old, 0, 1, 1, 2000000000ull, &pos) == 0, "bad write");
+	for (n = 1; n < 8; n++)
+		REQUIRE(post_lean(p, rkey, n, 1, 0, 2000000000ull, &pos) == 0, "write %d", n);
+	rc = post_lean(p, rkey, 8, 1, 0, 2000000000ull, &pos);
+	CHECK(rc == EIO, "rc %d after the error CQE", rc);
+	CHECK(p->pe[0].sq.err && p->pe[0].sq.err_info.cqe_opcode == GIC_CQE_REQ_ERR &&
+		      p->pe[0].sq.err_info.syndrome == GIC_SYND_REMOTE_ACCESS_ERR &&
+		      p->pe[0].sq.err_info.vendor_syndrome == SOFTNIC_VSYND_BAD_RKEY &&
+		      p->pe[0].sq.err_info.wqe_counter == 0,
+	      "err %u: opcode 0x%x syndrome 0x%x vendor 0x%x counter %u", p->pe[0].sq.err,
+	      p->pe[0].sq.err_info.cqe_opcode, p->pe[0].sq.err_info.syndrome,
+	      p->pe[0].sq.err_info.vendor_syndrome, p->pe[0].sq.err_info.wqe_counter);
+	CHECK(p->dst[0] == 0xa5, "stale key wrote");
+	tk_pair_close(p);
+
+	/* Nothing progresses the NIC: the full ring waits out the timeout. */
+	p = tk_pair_open(&idle);
+	REQUIRE(p, "fixture");
+	rkey = softnic_mr_rkey(p->dst_mr);
+	for (n = 0; n < 8; n++)
+		REQUIRE(post_lean(p, rkey, n, 1, n == 7, 2000000000ull, &pos) == 0, "write %d", n);
+	t0 = gic_now_ns();
+	rc = post_lean(p, rkey, 8, 1, 0, 50000000, &pos);
+	el = gic_now_ns() - t0;
+	CHECK(rc == ETIMEDOUT, "rc %d", rc);
+	CHECK(el >= 50000000 && el < 2000000000ull, "waited %llu ns for a 50 ms timeout",
+	      (unsigned long long)el);
+	tk_pair_close(p);
+}
+
 CASE(cq_full_stalls)
 {
 	tk_pair_cfg cfg = { .engine_threads = 1, .log_cqe_cnt = 2 }; /* 4 CQEs */
@@ -1201,7 +1293,8 @@ static const tk_case cases[] = {
 	TK_ENTRY(write_imm), TK_ENTRY(bad_input), TK_ENTRY(stale_rkey), TK_ENTRY(peer_vanishes),
 	TK_ENTRY(not_connected_and_no_recv_cq), TK_ENTRY(strict_mode),
 	TK_ENTRY(bad_doorbell_record), TK_ENTRY(wqe_past_doorbell_record),
-	TK_ENTRY(wait_times_out), TK_ENTRY(ring_full_unsignaled), TK_ENTRY(cq_full_stalls),
+	TK_ENTRY(wait_times_out), TK_ENTRY(ring_full_unsignaled), TK_ENTRY(reserve_lean),
+	TK_ENTRY(cq_full_stalls),
 	TK_ENTRY(api_errors), TK_ENTRY(loopback_qp),
 };
 
