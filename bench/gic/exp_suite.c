@@ -213,6 +213,11 @@ static int run_step(const suite_step *s, const gic_opts *o, const gic_run_info *
 	}
 	/* Every row carries the processor state measured after its step. */
 	gic_stamp_state(o, info, sink, from);
+	if (rc == ENOTSUP && o->provider == GIC_PROV_MLX5) {
+		fprintf(stderr, "gic suite: %s: a part that runs on softnic only was left out "
+			"(said above)\n", s->e->name);
+		return 0;
+	}
 	if (rc)
 		fprintf(stderr, "gic suite: %s failed: %s\n", s->e->name, strerror(rc));
 	return rc;

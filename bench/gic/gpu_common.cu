@@ -100,7 +100,29 @@ void gpu_samples_emit(gic_sink *sink, gic_result *r, const double *v, int n, int
 	gic_emit(sink, r);
 }
 
-void gpu_result_transport(gic_result *r, int gpu_engine)
+const char *gpu_transport_name(const gic_opts *o, int gpu_engine)
 {
-	snprintf(r->transport, sizeof(r->transport), "%s", gpu_engine ? "softnic-gpu" : "softnic-cpu");
+	return o->provider == GIC_PROV_MLX5 ? gic_transport(o)
+	       : gpu_engine		    ? "softnic-gpu"
+					    : "softnic-cpu";
+}
+
+void gpu_result_transport(gic_result *r, const gic_opts *o, int gpu_engine)
+{
+	snprintf(r->transport, sizeof(r->transport), "%s", gpu_transport_name(o, gpu_engine));
+}
+
+void gpu_env_cfg_nic(gpu_env_cfg *c, const gic_opts *o)
+{
+	c->provider = o->provider == GIC_PROV_MLX5 ? ENV_PROVIDER_MLX5 : ENV_PROVIDER_SOFTNIC;
+	c->nic = o->nic;
+}
+
+int gpu_softnic_only(const gic_opts *o, const char *sub, const char *what)
+{
+	if (o->provider != GIC_PROV_MLX5)
+		return 0;
+	fprintf(stderr, "gic %s: %s runs on softnic only (its fixture is softnic's); "
+		"skipped with --provider mlx5\n", sub, what);
+	return ENOTSUP;
 }

@@ -15,8 +15,19 @@
 /* Summarizes v[0..n) (dropping the first warmup) into r and emits it. */
 void gpu_samples_emit(gic_sink *sink, gic_result *r, const double *v, int n, int warmup);
 
-/* "softnic-gpu" or "softnic-cpu" into r->transport. */
-void gpu_result_transport(gic_result *r, int gpu_engine);
+/* The row's transport into r->transport: gic_transport(o) with the mlx5
+ * provider, else "softnic-gpu" or "softnic-cpu" as gpu_engine says. */
+void gpu_result_transport(gic_result *r, const gic_opts *o, int gpu_engine);
+/* The same name, returned. */
+const char *gpu_transport_name(const gic_opts *o, int gpu_engine);
+
+/* The NIC o names into the fixture's configuration (provider, device). */
+void gpu_env_cfg_nic(gpu_env_cfg *c, const gic_opts *o);
+
+/* 0 on softnic; with --provider mlx5, ENOTSUP after "gic <sub>: <what>
+ * runs on softnic only" (a fixture option or a path the mlx5 provider's
+ * GPU mode does not have). */
+int gpu_softnic_only(const gic_opts *o, const char *sub, const char *what);
 
 #define GPU_DEADLINE(ns) (gic_now_ns() + (ns))
 

@@ -180,7 +180,7 @@ static int gpu_round(gconns *g, int role, const conns_plan *p, double *rate, int
 			fprintf(stderr, "gic conns: direction %d poster %zu: %s (%s)\n", dir,
 				i % (g->nspan / 2), s->rc == ETIMEDOUT ?
 				"no progress within the time limit" : strerror(s->rc),
-				softnic_last_error(g->e.nic));
+				gpu_env_qp_error(&g->e, 0));
 			return s->rc;
 		}
 		if (dir == rate_dir) {
@@ -244,13 +244,14 @@ static int gpu_conns_c(const gic_opts *o, const conns_state *st, int conns, gic_
 	cfg.region = CONNS_REGION;
 	cfg.engine_blocks = CONNS_ENGINE_BLOCKS;
 	cfg.engine_warps = CONNS_ENGINE_WARPS;
+	gpu_env_cfg_nic(&cfg, o);
 	gpu_env_open(&g->e, &cfg);
 	g->d.sq[0] = g->e.d_sq;
 	g->d.sq[1] = g->e.d_peer_sq;
 	g->d.base[0] = (uint64_t)(uintptr_t)g->e.dst;
-	g->d.rkey[0] = softnic_mr_rkey(g->e.dst_mr);
+	g->d.rkey[0] = g->e.dst_rkey;
 	g->d.base[1] = (uint64_t)(uintptr_t)g->e.back;
-	g->d.rkey[1] = softnic_mr_rkey(g->e.back_mr);
+	g->d.rkey[1] = g->e.back_rkey;
 	for (int r = 0; r < 3 && !rc; r++)
 		for (int w = 0; w < st->nwrites && !rc && (st->roles >> r & 1); w++)
 			rc = gpu_config(g, sink, r, conns, st->writes[w]);

@@ -35,7 +35,13 @@ enum { K_ROUNDS = 5 };
 enum { V_NONE = 0, V_CODE = 1, V_SEND = 2, V_SENDWAIT = 3 };
 
 #define DL (gic_now_ns() + ENV_DEADLINE_NS)
-#define ORD GIC_ORDER_FENCE_GPU
+
+/* The fence that orders a block's WQE stores before its doorbell, by who
+ * reads the queue (a compile-time fact of the kernel, so that it costs no
+ * register): softnic's GPU engine on this GPU needs GPU scope; softnic's
+ * CPU engine and an mlx5 device (the queues in host memory, a NIC across
+ * PCIe) need system scope. */
+#define K_ORDER(SYS) ((SYS) ? GIC_ORDER_FENCE_SYS : GIC_ORDER_FENCE_GPU)
 
 static __host__ __device__ uint64_t kval(uint64_t b, uint64_t m)
 {
@@ -66,6 +72,7 @@ typedef struct kcfg {
  * message's offset is 32-bit (blocks x messages x size is at most 256 MiB,
  * gic_gpu_kernel() checks it) instead of a 64-bit product held across the
  * loop. */
+template <int SYS>
 static __device__ __forceinline__ int block_send(const kcfg &c, int wait)
 {
 	gic_sq *sq = &c.qps[blockIdx.x];
@@ -76,7 +83,7 @@ static __device__ __forceinline__ int block_send(const kcfg &c, int wait)
 		uint8_t sig = m + 1 == c.msgs ? GIC_CTRL_CQ_UPDATE : 0;
 		uint64_t pos;
 
-		rc = gic_sq_reserve_excl_lean(sq, 1, &pos, ORD, ENV_DEADLINE_NS);
+		rc = gic_sq_reserve_excl_lean(sq, 1, &pos, K_ORDER(SYS), ENV_DEADLINE_NS);
 		if (rc)
 			break;
 		if (c.size == 8)
@@ -87,23 +94,23 @@ static __device__ __forceinline__ int block_send(const kcfg &c, int wait)
 				      (uint64_t)(c.src + off), c.lkey, c.size, sig, 0);
 		if (sig)
 			gic_sq_note_signaled(sq, pos + 1, 0);
-		gic_sq_publish_excl(sq, ORD);
+		gic_sq_publish_excl(sq, K_ORDER(SYS));
 	}
 	if (!rc && wait)
-		rc = gic_sq_quiet(sq, ORD, DL);
+		rc = gic_sq_quiet(sq, K_ORDER(SYS), DL);
 	return rc;
 }
 
 /* What a variant puts between the caller's two halves (kernel_caller.cuh):
  * none nothing; code the send behind c.enable, false at run time; send and
  * sendwait the send taken. */
-template <int VARIANT>
+template <int VARIANT, int SYS>
 struct gda_mid {
 	static __device__ __forceinline__ void between(const kcfg &c)
 	{
 		if (VARIANT != V_NONE && c.enable) {
 			if (threadIdx.x == 0)
-				c.rc[blockIdx.x] = block_send(c, VARIANT == V_SENDWAIT);
+				c.rc[blockIdx.x] = block_send<SYS>(c, VARIANT == V_SENDWAIT);
 			__syncthreads(); /* the block goes on once its sends are posted (or done) */
 		}
 	}
@@ -112,16 +119,16 @@ struct gda_mid {
 /* The same two halves of work in every variant (kernel_caller.cuh, also the
  * NVSHMEM path's caller); the variants differ only in what sits between
  * them. */
-template <int CALLER, int VARIANT, int LIVE>
+template <int CALLER, int VARIANT, int LIVE, int SYS>
 __global__ void enclosing_kernel(kcfg c)
 {
-	kc_caller<CALLER, LIVE, kcfg, gda_mid<VARIANT> >(c);
+	kc_caller<CALLER, LIVE, kcfg, gda_mid<VARIANT, SYS> >(c);
 }
 
 /* Completes every block's QP between rounds (send leaves writes in flight). */
-__global__ void drain_kernel(gic_sq *qps, int *rc)
+__global__ void drain_kernel(gic_sq *qps, int *rc, int order)
 {
-	int r = gic_sq_quiet(&qps[blockIdx.x], ORD, DL);
+	int r = gic_sq_quiet(&qps[blockIdx.x], order, DL);
 
 	if (r)
 		rc[blockIdx.x] = r;
@@ -129,11 +136,11 @@ __global__ void drain_kernel(gic_sq *qps, int *rc)
 
 typedef void (*enclosing_fn)(kcfg);
 
-template <int CALLER, int VARIANT>
+template <int CALLER, int VARIANT, int SYS>
 static enclosing_fn pick_live(int live)
 {
 #define K_LIVE_CASE(n) \
-	case n: return enclosing_kernel<CALLER, VARIANT, n>;
+	case n: return enclosing_kernel<CALLER, VARIANT, n, SYS>;
 	switch (live) {
 	GIC_KERNEL_LIVE_CASES(K_LIVE_CASE)
 #undef K_LIVE_CASE
@@ -141,20 +148,23 @@ static enclosing_fn pick_live(int live)
 	}
 }
 
-template <int CALLER>
+template <int CALLER, int SYS>
 static enclosing_fn pick_variant(int variant, int live)
 {
 	switch (variant) {
-	case V_NONE: return pick_live<CALLER, V_NONE>(live);
-	case V_CODE: return pick_live<CALLER, V_CODE>(live);
-	case V_SEND: return pick_live<CALLER, V_SEND>(live);
-	default: return pick_live<CALLER, V_SENDWAIT>(live);
+	case V_NONE: return pick_live<CALLER, V_NONE, 0>(live); /* no send code: one scope */
+	case V_CODE: return pick_live<CALLER, V_CODE, SYS>(live);
+	case V_SEND: return pick_live<CALLER, V_SEND, SYS>(live);
+	default: return pick_live<CALLER, V_SENDWAIT, SYS>(live);
 	}
 }
 
-static enclosing_fn pick(int caller, int variant, int live)
+/* sys: the queues' reader is outside the GPU (K_ORDER). */
+static enclosing_fn pick(int caller, int variant, int live, int sys)
 {
-	return caller == K_FMA ? pick_variant<K_FMA>(variant, live) : pick_variant<K_STREAM>(variant, live);
+	if (caller == K_FMA)
+		return sys ? pick_variant<K_FMA, 1>(variant, live) : pick_variant<K_FMA, 0>(variant, live);
+	return sys ? pick_variant<K_STREAM, 1>(variant, live) : pick_variant<K_STREAM, 0>(variant, live);
 }
 
 /* ------------------------------------------------------------------ */
@@ -172,6 +182,7 @@ typedef struct krun {
 	float *data;
 	size_t stream_len;
 	int *d_rc;
+	int sys;             /* 1: the queues' reader is outside the GPU (K_ORDER) */
 	uint8_t *h;          /* host copy of the destination */
 } krun;
 
@@ -203,7 +214,7 @@ static int check(krun *K, int msgs, uint32_t size)
 	for (int b = 0; b < K->blocks; b++) {
 		if (rc[b]) {
 			fprintf(stderr, "gic kernel: block %d: error %d (%s)\n", b, rc[b],
-				softnic_qp_error(K->e.qp[b]));
+				gpu_env_qp_error(&K->e, b));
 			return 0;
 		}
 		for (int m = 0; m < msgs; m++) {
@@ -243,9 +254,9 @@ static int run_config(krun *K, enclosing_fn fn, int variant, int msgs, double *m
 	c.size = (uint32_t)K->st->size;
 	c.qps = K->e.d_sq;
 	c.dst = K->e.dst;
-	c.rkey = softnic_mr_rkey(K->e.dst_mr);
+	c.rkey = K->e.dst_rkey;
 	c.src = K->e.src;
-	c.lkey = softnic_mr_lkey(K->e.src_mr);
+	c.lkey = K->e.src_lkey;
 	c.data = K->data;
 	c.stream_len = K->stream_len;
 	c.rc = K->d_rc;
@@ -258,7 +269,8 @@ static int run_config(krun *K, enclosing_fn fn, int variant, int msgs, double *m
 		ok = cudaGetLastError() == cudaSuccess && !gpu_env_wait(&K->e, "gic kernel", 120);
 		t[r] = (double)(gic_now_ns() - t0) / 1e6;
 		if (ok && variant >= V_SEND) { /* outside the timed span */
-			drain_kernel<<<K->blocks, 1, 0, K->e.stream>>>(K->e.d_sq, K->d_rc);
+			drain_kernel<<<K->blocks, 1, 0, K->e.stream>>>(K->e.d_sq, K->d_rc,
+								      K_ORDER(K->sys));
 			ok = !gpu_env_wait(&K->e, "gic kernel drain", 60);
 		}
 	}
@@ -279,10 +291,11 @@ static void emit(krun *K, const char *name, const char *metric, const char *unit
 	gic_result r;
 
 	gic_result_init(&r, "kernel", name, metric, unit);
-	snprintf(r.params, sizeof(r.params), "blocks=%d threads=%d live=%d size=%zu rounds=%d",
-		 K->blocks, K->threads, K->st->live, K->st->size, K_ROUNDS);
+	snprintf(r.params, sizeof(r.params), "blocks=%d threads=%d live=%d size=%zu rounds=%d "
+		 "order=%s", K->blocks, K->threads, K->st->live, K->st->size, K_ROUNDS,
+		 K->sys ? "fence-sys" : "fence-gpu");
 	snprintf(r.note, sizeof(r.note), "%s", note);
-	gpu_result_transport(&r, K->o->gpu_engine);
+	gpu_result_transport(&r, K->o, K->o->gpu_engine);
 	gic_result_set_value(&r, value);
 	r.validated = valid;
 	gic_emit(K->sink, &r);
@@ -296,7 +309,7 @@ static void run_caller(krun *K, int caller)
 	char regs_note[160] = "per thread (sm_90, -O3)";
 
 	for (int v = V_NONE; v <= V_SENDWAIT; v++) {
-		enclosing_fn fn = pick(caller, v, K->st->live);
+		enclosing_fn fn = pick(caller, v, K->st->live, K->sys);
 		int nm = v >= V_SEND ? K->st->nmsgs : 1;
 		cudaFuncAttributes attr;
 		int per_sm = 0;
@@ -347,6 +360,9 @@ int gic_gpu_kernel(const gic_opts *o, const kernel_state *st, const gic_run_info
 	(void)info;
 	memset(&K, 0, sizeof(K));
 	K.o = o;
+	/* softnic's GPU engine reads the queues on this GPU; its CPU engine
+	 * and an mlx5 device read them across PCIe. */
+	K.sys = !o->gpu_engine || o->provider == GIC_PROV_MLX5;
 	K.st = st;
 	K.sink = sink;
 	K.blocks = o->given & GIC_GIVEN_C ? o->ctas : 528;   /* the paper's launch */
@@ -355,7 +371,7 @@ int gic_gpu_kernel(const gic_opts *o, const kernel_state *st, const gic_run_info
 		maxm = st->msgs[k] > maxm ? st->msgs[k] : maxm;
 	K.max_msgs = maxm > 0 ? maxm : 1;
 	region = (size_t)K.blocks * K.max_msgs * st->size;
-	if (!pick(K_FMA, V_NONE, st->live) || K.blocks > ENV_MAX_QPS || region > (256u << 20)) {
+	if (!pick(K_FMA, V_NONE, st->live, 0) || K.blocks > ENV_MAX_QPS || region > (256u << 20)) {
 		fprintf(stderr, "gic kernel: --live must be 4, 8, 16, 32, 64, 160 or 224; at most %d "
 			"blocks; blocks x messages x size at most 256 MiB\n", ENV_MAX_QPS);
 		return EINVAL;
@@ -372,6 +388,7 @@ int gic_gpu_kernel(const gic_opts *o, const kernel_state *st, const gic_run_info
 	{
 		gpu_env_cfg cfg = { o->gpu_engine, K.blocks, 6, region, 0, 4, 4 };
 
+		gpu_env_cfg_nic(&cfg, o);
 		gpu_env_open(&K.e, &cfg);
 	}
 	for (int caller = K_FMA; caller <= K_STREAM; caller++)

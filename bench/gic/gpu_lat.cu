@@ -550,7 +550,7 @@ typedef struct lat_run {
 	int n;                /* samples per measurement, warm-up included */
 	int failed;
 	int first_count;      /* 1 while the first --qps count runs */
-	softnic_qp *used;     /* the QP run_samples names on an error (NULL: QP 0) */
+	int used;             /* the QP run_samples names on an error (0, or ENV_QP_DCI0) */
 	uint64_t *ckw;        /* GPU memory: the checker's words (lat_check) */
 	size_t sizes[2][GIC_LAT_SWEEP_MAX_SIZES]; /* --sweep: inline, pointer sizes */
 	int nsizes[2];
@@ -665,7 +665,7 @@ static int run_samples(lat_run *L, const char *what)
 	for (int i = 0; i < L->n; i++)
 		if (L->h[i].rc && !bad++)
 			fprintf(stderr, "gic lat: %s: sample %d: error %d (%s)\n", what, i, L->h[i].rc,
-				softnic_qp_error(L->used ? L->used : L->e.qp[0]));
+				gpu_env_qp_error(&L->e, L->used));
 	return bad;
 }
 
@@ -693,7 +693,7 @@ static void emit_cycles(lat_run *L, const char *name, const char *metric, int to
 	}
 	snprintf(r.params, sizeof(r.params), "%s", params);
 	snprintf(r.note, sizeof(r.note), "%s", note);
-	gpu_result_transport(&r, gpu_engine);
+	gpu_result_transport(&r, L->o, gpu_engine);
 	r.validated = valid && m == L->n;
 	gpu_samples_emit(L->sink, &r, L->v, m, L->o->warmup);
 }
@@ -746,12 +746,12 @@ static void gda_cfg_fill(lat_run *L, gda_cfg *c, int pointer, uint32_t size, int
 	c->nq = nq;
 	c->scope = scope;
 	c->dst = L->e.dst;
-	c->rkey = softnic_mr_rkey(L->e.dst_mr);
+	c->rkey = L->e.dst_rkey;
 	c->stage = L->stage;
 	c->src = L->e.src;
-	c->lkey = softnic_mr_lkey(L->e.src_mr);
+	c->lkey = L->e.src_lkey;
 	c->back = L->e.back;
-	c->back_rkey = softnic_mr_rkey(L->e.back_mr);
+	c->back_rkey = L->e.back_rkey;
 }
 
 /* The timer check (exp_lat.h): one kernel of round trips, every odd
@@ -789,8 +789,7 @@ static void gda_timer(lat_run *L, const lat_state *st)
 		fprintf(stderr, "gic lat: timer check: no samples of each kind after the warm-up\n");
 		L->failed++;
 	} else if (gic_lat_timer_emit(L->sink, st, order, &plain, &delayed,
-				      !bad && validate(L, &c), L->o->gpu_engine ? "softnic-gpu"
-										: "softnic-cpu",
+				      !bad && validate(L, &c), gpu_transport_name(L->o, L->o->gpu_engine),
 				      params)) {
 		L->failed++;
 	}
@@ -862,7 +861,7 @@ static void gda_one(lat_run *L, const lat_state *st, int src, int order, uint32_
 		}
 		snprintf(dcp, sizeof(dcp), " transport=dc av=%s",
 			 src == SRC_DC_FULL ? "full" : "compact");
-		L->used = L->e.dci[0];
+		L->used = ENV_QP_DCI0;
 	}
 	/* One DCI (dc): its own CQ, whatever QPs the RC rows configure. */
 	if (dc)
@@ -916,7 +915,7 @@ static void gda_one(lat_run *L, const lat_state *st, int src, int order, uint32_
 		bad = run_samples(L, name);
 		if (bad < 0) {
 			L->failed++;
-			L->used = NULL;
+			L->used = 0;
 			return;
 		}
 		valid = !bad && validate(L, &c);
@@ -932,7 +931,7 @@ static void gda_one(lat_run *L, const lat_state *st, int src, int order, uint32_
 				       : "answer written by a GPU thread through softnic",
 				    L->o->gpu_engine);
 	}
-	L->used = NULL;
+	L->used = 0;
 }
 
 /* One --sweep size of gda-pointer (Figure 11): pointer writes of size
@@ -1014,6 +1013,7 @@ static void gda_count(lat_run *L, const lat_state *st, int nq)
 {
 	gpu_env_cfg cfg = { L->o->gpu_engine, nq, 10, LAT_REGION, 0, 4, 4 };
 
+	gpu_env_cfg_nic(&cfg, L->o);
 	/* The DC rows: the first count's env, beside its RC rows. */
 	cfg.dc = L->first_count && !st->sweep && (st->paths & GIC_LAT_GDA_DC_ANY);
 	gpu_env_open(&L->e, &cfg);
@@ -1508,11 +1508,28 @@ static void gda_hostdb(lat_run *L, const lat_state *st)
 
 /* ------------------------------------------------------------------ */
 
-int gic_gpu_lat(const gic_opts *o, const lat_state *st, const gic_run_info *info,
+/* With --provider mlx5: the paths whose fixtures are softnic's (mini-proxy,
+ * host-rung doorbells, DC), said once and left out of *out. */
+static void mlx5_paths(const gic_opts *o, const lat_state *st, lat_state *out)
+{
+	const unsigned soft = GIC_LAT_PROXY_BASELINE | GIC_LAT_PROXY_TUNED | GIC_LAT_GDA_HOSTDB |
+			      GIC_LAT_GDA_DC_ANY;
+
+	*out = *st;
+	if (o->provider == GIC_PROV_MLX5 && (st->paths & soft)) {
+		gpu_softnic_only(o, "lat", "--path proxy-*, gda-hostdb and gda-dc*");
+		out->paths &= ~soft;
+	}
+}
+
+int gic_gpu_lat(const gic_opts *o, const lat_state *st_in, const gic_run_info *info,
 		gic_sink *sink)
 {
+	lat_state mst;
+	const lat_state *st = &mst;
 	lat_run L;
 
+	mlx5_paths(o, st_in, &mst);
 	memset(&L, 0, sizeof(L));
 	L.o = o;
 	L.info = info;

@@ -387,9 +387,9 @@ static int run_gda(const gic_opts *o, const loaded_state *st, const gic_run_info
 	c.nbg = out.nbg;
 	c.pace_ns = st->pace_ns;
 	c.dst = e.dst;
-	c.dst_rkey = softnic_mr_rkey(e.dst_mr);
+	c.dst_rkey = e.dst_rkey;
 	c.back = e.back;
-	c.back_rkey = softnic_mr_rkey(e.back_mr);
+	c.back_rkey = e.back_rkey;
 	c.stop = d->stop;
 	c.window = d->window;
 	c.bg_count = d->bg_count;
@@ -480,6 +480,8 @@ int gic_gpu_loaded(const gic_opts *o, const loaded_state *st, const gic_run_info
 	int n = o->iters + o->warmup, failed = 0;
 	loaded_dev d;
 
+	if (gpu_softnic_only(o, "loaded", "the GPU mode of gic loaded (a mini-proxy beside)"))
+		return ENOTSUP;
 	if (st->bg_ctas > LOADED_MAX_BG || n > 4096 ||
 	    (size_t)bg_off(n, st->bg_ctas, 0) > LOADED_REGION) {
 		fprintf(stderr, "gic loaded: at most %d background CTAs and 4096 samples on the GPU\n",

@@ -132,7 +132,7 @@ static void emit_goodput(gic_sink *sink, const gic_opts *o, const char *path, ui
 	if (st->path == GIC_PAYLOAD_PROXY)
 		gic_result_param(&r, "T=%d R=%d B=%d protocol=tuned", st->T, st->R, st->B);
 	snprintf(r.note, sizeof(r.note), "bytes copied by softnic's engine: not a NIC number");
-	gpu_result_transport(&r, st->path == GIC_PAYLOAD_PROXY ? 0 : o->gpu_engine);
+	gpu_result_transport(&r, o, st->path == GIC_PAYLOAD_PROXY ? 0 : o->gpu_engine);
 	r.validated = valid;
 	gpu_samples_emit(sink, &r, gbps, n, 0);
 }
@@ -152,14 +152,14 @@ static double gda_size(gpu_env *e, const gic_opts *o, const payload_state *st, u
 		return 0;
 	/* Writes in flight never share a destination slot: softnic runs a
 	 * batch whose destinations overlap one WQE at a time, in order. */
-	payload_gda_kernel<<<1, 1, 0, e->stream>>>(e->d_sq, e->dst, softnic_mr_rkey(e->dst_mr), e->src,
-						    softnic_mr_lkey(e->src_mr), size, o->iters, slots,
+	payload_gda_kernel<<<1, 1, 0, e->stream>>>(e->d_sq, e->dst, e->dst_rkey, e->src,
+						    e->src_lkey, size, o->iters, slots,
 						    st->window < slots ? st->window : slots, d);
 	if (gpu_env_wait(e, "gic payload", 120) || gpu_env_read(e, &sp, d, sizeof(sp)))
 		return 0;
 	if (sp.rc) {
 		fprintf(stderr, "gic payload: size %u: error %d (%s)\n", size, sp.rc,
-			softnic_qp_error(e->qp[0]));
+			gpu_env_qp_error(e, 0));
 		return 0;
 	}
 	*valid = !gpu_env_read(e, h, e->dst, (size_t)slots * size) && pattern(h, size, slots, 1);
@@ -221,6 +221,11 @@ int gic_gpu_payload(const gic_opts *o, const payload_state *st, const gic_run_in
 	gpu_env e;
 
 	(void)info;
+	if (st->path == GIC_PAYLOAD_PROXY && gpu_softnic_only(o, "payload", "--path proxy")) {
+		free(h);
+		return ENOTSUP;
+	}
+	gpu_env_cfg_nic(&cfg, o);
 	if (!h || cudaMalloc(&d, sizeof(span2) * GIC_PROXY_MAX_RINGS) != cudaSuccess) {
 		free(h);
 		return ENOMEM;
@@ -269,7 +274,7 @@ int gic_gpu_payload(const gic_opts *o, const payload_state *st, const gic_run_in
 
 		gic_result_init(&r, "payload", path, "first size at 90% of own max", "B");
 		snprintf(r.params, sizeof(r.params), "reference_gbps=%.3f", ref);
-		gpu_result_transport(&r, st->path == GIC_PAYLOAD_PROXY ? 0 : o->gpu_engine);
+		gpu_result_transport(&r, o, st->path == GIC_PAYLOAD_PROXY ? 0 : o->gpu_engine);
 		gic_result_set_value(&r, sizes[from]);
 		r.validated = !failed;
 		gic_emit(sink, &r);

@@ -225,6 +225,8 @@ int gic_gpu_proxy(const gic_opts *o, const proxy_state *st, const gic_run_info *
 	proxy_run P;
 	int total = 0, done = 0;
 
+	if (gpu_softnic_only(o, "proxy", "the GPU mode of gic proxy (mini-proxy's GPU fixture)"))
+		return ENOTSUP;
 	memset(&P, 0, sizeof(P));
 	P.o = o;
 	P.st = st;

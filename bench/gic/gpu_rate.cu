@@ -578,8 +578,8 @@ static int run_round(gpu_env *e, const rate_row *r, rate_cfg *c, span *d, span *
 	for (int t = 0; t < r->threads; t++) {
 		if (h[t].rc) {
 			fprintf(stderr, "gic rate: %s: thread %d: error %d (%s)\n", r->name, t, h[t].rc,
-				softnic_qp_error(e->qp[r->mode == GIC_RATE_RR ? t * c->qpt
-									      : t % r->qps]));
+				gpu_env_qp_error(e, r->mode == GIC_RATE_RR ? t * c->qpt
+									   : t % r->qps));
 			return 0;
 		}
 		t0 = h[t].t0 < t0 ? h[t].t0 : t0;
@@ -632,7 +632,7 @@ static void emit_rate(gic_sink *sink, const gic_opts *o, const rate_row *r, cons
 		 RATE_ROUNDS, r->host_rung ? "release-sys" : "fence-gpu",
 		 1 << (r->log_bb ? r->log_bb : RATE_LOG_BB), gic_rate_doorbell_name(r));
 	snprintf(res.note, sizeof(res.note), "%s", note);
-	gpu_result_transport(&res, o->gpu_engine);
+	gpu_result_transport(&res, o, o->gpu_engine);
 	res.validated = valid;
 	gpu_samples_emit(sink, &res, v, n, 0);
 }
@@ -736,6 +736,11 @@ static int run_row(const gic_opts *o, const rate_row *r, double cas_ns, gic_sink
 
 	uint8_t *stage = NULL;
 
+	if (r->host_rung && gpu_softnic_only(o, "rate", r->name)) {
+		free(h);
+		return 0; /* a row left out, not a failure */
+	}
+	gpu_env_cfg_nic(&cfg, o);
 	cfg.host_doorbells = r->host_rung;
 	/* Every CUDA allocation before the engine starts (docs/DESIGN.md §4.5). */
 	if (!h || cudaMalloc(&d, sizeof(span) * r->threads) != cudaSuccess ||
@@ -760,9 +765,9 @@ static int run_row(const gic_opts *o, const rate_row *r, double cas_ns, gic_sink
 	c.per = per_thread(o, r, c.stride);
 	gpu_env_open(&e, &cfg);
 	c.dst = e.dst;
-	c.rkey = softnic_mr_rkey(e.dst_mr);
+	c.rkey = e.dst_rkey;
 	c.src = e.src;
-	c.lkey = softnic_mr_lkey(e.src_mr);
+	c.lkey = e.src_lkey;
 	c.stage = stage;
 	if (r->host_rung && !redirect_doorbells(&e, r, ringer, words, 1))
 		ok = 0;

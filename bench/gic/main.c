@@ -78,10 +78,10 @@ static const char common_help[] =
 	"  -f FACTOR      size step factor (> 1, <= 1024); default 2\n"
 	"  -c N           CTAs of the GPU kernel (1..65536); default: the experiment's\n"
 	"  -t N           threads per CTA (GPU) or host threads (--host) (1..1024)\n"
-	"  --host         host submitters (no GPU needed), on the NIC --provider names\n"
-	"  --provider P   the host modes' NIC: softnic (its CPU engine; default) | mlx5\n"
-	"                 (rdma-core: a ConnectX, or the emulated device under gic-emu);\n"
-	"                 the GPU modes run on softnic\n"
+	"  --host         host submitters (no GPU needed)\n"
+	"  --provider P   the NIC: softnic (default) | mlx5 (rdma-core: a ConnectX, or the\n"
+	"                 emulated device under gic-emu; GPU modes: lat, rate, kernel,\n"
+	"                 payload's gda path and conns, queues in host memory)\n"
 	"  --nic NAME     mlx5: the RDMA device (default: the first)\n"
 	"  --quick        short settings (what CI runs)\n"
 	"  --engine E     softnic engine: cpu | gpu (GPU mode only); default gpu\n"
@@ -253,9 +253,9 @@ static int finish_opts(gic_opts *o)
 		fprintf(stderr, "gic: --engine gpu: the host mode runs the CPU engine only\n");
 		return EINVAL;
 	}
-	if (o->provider == GIC_PROV_MLX5 && !o->host) {
-		fprintf(stderr, "gic: --provider mlx5 runs with --host (host threads post through "
-			"the provider); the GPU modes' fixtures are softnic's so far\n");
+	if (o->provider == GIC_PROV_MLX5 && (o->given & GIC_GIVEN_ENGINE)) {
+		fprintf(stderr, "gic: --engine: with --provider mlx5 the device's own engine serves "
+			"the queues (the emulated device's: GIC_EMU_ENGINE)\n");
 		return EINVAL;
 	}
 	if (o->nic && o->provider != GIC_PROV_MLX5) {
@@ -265,7 +265,7 @@ static int finish_opts(gic_opts *o)
 	}
 	/* GPU modes default to the paper's placement: queues in GPU memory,
 	 * served by softnic's GPU engine. */
-	if (!o->host && !(o->given & GIC_GIVEN_ENGINE))
+	if (!o->host && !(o->given & GIC_GIVEN_ENGINE) && o->provider == GIC_PROV_SOFTNIC)
 		o->gpu_engine = 1;
 	return 0;
 }
@@ -315,7 +315,10 @@ static int fill_info(const gic_opts *o, gic_run_info *info, int gpu_optional)
 		snprintf(info->gpu, sizeof(info->gpu), "none (host mode)");
 		return hx_nic_describe(o, info->nic, sizeof(info->nic));
 	}
-	snprintf(info->nic, sizeof(info->nic), "softnic (%s engine)", info->engine);
+	if (o->provider == GIC_PROV_MLX5 && (rc = hx_nic_describe(o, info->nic, sizeof(info->nic))))
+		return rc;
+	if (o->provider == GIC_PROV_SOFTNIC)
+		snprintf(info->nic, sizeof(info->nic), "softnic (%s engine)", info->engine);
 	rc = gic_gpu_available(info->gpu, sizeof(info->gpu), &info->sm_mhz, o->device);
 	if (rc && gpu_optional) {
 		snprintf(info->gpu, sizeof(info->gpu), "none in the driver process");

@@ -164,12 +164,150 @@ static void open_dc(gpu_env *e)
 	CUDA_OK(cudaMemcpy(e->d_dci_cq, cq, sizeof(cq), cudaMemcpyHostToDevice));
 }
 
+/* ------------------------------------------------------------------ */
+/* The mlx5 provider (cfg.provider ENV_PROVIDER_MLX5). */
+
+static void pfail(gpu_env *e, int pe, const char *what)
+{
+	fprintf(stderr, "gpu_env: mlx5 provider: %s: %s (PE%d: %s)\n", what, strerror(errno), pe,
+		e->pe_nic[pe] ? gic_nic_error(e->pe_nic[pe]) : "not open");
+	exit(1);
+}
+
+/* A CQ of 2^log_cqe CQEs on PE pe and an RC QP of 2^log_bb BBs on it. */
+static void p_qp_make(gpu_env *e, int pe, int log_bb, int log_cqe, gic_nic_cq **cq,
+		      gic_nic_qp **qp)
+{
+	gic_qp_attr qa = { NULL, log_bb, GIC_QP_RC };
+
+	errno = 0;
+	*cq = gic_nic_cq_create(e->pe_nic[pe], log_cqe);
+	qa.send_cq = *cq;
+	*qp = *cq ? gic_nic_qp_create(e->pe_nic[pe], &qa) : NULL;
+	if (!*qp)
+		pfail(e, pe, "create a QP");
+}
+
+/* Connects PE0's QP i to PE1's and makes both device views. */
+static void p_connect(gpu_env *e, int i, gic_sq *sq, gic_cq *cq, gic_sq *psq, gic_cq *pcq)
+{
+	gic_conn_info a, b;
+
+	if ((errno = gic_nic_qp_local(e->p_qp[i], &a)) ||
+	    (errno = gic_nic_qp_local(e->p_peer[i], &b)) ||
+	    (errno = gic_nic_qp_connect(e->p_qp[i], &a, &b)) ||
+	    (errno = gic_nic_qp_connect(e->p_peer[i], &b, &a)))
+		pfail(e, 0, "connect a QP pair");
+	if ((errno = gic_nic_qp_view(e->p_qp[i], GIC_VIEW_DEVICE, sq, cq)))
+		pfail(e, 0, "device view of a QP");
+	if ((errno = gic_nic_qp_view(e->p_peer[i], GIC_VIEW_DEVICE, psq, pcq)))
+		pfail(e, 1, "device view of a peer QP");
+}
+
+static void open_mlx5(gpu_env *e)
+{
+#ifdef GIC_HAVE_MLX5
+	static gic_sq sq[ENV_MAX_QPS], psq[ENV_MAX_QPS];
+	static gic_cq cq[ENV_MAX_QPS], pcq[ENV_MAX_QPS];
+	gic_nic_attr a;
+	char err[GIC_NIC_ERR_LEN] = "";
+	uint8_t *region[4] = { e->dst, e->src, e->res, e->back };
+	static const int access[4] = { GIC_ACCESS_REMOTE_WRITE | GIC_ACCESS_REMOTE_ATOMIC |
+					       GIC_ACCESS_REMOTE_READ | GIC_ACCESS_LOCAL_WRITE,
+				       GIC_ACCESS_LOCAL_WRITE, GIC_ACCESS_LOCAL_WRITE,
+				       GIC_ACCESS_REMOTE_WRITE | GIC_ACCESS_LOCAL_WRITE };
+	int n = e->cfg.nqps, pe_of[4] = { 1, 0, 0, 0 };
+	gic_cq empty;
+
+	memset(&a, 0, sizeof(a));
+	a.device = e->cfg.nic;
+	a.queues = GIC_QUEUES_HOST;
+	CUDA_OK(cudaFree(0)); /* a current context for the provider's CUDA mappings */
+	for (int pe = 0; pe < 2; pe++) {
+		errno = 0;
+		e->pe_nic[pe] = gic_nic_open(&gic_provider_mlx5, &a, err, sizeof(err));
+		if (!e->pe_nic[pe]) {
+			fprintf(stderr, "gpu_env: mlx5 provider: %s\n", err[0] ? err : strerror(errno));
+			exit(1);
+		}
+	}
+	snprintf(e->nic_desc, sizeof(e->nic_desc), "%s", gic_nic_describe(e->pe_nic[0]));
+	for (int r = 0; r < 4; r++)
+		if (!(e->p_mr[r] = gic_nic_reg_mr(e->pe_nic[pe_of[r]], region[r], e->cfg.region,
+						   access[r])))
+			pfail(e, pe_of[r], "register a region");
+	e->dst_rkey = e->p_mr[0]->rkey;
+	e->src_lkey = e->p_mr[1]->lkey;
+	e->res_lkey = e->p_mr[2]->lkey;
+	e->back_rkey = e->p_mr[3]->rkey;
+	for (int i = 0; i < n; i++) {
+		int log_bb = e->cfg.small_ring_qp1 && i == 1 ? 4 : e->cfg.log_sq_bb;
+
+		p_qp_make(e, 0, log_bb, log_bb < 12 ? log_bb : 12, &e->p_cq[i], &e->p_qp[i]);
+	}
+	for (int i = 0; i < n; i++) {
+		p_qp_make(e, 1, 4, 4, &e->p_peer_cq[i], &e->p_peer[i]);
+		p_connect(e, i, &sq[i], &cq[i], &psq[i], &pcq[i]);
+		sq[i].cq = &e->d_cq[i]; /* the device copies of the CQ views */
+		psq[i].cq = &e->d_peer_cq[i];
+	}
+	memset(&empty, 0, sizeof(empty));
+	CUDA_OK(cudaMemcpy(e->d_sq, sq, sizeof(gic_sq) * n, cudaMemcpyHostToDevice));
+	CUDA_OK(cudaMemcpy(e->d_cq, cq, sizeof(gic_cq) * n, cudaMemcpyHostToDevice));
+	CUDA_OK(cudaMemcpy(e->d_peer_sq, psq, sizeof(gic_sq) * n, cudaMemcpyHostToDevice));
+	CUDA_OK(cudaMemcpy(e->d_peer_cq, pcq, sizeof(gic_cq) * n, cudaMemcpyHostToDevice));
+	CUDA_OK(cudaMemcpy(e->d_rcq, &empty, sizeof(gic_cq), cudaMemcpyHostToDevice));
+#else
+	(void)e;
+	fprintf(stderr, "gpu_env: --provider mlx5: this program was built without the mlx5 "
+		"provider (rdma-core's libibverbs, libmlx5 and infiniband/mlx5dv.h were not found "
+		"at build time)\n");
+	exit(1);
+#endif
+}
+
+static void close_mlx5(gpu_env *e)
+{
+	for (int i = 0; i < e->cfg.nqps; i++) {
+		gic_nic_qp_destroy(e->p_qp[i]);
+		gic_nic_qp_destroy(e->p_peer[i]);
+		gic_nic_cq_destroy(e->p_cq[i]);
+		gic_nic_cq_destroy(e->p_peer_cq[i]);
+	}
+	for (int r = 0; r < 4; r++)
+		gic_nic_dereg_mr(e->p_mr[r]);
+	gic_nic_close(e->pe_nic[1]);
+	gic_nic_close(e->pe_nic[0]);
+}
+
+const char *gpu_env_qp_error(const gpu_env *e, int qp)
+{
+	static __thread char text[GIC_NIC_ERR_LEN + 96];
+
+	if (e->cfg.provider != ENV_PROVIDER_MLX5)
+		return softnic_qp_error(qp == ENV_QP_DCI0 ? e->dci[0] : e->qp[qp]);
+	if (qp >= 0 && gic_nic_qp_error(e->p_qp[qp])[0])
+		return gic_nic_qp_error(e->p_qp[qp]);
+	snprintf(text, sizeof(text), "the mlx5 device keeps no account beyond the CQE's syndrome; "
+		 "the provider's latest message: %.400s", gic_nic_error(e->pe_nic[0]));
+	return text;
+}
+
+/* ------------------------------------------------------------------ */
+
 void gpu_env_open(gpu_env *e, const gpu_env_cfg *cfg)
 {
 	memset(e, 0, sizeof(*e));
 	e->cfg = *cfg;
 	if (cfg->nqps < 1 || cfg->nqps > ENV_MAX_QPS)
 		fail(e, "nqps");
+	if (cfg->provider == ENV_PROVIDER_MLX5 &&
+	    (cfg->gpu_engine || cfg->strict || cfg->peer_gpu || cfg->host_doorbells || cfg->dc)) {
+		fprintf(stderr, "gpu_env: mlx5 provider: softnic's options (its GPU engine, strict "
+			"mode, a peer GPU, host-rung doorbells, DC) do not apply; the device's own "
+			"engine serves the queues\n");
+		exit(1);
+	}
 	CUDA_OK(cudaStreamCreateWithFlags(&e->stream, cudaStreamNonBlocking));
 	CUDA_OK(cudaMalloc(&e->d_sq, sizeof(gic_sq) * cfg->nqps));
 	CUDA_OK(cudaMalloc(&e->d_cq, sizeof(gic_cq) * cfg->nqps));
@@ -187,7 +325,13 @@ void gpu_env_open(gpu_env *e, const gpu_env_cfg *cfg)
 	if (cfg->host_doorbells &&
 	    !(e->host_db = (uint64_t *)gpu_mapped_alloc((size_t)cfg->nqps * 64, 64, NULL)))
 		fail(e, "host doorbells");
+	if (cfg->provider == ENV_PROVIDER_MLX5) {
+		open_mlx5(e);
+		return;
+	}
 	open_nic(e);
+	snprintf(e->nic_desc, sizeof(e->nic_desc), "softnic (%s engine)",
+		 cfg->gpu_engine ? "GPU" : "CPU");
 	e->pd[0] = softnic_pd_alloc(e->nic);
 	e->pd[1] = softnic_pd_alloc(e->nic);
 	e->dst_mr = softnic_reg_mr(e->pd[1], e->dst, cfg->region,
@@ -198,6 +342,10 @@ void gpu_env_open(gpu_env *e, const gpu_env_cfg *cfg)
 	e->back_mr = softnic_reg_mr(e->pd[0], e->back, cfg->region, SOFTNIC_ACCESS_REMOTE_WRITE);
 	if (!e->dst_mr || !e->src_mr || !e->res_mr || !e->back_mr)
 		fail(e, "reg_mr");
+	e->dst_rkey = softnic_mr_rkey(e->dst_mr);
+	e->src_lkey = softnic_mr_lkey(e->src_mr);
+	e->res_lkey = softnic_mr_lkey(e->res_mr);
+	e->back_rkey = softnic_mr_rkey(e->back_mr);
 	open_qps(e);
 	if (cfg->dc)
 		open_dc(e);
@@ -205,7 +353,10 @@ void gpu_env_open(gpu_env *e, const gpu_env_cfg *cfg)
 
 void gpu_env_close(gpu_env *e)
 {
-	softnic_close(e->nic);
+	if (e->cfg.provider == ENV_PROVIDER_MLX5)
+		close_mlx5(e);
+	else
+		softnic_close(e->nic);
 	cudaStreamSynchronize(e->stream);
 	if (e->cfg.gpu_engine) {
 		cudaFree(e->dst);

@@ -19,6 +19,17 @@
  * (dctn[1]: the destination region, in PE1's PD); PE1's DCI (d_dci_sq[1])
  * reaches PE0's DCT (dctn[0]: the region `back`). The DCTs' key is
  * ENV_DC_KEY; the caller builds the address vectors from dctn.
+ *
+ * With cfg.provider ENV_PROVIDER_MLX5 (builds with the mlx5 provider,
+ * GIC_HAVE_MLX5) the same QPs, regions and device views come from the
+ * mlx5 provider (gic/provider.h): PE0 and PE1 are two contexts of one
+ * RDMA device (a ConnectX, or the emulated device under gic-emu), queues
+ * in host memory mapped into the GPU by the provider's device views,
+ * the doorbell GPU-rung or forwarded (the provider says which), regions
+ * in mapped pinned host memory. softnic's own options (gpu_engine,
+ * strict, engine sizes, arenas, peer_gpu, host_doorbells, dc) are
+ * refused there; d_rcq is then an empty view. Use the gpu_env_* keys and
+ * gpu_env_qp_error() below, which serve both.
  */
 #ifndef GIC_GPU_ENV_H
 #define GIC_GPU_ENV_H
@@ -28,6 +39,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gic/provider.h"
 #include "gic/softnic_gpu.h"
 
 #define CUDA_OK(call)                                                               \
@@ -62,7 +74,15 @@ typedef struct gpu_env_cfg {
 			      * reads them through the mapping and synchronizes at
 			      * system scope (softnic_gpu_attr.host_submitters) */
 	int dc;              /* 1: a DCI and a DCT per PE (above) */
+	int provider;        /* ENV_PROVIDER_SOFTNIC (0) or ENV_PROVIDER_MLX5 (above) */
+	const char *nic;     /* mlx5: the RDMA device (NULL: the first) */
 } gpu_env_cfg;
+
+/* gpu_env_cfg.provider (the values of gic_opts.provider). */
+enum { ENV_PROVIDER_SOFTNIC = 0, ENV_PROVIDER_MLX5 = 1 };
+
+/* gpu_env_qp_error's qp for PE0's DCI. */
+enum { ENV_QP_DCI0 = -1 };
 
 #define ENV_DC_KEY 0x6769632d64632d6bull
 
@@ -89,7 +109,19 @@ typedef struct gpu_env {
 	uint32_t dctn[2];           /* cfg.dc: the DCTs' numbers */
 	gic_sq *d_dci_sq;           /* cfg.dc: device copies of the DCIs' views, [pe] */
 	gic_cq *d_dci_cq;
+	/* Either provider: the regions' keys. */
+	uint32_t dst_rkey, src_lkey, res_lkey, back_rkey;
+	/* ENV_PROVIDER_MLX5: the provider's objects (softnic's above stay NULL). */
+	gic_nic *pe_nic[2];
+	gic_nic_cq *p_cq[ENV_MAX_QPS], *p_peer_cq[ENV_MAX_QPS];
+	gic_nic_qp *p_qp[ENV_MAX_QPS], *p_peer[ENV_MAX_QPS];
+	gic_nic_mr *p_mr[4];        /* dst, src, res, back */
+	char nic_desc[160];         /* gic_nic_describe() of PE0, or "softnic (... engine)" */
 } gpu_env;
+
+/* What the provider knows of the failure of PE0's QP qp (0..nqps-1, or
+ * ENV_QP_DCI0): softnic's recorded error, or the mlx5 provider's text. */
+const char *gpu_env_qp_error(const gpu_env *e, int qp);
 
 /* Builds the fixture; exits with a message on failure. */
 void gpu_env_open(gpu_env *e, const gpu_env_cfg *cfg);
