@@ -87,7 +87,22 @@ GIC_HD void snx_copy(uint8_t *dst, const uint8_t *src, uint64_t len)
 }
 
 /* Acquire loads and release stores on queue memory, at the scope the
- * softnic's submitters and consumers need (snx_shared.gpu_scope). */
+ * softnic's submitters and consumers need (snx_shared.gpu_scope). The
+ * _scope forms take the flag from a register (snx_pass.gpu_scope): after
+ * an acquire, loading it from snx_shared would be one more memory trip. */
+GIC_HD uint32_t snx_ld_acquire_u32_scope(uint32_t gpu_scope, const uint32_t *p)
+{
+	return gpu_scope ? gic_ld_acquire_gpu_u32(p) : gic_ld_acquire_sys_u32(p);
+}
+
+GIC_HD void snx_st_release_u64_scope(uint32_t gpu_scope, uint64_t *p, uint64_t v)
+{
+	if (gpu_scope)
+		gic_st_release_gpu_u64(p, v);
+	else
+		gic_st_release_sys_u64(p, v);
+}
+
 GIC_HD uint64_t snx_ld_acquire_u64(const snx_shared *sh, const uint64_t *p)
 {
 	return sh->gpu_scope ? gic_ld_acquire_gpu_u64(p) : gic_ld_acquire_sys_u64(p);
@@ -95,15 +110,12 @@ GIC_HD uint64_t snx_ld_acquire_u64(const snx_shared *sh, const uint64_t *p)
 
 GIC_HD uint32_t snx_ld_acquire_u32(const snx_shared *sh, const uint32_t *p)
 {
-	return sh->gpu_scope ? gic_ld_acquire_gpu_u32(p) : gic_ld_acquire_sys_u32(p);
+	return snx_ld_acquire_u32_scope(sh->gpu_scope, p);
 }
 
 GIC_HD void snx_st_release_u64(const snx_shared *sh, uint64_t *p, uint64_t v)
 {
-	if (sh->gpu_scope)
-		gic_st_release_gpu_u64(p, v);
-	else
-		gic_st_release_sys_u64(p, v);
+	snx_st_release_u64_scope(sh->gpu_scope, p, v);
 }
 
 /* ------------------------------------------------------------------ */
@@ -370,6 +382,7 @@ typedef struct snx_pass {
 	uint32_t mr_epoch;
 	snx_mr_hit remote, local;
 	uint32_t dev;           /* SNX_DEV_* of the WQE being resolved */
+	uint32_t gpu_scope;     /* snx_shared.gpu_scope, fixed before any engine runs */
 	/* The WQE being run claimed a slot of its responder's receive CQ, and
 	 * wrote a CQE there (else the slot goes back). */
 	uint8_t recv_claimed, recv_used;
@@ -381,6 +394,7 @@ GIC_HD void snx_pass_init(snx_pass *p, snx_shared *sh)
 	memset(p, 0, sizeof(*p));
 	p->sh = sh;
 	p->mr_epoch = ~0u;
+	p->gpu_scope = sh->gpu_scope;
 }
 
 /* ------------------------------------------------------------------ */
@@ -590,18 +604,40 @@ GIC_HD void snx_cqe_fill_body(gic_cqe64 *cqe, const snx_cqe_fields *f)
 /* Writes one CQE into a claimed slot, with the CQ's lock held. Every data
  * write of this WQE and the earlier ones happened before the release store
  * of the CQE's tail, so a poller that sees the CQE sees the data. */
-GIC_HD void snx_cq_write_locked(const snx_shared *sh, snx_cq *cq, const snx_cqe_fields *f,
-				softnic_stats *st)
+/* Writes CQE number pi of a CQ whose ring, size and mode the caller read
+ * under its lock (snx_cq_write_locked; the GPU engine's batch, which
+ * reads them with its claim): no load of the CQ record. The caller moves
+ * cq->pi. The tail's release (at gpu_scope) orders every data write of
+ * this WQE and the earlier ones before it. snx_cqe_fill_slot: the body,
+ * and the tail's value and place, for a caller that stores the tail its
+ * own way. */
+GIC_HD uint64_t *snx_cqe_fill_slot(gic_cqe64 *cqes, uint32_t cqe_cnt, uint32_t mode, uint64_t pi,
+				    const snx_cqe_fields *f, uint64_t *tail)
 {
 	uint32_t sop = gic_htobe32(((uint32_t)f->wqe_opcode << 24) | (f->qpn & 0xffffffu));
-	uint64_t pi = cq->pi++, tail;
-	gic_cqe64 *cqe = &cq->cqes[(cq->mode & SNX_CQ_CC) ? 0 : pi & (cq->cqe_cnt - 1)];
+	gic_cqe64 *cqe = &cqes[(mode & SNX_CQ_CC) ? 0 : pi & (cqe_cnt - 1)];
 
 	snx_cqe_fill_body(cqe, f);
 	/* Tail bytes 56..63: sop_drop_qpn, wqe_counter, signature, op_own. */
-	tail = (uint64_t)sop | ((uint64_t)gic_htobe16(f->wqe_counter) << 32) |
-	       ((uint64_t)gic_make_op_own(f->cqe_opcode, (uint32_t)pi, cq->cqe_cnt) << 56);
-	snx_st_release_u64(sh, (uint64_t *)((uint8_t *)cqe + GIC_CQE_TAIL_OFFSET), tail);
+	*tail = (uint64_t)sop | ((uint64_t)gic_htobe16(f->wqe_counter) << 32) |
+		((uint64_t)gic_make_op_own(f->cqe_opcode, (uint32_t)pi, cqe_cnt) << 56);
+	return (uint64_t *)((uint8_t *)cqe + GIC_CQE_TAIL_OFFSET);
+}
+
+GIC_HD void snx_cqe_write_slot(uint32_t gpu_scope, gic_cqe64 *cqes, uint32_t cqe_cnt,
+			       uint32_t mode, uint64_t pi, const snx_cqe_fields *f)
+{
+	uint64_t tail, *at = snx_cqe_fill_slot(cqes, cqe_cnt, mode, pi, f, &tail);
+
+	snx_st_release_u64_scope(gpu_scope, at, tail);
+}
+
+GIC_HD void snx_cq_write_locked(const snx_shared *sh, snx_cq *cq, const snx_cqe_fields *f,
+				softnic_stats *st)
+{
+	uint64_t pi = cq->pi++;
+
+	snx_cqe_write_slot(sh->gpu_scope, cq->cqes, cq->cqe_cnt, cq->mode, pi, f);
 	st->cqes_written++;
 }
 

@@ -763,24 +763,74 @@ GIC_HD uint16_t snx_db_need(uint32_t w0, uint32_t w1)
 	return (uint16_t)(((w0 >> 8) & 0xffffu) + ((w1 & 0xffu) ? 1u : 0u));
 }
 
-/* Reads the doorbell record into *rec and moves qp->target to it. Returns
+/* What a pass's start reads of the QP (snx_pass_begin_view), loaded
+ * together after the doorbell's acquire: independent loads, issued before
+ * any is used (one round trip on the GPU engine, where every later load of
+ * the record would be one more after the doorbell record's acquire, which
+ * empties the SM's L1). The progress fields are the engine's own (only the
+ * QP's engine thread writes them), the others fixed while the QP is in the
+ * table, but link and in_error, which the host may move: they are read
+ * here once per pass. The pass's start keeps the view up to date with what
+ * it writes, so that its caller can go on from it. */
+typedef struct snx_qp_view {
+	uint64_t last_db, cons, target;
+	uint32_t *dbrec;
+	uint8_t *sq_buf;
+	snx_qp *peer;
+	snx_shared *peer_sh;
+	snx_cq *send_cq;
+	uint32_t flags, qpn, bb_cnt, pd;
+	uint32_t link, in_error;
+	uint32_t peer_pd;      /* the peer's pd (valid when link says connected) */
+	uint16_t watch_need;
+	uint8_t pending_synd, watching;
+} snx_qp_view;
+
+/* Loads the view of qp (see snx_qp_view); the caller read the doorbell
+ * with acquire semantics before, so link and in_error are as of then. */
+GIC_HD void snx_qp_view_load(snx_qp *qp, snx_qp_view *v)
+{
+	v->last_db = qp->last_db;
+	v->cons = qp->cons;
+	v->target = qp->target;
+	v->pending_synd = qp->pending_synd;
+	v->watching = qp->watching;
+	v->watch_need = qp->watch_need;
+	v->dbrec = qp->dbrec;
+	v->sq_buf = qp->sq_buf;
+	v->peer = qp->peer;
+	v->peer_sh = qp->peer_sh;
+	v->send_cq = qp->send_cq;
+	v->flags = qp->flags;
+	v->qpn = qp->qpn;
+	v->bb_cnt = qp->bb_cnt;
+	v->pd = qp->pd;
+	v->in_error = gic_ld_relaxed_sys_u32(&qp->in_error);
+	v->link = gic_ld_relaxed_sys_u32(&qp->link);
+}
+
+/* Reads the doorbell record into *rec and moves the target to it. Returns
  * 0, or SOFTNIC_VSYND_BAD_DBREC (target unmoved) for a record that moved
- * back or past the ring. */
-GIC_HD uint8_t snx_take_record(snx_pass *p, snx_qp *qp, uint32_t *rec)
+ * back or past the ring. The record's acquire orders this pass's WQE
+ * reads after it; target, cons and bb_cnt come from the view (the
+ * engine's own fields), not from the record again. */
+GIC_HD uint8_t snx_take_record(snx_pass *p, snx_qp *qp, snx_qp_view *v, uint32_t *rec)
 {
 	uint16_t ahead;
 
-	*rec = gic_be32toh(snx_ld_acquire_u32(p->sh, qp->dbrec)) & 0xffffu;
-	ahead = (uint16_t)(*rec - (uint16_t)qp->target);
-	if (qp->target + ahead - qp->cons > qp->bb_cnt)
+	*rec = gic_be32toh(snx_ld_acquire_u32_scope(p->gpu_scope, v->dbrec)) & 0xffffu;
+	ahead = (uint16_t)(*rec - (uint16_t)v->target);
+	if (v->target + ahead - v->cons > v->bb_cnt)
 		return SOFTNIC_VSYND_BAD_DBREC;
-	qp->target += ahead;
+	v->target += ahead;
+	qp->target = v->target;
 	return 0;
 }
 
 /* A doorbell protocol error moves the QP to error; the first WQE it
  * announced (or, with none, a CQE of its own) completes with it. */
-GIC_HD void snx_doorbell_error(snx_pass *p, snx_qp *qp, uint8_t vs, uint16_t db_index, uint32_t rec)
+GIC_HD void snx_doorbell_error(snx_pass *p, snx_qp *qp, snx_qp_view *v, uint8_t vs,
+			       uint16_t db_index, uint32_t rec)
 {
 	if (!qp->in_error) {
 		qp->pending_synd = GIC_SYND_LOCAL_QP_OP_ERR;
@@ -788,9 +838,11 @@ GIC_HD void snx_doorbell_error(snx_pass *p, snx_qp *qp, uint8_t vs, uint16_t db_
 		qp->err.has_doorbell = 1;
 		qp->err.db_index = db_index;
 		qp->err.dbrec = rec;
-		qp->err.executed = (uint32_t)(qp->cons & 0xffff);
+		qp->err.executed = (uint32_t)(v->cons & 0xffff);
+		v->pending_synd = GIC_SYND_LOCAL_QP_OP_ERR;
 	}
-	snx_qp_set_error(qp, (uint16_t)qp->cons, 0, GIC_SYND_LOCAL_QP_OP_ERR, vs, &p->st);
+	snx_qp_set_error(qp, (uint16_t)v->cons, 0, GIC_SYND_LOCAL_QP_OP_ERR, vs, &p->st);
+	v->in_error = 1;
 }
 
 /* qp->watching: not at all, on every pass (for db_watch_ns from the
@@ -801,90 +853,102 @@ GIC_HD void snx_doorbell_error(snx_pass *p, snx_qp *qp, uint8_t vs, uint16_t db_
 enum { SNX_WATCH_OFF = 0, SNX_WATCH_FAST = 1, SNX_WATCH_SLOW = 2 };
 #define SNX_WATCH_SLOW_NS 1000000ull
 
-/* Starts, keeps or ends the watch for a doorbell that needs record value
- * need. */
-GIC_HD void snx_watch_update(snx_pass *p, snx_qp *qp, uint16_t need)
+/* Sets the watch state (the QP's and the view's). */
+GIC_HD void snx_watch_set(snx_qp *qp, snx_qp_view *v, uint8_t state)
 {
-	uint16_t gap = (uint16_t)(need - (uint16_t)qp->target);
+	qp->watching = state;
+	v->watching = state;
+}
 
-	if (!gap || gap > qp->bb_cnt) { /* covered (or behind: an old doorbell) */
-		qp->watching = SNX_WATCH_OFF;
+/* Starts, keeps or ends the watch for a doorbell that needs record value
+ * need. Stores only what changes: the common doorbell is covered, with no
+ * watch before it. */
+GIC_HD void snx_watch_update(snx_pass *p, snx_qp *qp, snx_qp_view *v, uint16_t need)
+{
+	uint16_t gap = (uint16_t)(need - (uint16_t)v->target);
+
+	if (!gap || gap > v->bb_cnt) { /* covered (or behind: an old doorbell) */
+		if (v->watching != SNX_WATCH_OFF)
+			snx_watch_set(qp, v, SNX_WATCH_OFF);
 		return;
 	}
-	if (qp->watching == SNX_WATCH_OFF || need != qp->watch_need) {
-		qp->watching = SNX_WATCH_FAST;
+	if (v->watching == SNX_WATCH_OFF || need != v->watch_need) {
+		snx_watch_set(qp, v, SNX_WATCH_FAST);
 		qp->watch_deadline = gic_now_ns() + p->sh->db_watch_ns;
 		p->st.doorbell_watches++;
 	}
 	qp->watch_need = need;
+	v->watch_need = need;
 }
 
 /* SOFTNIC_QP_DB_INDEX: a producer-index doorbell of this QP moves
  * qp->target to its index by itself (a ConnectX's doorbell write). */
-GIC_HD void snx_take_db_index(snx_pass *p, snx_qp *qp, uint32_t w0, uint32_t w1)
+GIC_HD void snx_take_db_index(snx_pass *p, snx_qp *qp, snx_qp_view *v, uint32_t w0, uint32_t w1)
 {
-	uint16_t need = snx_db_need(w0, w1), ahead = (uint16_t)(need - (uint16_t)qp->target);
+	uint16_t need = snx_db_need(w0, w1), ahead = (uint16_t)(need - (uint16_t)v->target);
 
-	if (qp->target + ahead - qp->cons > qp->bb_cnt) {
-		snx_doorbell_error(p, qp, SOFTNIC_VSYND_BAD_DBREC, need, need);
+	if (v->target + ahead - v->cons > v->bb_cnt) {
+		snx_doorbell_error(p, qp, v, SOFTNIC_VSYND_BAD_DBREC, need, need);
 		return;
 	}
-	qp->target += ahead;
-	qp->watching = SNX_WATCH_OFF;
+	v->target += ahead;
+	qp->target = v->target;
+	if (v->watching != SNX_WATCH_OFF)
+		snx_watch_set(qp, v, SNX_WATCH_OFF);
 }
 
-/* A changed doorbell word: checks it and moves qp->target. */
-GIC_HD void snx_take_doorbell(snx_pass *p, snx_qp *qp, uint64_t db)
+/* A changed doorbell word: checks it and moves the target. */
+GIC_HD void snx_take_doorbell(snx_pass *p, snx_qp *qp, snx_qp_view *v, uint64_t db)
 {
 	uint32_t w0 = gic_be32toh((uint32_t)db), w1 = gic_be32toh((uint32_t)(db >> 32)), rec;
-	int foreign = (w1 >> 8) != qp->qpn;
+	int foreign = (w1 >> 8) != v->qpn;
 	uint8_t vs;
 
-	if ((qp->flags & SOFTNIC_QP_DB_INDEX) && !foreign && !(w1 & 0xffu)) {
-		snx_take_db_index(p, qp, w0, w1);
+	if ((v->flags & SOFTNIC_QP_DB_INDEX) && !foreign && !(w1 & 0xffu)) {
+		snx_take_db_index(p, qp, v, w0, w1);
 		return;
 	}
-	vs = snx_take_record(p, qp, &rec);
+	vs = snx_take_record(p, qp, v, &rec);
 
-	if (!vs && foreign && (qp->flags & SOFTNIC_QP_SHARED_DB))
+	if (!vs && foreign && (v->flags & SOFTNIC_QP_SHARED_DB))
 		return; /* another QP's doorbell on a shared register: the record is ours */
 	if (!vs && p->sh->strict && foreign)
 		vs = SOFTNIC_VSYND_STRICT_DB_QPN;
 	if (vs) {
-		qp->watching = SNX_WATCH_OFF;
-		snx_doorbell_error(p, qp, vs, (uint16_t)(w0 >> 8), rec);
+		snx_watch_set(qp, v, SNX_WATCH_OFF);
+		snx_doorbell_error(p, qp, v, vs, (uint16_t)(w0 >> 8), rec);
 		return;
 	}
-	snx_watch_update(p, qp, snx_db_need(w0, w1));
+	snx_watch_update(p, qp, v, snx_db_need(w0, w1));
 }
 
 /* A pass over a watched QP whose doorbell word did not change: re-reads
  * the record. When the watch time has passed, strict mode reports the
  * doorbell the record never covered; lenient mode watches on, slowly. */
-SNX_PASS_COLD void snx_watch_poll(snx_pass *p, snx_qp *qp)
+SNX_PASS_COLD void snx_watch_poll(snx_pass *p, snx_qp *qp, snx_qp_view *v)
 {
 	uint32_t rec;
 	uint8_t vs;
 	uint64_t now;
 
-	if (qp->watching == SNX_WATCH_SLOW && gic_now_ns() < qp->watch_deadline)
+	if (v->watching == SNX_WATCH_SLOW && gic_now_ns() < qp->watch_deadline)
 		return;
-	vs = snx_take_record(p, qp, &rec);
+	vs = snx_take_record(p, qp, v, &rec);
 	if (vs) {
-		qp->watching = SNX_WATCH_OFF;
-		snx_doorbell_error(p, qp, vs, qp->watch_need, rec);
+		snx_watch_set(qp, v, SNX_WATCH_OFF);
+		snx_doorbell_error(p, qp, v, vs, v->watch_need, rec);
 		return;
 	}
-	snx_watch_update(p, qp, qp->watch_need);
-	now = qp->watching ? gic_now_ns() : 0;
-	if (!qp->watching || now <= qp->watch_deadline)
+	snx_watch_update(p, qp, v, v->watch_need);
+	now = v->watching ? gic_now_ns() : 0;
+	if (!v->watching || now <= qp->watch_deadline)
 		return;
-	if (p->sh->strict && qp->watching == SNX_WATCH_FAST) {
-		qp->watching = SNX_WATCH_OFF;
-		snx_doorbell_error(p, qp, SOFTNIC_VSYND_STRICT_DB_AHEAD, qp->watch_need, rec);
+	if (p->sh->strict && v->watching == SNX_WATCH_FAST) {
+		snx_watch_set(qp, v, SNX_WATCH_OFF);
+		snx_doorbell_error(p, qp, v, SOFTNIC_VSYND_STRICT_DB_AHEAD, v->watch_need, rec);
 		return;
 	}
-	qp->watching = SNX_WATCH_SLOW;
+	snx_watch_set(qp, v, SNX_WATCH_SLOW);
 	qp->watch_deadline = now + SNX_WATCH_SLOW_NS;
 }
 
@@ -908,50 +972,63 @@ GIC_HD void snx_report_orphan_error(snx_pass *p, snx_qp *qp)
 
 /* Starts a pass over qp with a pass record from snx_pass_init(), given
  * the doorbell word db that the calling thread read with acquire semantics
- * (snx_ld_acquire_u64): then reads the MR epoch and the link state. Returns
- * 0 when there is nothing to do. */
-GIC_HD int snx_pass_begin_db(snx_pass *p, snx_qp *qp, uint64_t db)
+ * (snx_ld_acquire_u64): loads the view *v (the QP's fields), the MR epoch,
+ * then the peer's rights and pd beside the doorbell record's acquire load.
+ * Returns 0 when there is nothing to do; else *v is the QP as the pass
+ * found it and left it. Two memory round trips on the GPU engine: the
+ * view with the epoch, then the record with the peer's fields. */
+GIC_HD int snx_pass_begin_view(snx_pass *p, snx_qp *qp, uint64_t db, snx_qp_view *v)
 {
 	snx_shared *sh = p->sh;
-	uint32_t epoch, link, rights;
-	snx_qp *peer;
+	uint32_t epoch, rights = 0, peer_pd = 0;
 
-	if (db == qp->last_db && qp->cons == qp->target && !qp->pending_synd && !qp->watching &&
-	    !snx_rq_flush_due(sh, qp))
+	/* After the doorbell's acquire: a deregistration that happened
+	 * before the doorbell shows here, as do the link and in_error. */
+	snx_qp_view_load(qp, v);
+	epoch = gic_ld_relaxed_sys_u32(&sh->mr_epoch);
+	if (db == v->last_db && v->cons == v->target && !v->pending_synd && !v->watching &&
+	    !(v->in_error && snx_rq_flush_due(sh, qp)))
 		return 0;
-	if (qp->flags & SOFTNIC_QP_DCT) {
+	if (v->flags & SOFTNIC_QP_DCT) {
 		qp->last_db = db; /* a DCT executes no WQE: its doorbell is ignored */
 		return 0;
 	}
 	memset(&p->st, 0, sizeof(p->st));
-	/* After the doorbell's acquire: a deregistration that happened before
-	 * the doorbell shows here. The epoch, the link and the peer pointer
-	 * are independent loads, issued before any of them is used (one
-	 * memory round trip, not three, on the GPU engine). */
-	epoch = gic_ld_relaxed_sys_u32(&sh->mr_epoch);
-	link = gic_ld_relaxed_sys_u32(&qp->link);
-	peer = qp->peer;
 	if (epoch != p->mr_epoch) {
 		gic_fence_acquire_sys(); /* orders the table reads after the epoch */
 		p->mr_epoch = epoch;
 		p->remote.key = 0;
 		p->local.key = 0;
 	}
-	p->link = link;
+	p->link = v->link;
 	/* The peer's rights as of this pass (a change shows at the next one,
 	 * as a NIC's cached QP context); the peer pointer is valid while the
 	 * link says connected (a CPU engine holds its lock, a GPU engine's
-	 * state lives until close). Kept in a local until the doorbell is
-	 * taken, so that its load overlaps the doorbell record's. */
-	rights = link == SNX_QP_CONNECTED && peer ? gic_ld_relaxed_sys_u32(&peer->rights) : 0;
-	if (db != qp->last_db) {
+	 * state lives until close). Loaded before the doorbell record's
+	 * acquire (issued in program order before it), so that the loads
+	 * overlap; pd is fixed for the peer's life. */
+	if (v->link == SNX_QP_CONNECTED && v->peer) {
+		rights = gic_ld_relaxed_sys_u32(&v->peer->rights);
+		peer_pd = v->peer->pd;
+	}
+	if (db != v->last_db) {
 		qp->last_db = db;
-		snx_take_doorbell(p, qp, db);
-	} else if (qp->watching) {
-		snx_watch_poll(p, qp);
+		v->last_db = db;
+		snx_take_doorbell(p, qp, v, db);
+	} else if (v->watching) {
+		snx_watch_poll(p, qp, v);
 	}
 	p->peer_rights = rights;
+	v->peer_pd = peer_pd;
 	return 1;
+}
+
+/* snx_pass_begin_view() for a caller that needs no view. */
+GIC_HD int snx_pass_begin_db(snx_pass *p, snx_qp *qp, uint64_t db)
+{
+	snx_qp_view v;
+
+	return snx_pass_begin_view(p, qp, db, &v);
 }
 
 /* snx_pass_begin_db() reading the doorbell itself. */

@@ -184,6 +184,35 @@ typedef struct lane_write {
 	uint8_t *src0, *src1, *dst; /* resolved; dst NULL when total_len is 0 */
 } lane_write;
 
+/* What a batch needs of its QP: fields that are fixed while the QP is in
+ * the table (and the peer's pd, fixed for the peer's life), taken from
+ * lane 0's view of the pass's start (snx_qp_view) and broadcast, so that
+ * no lane loads the QP record after the doorbell record's acquire (which
+ * empties the SM's L1: each such load would be one more L2 trip). */
+typedef struct batch_qp {
+	const uint8_t *sq;
+	const snx_qp *peer;     /* valid: the caller saw the link connected */
+	snx_shared *peer_sh;    /* the peer's MR table when another softnic's */
+	snx_cq *cq;             /* the send CQ (lane 0 uses it) */
+	uint32_t bb_cnt, pd, qpn, peer_pd;
+} batch_qp;
+
+/* Lane 0's view, as every lane's batch_qp (all lanes call). */
+static __device__ __forceinline__ batch_qp batch_qp_of(const snx_qp_view *v)
+{
+	batch_qp b;
+
+	b.sq = (const uint8_t *)__shfl_sync(FULL_WARP, (unsigned long long)v->sq_buf, 0);
+	b.peer = (const snx_qp *)__shfl_sync(FULL_WARP, (unsigned long long)v->peer, 0);
+	b.peer_sh = (snx_shared *)__shfl_sync(FULL_WARP, (unsigned long long)v->peer_sh, 0);
+	b.cq = v->send_cq;
+	b.bb_cnt = __shfl_sync(FULL_WARP, v->bb_cnt, 0);
+	b.pd = __shfl_sync(FULL_WARP, v->pd, 0);
+	b.qpn = v->qpn;
+	b.peer_pd = __shfl_sync(FULL_WARP, v->peer_pd, 0);
+	return b;
+}
+
 /* The BB at position pos of the send ring sq (bb_cnt BBs, 16-byte aligned)
  * as 16 words: four 16-byte loads, one round trip. */
 static __device__ __forceinline__ void read_bb(const uint8_t *sq, uint32_t bb_cnt, uint64_t pos,
@@ -271,22 +300,22 @@ static __device__ __forceinline__ int lane_decode(const uint32_t b[16], uint32_t
 /* snx_prepare_write_in() of a decoded lane write (the peer QP's rights
  * known granted): the peer, the local keys, the remote key, through the
  * pass's MR caches. 1 when every check passes. */
-static __device__ __forceinline__ int lane_resolve(snx_pass &p, const snx_qp *qp, const snx_qp *peer,
-						   uint32_t pd, lane_write *lw)
+static __device__ __forceinline__ int lane_resolve(snx_pass &p, const batch_qp &bq, lane_write *lw)
 {
 	lw->src0 = lw->src1 = lw->dst = NULL;
-	if (!peer) /* snx_check_peer (the caller saw the link connected) */
+	if (!bq.peer) /* snx_check_peer (the caller saw the link connected) */
 		return 0;
 	if (lw->nsge >= 1 &&
-	    snx_mr_resolve(&p, &p.local, pd, lw->lkey0, lw->addr0, lw->len0, 0, &lw->src0))
+	    snx_mr_resolve(&p, &p.local, bq.pd, lw->lkey0, lw->addr0, lw->len0, 0, &lw->src0))
 		return 0;
 	if (lw->nsge >= 2 &&
-	    snx_mr_resolve(&p, &p.local, pd, lw->lkey1, lw->addr1, lw->len1, 0, &lw->src1))
+	    snx_mr_resolve(&p, &p.local, bq.pd, lw->lkey1, lw->addr1, lw->len1, 0, &lw->src1))
 		return 0;
 	if (!lw->total_len)
 		return 1;
-	return snx_mr_resolve_in(snx_peer_table(&p, qp), &p.remote, peer->pd, lw->rkey, lw->raddr,
-				 lw->total_len, SOFTNIC_ACCESS_REMOTE_WRITE, &lw->dst) == 0;
+	/* snx_peer_table(), from the view */
+	return snx_mr_resolve_in(bq.peer_sh ? bq.peer_sh : p.sh, &p.remote, bq.peer_pd, lw->rkey,
+				 lw->raddr, lw->total_len, SOFTNIC_ACCESS_REMOTE_WRITE, &lw->dst) == 0;
 }
 
 /* Stores the len (<= 28) inline bytes of a one-BB WQE, held in pw, at d:
@@ -408,13 +437,68 @@ static __device__ __forceinline__ void warp_move(const lane_write *lw, const uin
 	}
 }
 
-/* Lane 0: the batch's CQEs (sigmask: the signaled lanes), into the slots
- * claimed with cq's lock held; then lets the lock go. */
-static __device__ __forceinline__ void batch_cqes(snx_pass &p, gpu_consts kc, gpu_trace *tr,
-						  snx_cq *cq, uint32_t qpn, const lane_write *lw,
-						  unsigned sigmask, uint64_t cons, uint32_t nbb,
-						  int n, int lane)
+/* The send CQ's record as lane 0 read it with the claim, under the lock:
+ * the CQEs are written from it, with no load after the lock's acquire but
+ * the claim's own. */
+typedef struct cq_slots {
+	gic_cqe64 *cqes;
+	uint64_t pi;
+	uint32_t cqe_cnt, mode;
+} cq_slots;
+
+/* Lane 0, cq's lock held: claims n CQE slots (snx_cq_claim_locked) and
+ * reads the ring's fields beside the claim's (independent loads, one
+ * trip). */
+static __device__ __forceinline__ int batch_claim(snx_pass &p, snx_cq *cq, uint32_t n, cq_slots *s)
 {
+	s->cqes = cq->cqes;
+	s->pi = cq->pi;
+	s->cqe_cnt = cq->cqe_cnt;
+	s->mode = cq->mode;
+	return snx_cq_claim_locked(p.sh, cq, n);
+}
+
+/* Lane 0: one CQE's tail, after a fence at the softnic's scope: the
+ * fence orders every data write of the batch, the CQE's body and the CQ
+ * record's updates (pi, claimed) before the tail and before every later
+ * strong store of this thread (the PTX model's release pattern: a release
+ * fence followed by a strong write), the unlock included. */
+static __device__ __forceinline__ void cqe_tail_fenced(uint32_t gpu_scope, uint64_t *at, uint64_t tail)
+{
+	if (gpu_scope)
+		gic_fence_acq_rel_gpu(); /* orders the batch's writes before the tail and the unlock */
+	else
+		gic_fence_acquire_sys(); /* fence.acq_rel.sys: the same, for host consumers */
+	gic_st_relaxed_sys_u64(at, tail);
+}
+
+/* Lane 0: lets the send CQ's lock go after the batch's CQEs. The last
+ * CQE's fence (cqe_tail_fenced) already ordered the batch's CQ writes
+ * before this store, so it needs no fence of its own (which would wait
+ * for the tail store to land before the warp's next scan); but for a CQ
+ * that collapses its CQEs into one slot (SNX_CQ_CC), whose next writer
+ * rewrites the same tail: the tail store itself must be ordered before
+ * the lock's release, so that the next holder's tail lands after it. */
+static __device__ __forceinline__ void batch_unlock(snx_cq *cq, uint32_t mode)
+{
+	if (mode & SNX_CQ_CC)
+		snx_cq_unlock(cq); /* st.release.gpu: orders the tail before the unlock */
+	else
+		gic_st_relaxed_sys_u32(&cq->lock, 0); /* ordered by the last tail's fence */
+}
+
+/* Lane 0: the batch's CQEs (sigmask: the signaled lanes), into the slots
+ * claimed with cq's lock held; then lets the lock go. The CQ's pi moves
+ * first, so that the CQEs' fences order it before the unlock. */
+static __device__ __forceinline__ void batch_cqes(snx_pass &p, gpu_consts kc, gpu_trace *tr,
+						  snx_cq *cq, const cq_slots *s, uint32_t qpn,
+						  const lane_write *lw, unsigned sigmask,
+						  uint64_t cons, uint32_t nbb, int n, int lane)
+{
+	uint64_t pi = s->pi;
+
+	if (lane == 0 && sigmask)
+		cq->pi = pi + (uint64_t)__popc(sigmask); /* snx_cq_write_locked's count, under the lock */
 	for (int l = 0; l < n; l++) {
 		uint32_t len = __shfl_sync(FULL_WARP, (uint32_t)lw->total_len, l);
 		snx_cqe_fields f;
@@ -427,12 +511,19 @@ static __device__ __forceinline__ void batch_cqes(snx_pass &p, gpu_consts kc, gp
 		f.wqe_counter = (uint16_t)(cons + (uint64_t)l * nbb);
 		f.qpn = qpn;
 		f.byte_cnt = len;
-		snx_cq_write_locked(p.sh, cq, &f, &p.st);
+		{
+			uint64_t tail, *at = snx_cqe_fill_slot(s->cqes, s->cqe_cnt, s->mode, pi++, &f,
+							       &tail);
+
+			cqe_tail_fenced(kc.gpu_scope, at, tail);
+		}
 		if (l == __ffs(sigmask) - 1) /* the batch's first CQE */
 			trace_now(kc, tr, SOFTNIC_TRACE_CQE_WRITTEN, f.wqe_counter, 1);
 	}
-	if (lane == 0 && sigmask)
-		snx_cq_unlock(cq);
+	if (lane == 0 && sigmask) {
+		p.st.cqes_written += __popc(sigmask);
+		batch_unlock(cq, s->mode);
+	}
 }
 
 /* Runs up to 32 WQEs of the left BBs at cons one per lane, when all are
@@ -444,26 +535,21 @@ static __device__ __forceinline__ void batch_cqes(snx_pass &p, gpu_consts kc, gp
  * them one at a time instead. All lanes call it. Each lane's WQE, decoded
  * and resolved, stays in registers. */
 static __device__ __forceinline__ int warp_batch(snx_pass &p, gpu_consts kc, gpu_trace *tr,
-						 snx_qp *qp, uint64_t cons, uint64_t left, int lane)
+						 snx_qp *qp, const batch_qp &bq, uint64_t cons,
+						 uint64_t left, int lane, uint32_t *bbs)
 {
-	/* The QP's fields the batch needs: independent loads, one trip. */
-	const uint8_t *sq = qp->sq_buf;
-	uint32_t bb_cnt = qp->bb_cnt, pd = qp->pd, qpn = qp->qpn;
-	const snx_qp *peer = qp->peer;
-	snx_cq *cq = qp->send_cq;
+	const uint8_t *sq = bq.sq;
+	uint32_t bb_cnt = bq.bb_cnt;
+	snx_cq *cq = bq.cq;
 	uint32_t b[16], nbb;
 	lane_write lw;
 	int ok = 1, got = 1, n = left < 32 ? (int)left : 32;
 	uint64_t lo = 0, hi = 0;
 	unsigned sigmask;
+	cq_slots slots = { NULL, 0, 0, 0 };
 
 	if ((uintptr_t)sq & 15)
 		return 0; /* a caller ring the 16-byte loads cannot read */
-	/* The peer's record (its pd, read by the key check) into L1 while the
-	 * WQE loads: a hint, so that the check does not wait for one more
-	 * round trip after the WQE's. */
-	if (lane == 0 && peer)
-		asm volatile("prefetch.global.L1 [%0];" ::"l"(&peer->pd));
 	/* One BB per lane first (the common case costs one round trip); the
 	 * first WQE's ctrl segment says how many BBs the batch's WQEs take. */
 	if (lane < n)
@@ -483,7 +569,7 @@ static __device__ __forceinline__ int warp_batch(snx_pass &p, gpu_consts kc, gpu
 	}
 	if (lane < n) {
 		ok = lane_decode(b, nbb, kc.strict, cons + (uint64_t)lane * nbb, &lw) &&
-		     lane_resolve(p, qp, peer, pd, &lw);
+		     lane_resolve(p, bq, &lw);
 		lo = (uint64_t)lw.dst;
 		hi = ok && lw.dst ? lo + lw.total_len : lo;
 	}
@@ -499,7 +585,7 @@ static __device__ __forceinline__ int warp_batch(snx_pass &p, gpu_consts kc, gpu
 	 * last CQE: one lock round trip per batch. */
 	if (lane == 0 && sigmask) {
 		snx_cq_lock(cq);
-		got = snx_cq_claim_locked(p.sh, cq, __popc(sigmask));
+		got = batch_claim(p, cq, (uint32_t)__popc(sigmask), &slots);
 		if (!got)
 			snx_cq_unlock(cq);
 	}
@@ -515,11 +601,12 @@ static __device__ __forceinline__ int warp_batch(snx_pass &p, gpu_consts kc, gpu
 	__syncwarp(FULL_WARP);
 	if (lane == 0)
 		trace_now(kc, tr, SOFTNIC_TRACE_DATA_MOVED, cons, (uint32_t)n);
-	batch_cqes(p, kc, tr, cq, qpn, &lw, sigmask, cons, nbb, n, lane);
+	batch_cqes(p, kc, tr, cq, &slots, bq.qpn, &lw, sigmask, cons, nbb, n, lane);
 	if (lane == 0) {
 		qp->cons = cons + (uint64_t)n * nbb;
 		p.st.wqes_executed += n;
 	}
+	*bbs = (uint32_t)n * nbb;
 	return n;
 }
 
@@ -542,22 +629,60 @@ static __device__ __forceinline__ int serial_step(snx_pass &p, snx_qp *qp)
 	return k;
 }
 
+/* Lane 0: the pass's start (snx_pass_begin_view); own_db: this thread
+ * read the doorbell word db with acquire semantics in this pass's scan,
+ * else it reads it again. */
+static __device__ __forceinline__ int warp_begin(snx_pass &p, gpu_consts kc, snx_qp *qp,
+						 int own_db, uint64_t db, snx_qp_view *v)
+{
+	if (!own_db) {
+		const uint64_t *dbp = qp->db;
+
+		db = kc.gpu_scope ? gic_ld_acquire_gpu_u64(dbp) : gic_ld_acquire_sys_u64(dbp);
+	}
+	return snx_pass_begin_view(&p, qp, db, v);
+}
+
+/* Lane 0: the pass's end. snx_pass_end() but for what the view proves
+ * idle: with no serial step in the pass (fresh: the view is still the
+ * QP's) and the view's pending_synd and in_error clear, the orphan report
+ * and the receive flush have nothing to do, so their loads, which would
+ * delay the next scan by a trip, are left out. An in_error the host sets
+ * during the pass shows in the next scan (lane_scan reads it), whose pass
+ * flushes. Only the counters are added (fire-and-forget atomics). */
+static __device__ __forceinline__ void warp_end(snx_pass &p, snx_qp *qp, softnic_stats *st,
+					       const snx_qp_view *v, int fresh)
+{
+	if (fresh && !v->pending_synd && !v->in_error)
+		snx_stats_flush(&p.st, st);
+	else
+		snx_pass_end(&p, qp, st);
+}
+
 /* Executes what the QP's doorbell announced with the whole warp: batches
  * run one WQE per lane (warp_batch: WQEs of one size, one BB or more);
  * anything else runs on lane 0 through the serial core, which keeps every
  * semantic of the CPU engine. Lane 0's pass holds the state; the other
  * lanes' passes only cache MRs. own_db: lane 0 itself read the doorbell
  * word db with acquire semantics in this pass's scan (else it reads it
- * again). */
+ * again). The first step and the end of a run of batches go on from lane
+ * 0's view of the pass's start (its cons, target and health), with no
+ * load of the QP record; after a serial step, or when a batch leaves
+ * WQEs, the record is read again. */
 static __device__ __forceinline__ int warp_progress(snx_pass &p, gpu_consts kc, gpu_trace *tr,
 						    snx_qp *qp, softnic_stats *st, int lane,
 						    int own_db, uint64_t db)
 {
-	int active = 0, done = 0;
+	int active = 0, done = 0, fresh = 1;
 	uint32_t epoch;
+	snx_qp_view v;
+	batch_qp bq;
+	uint64_t cons, left;
+	int healthy;
 
+	memset(&v, 0, sizeof(v));
 	if (lane == 0) {
-		active = own_db ? snx_pass_begin_db(&p, qp, db) : snx_pass_begin(&p, qp);
+		active = warp_begin(p, kc, qp, own_db, db, &v);
 		if (active)
 			trace_now_as(kc, tr, SOFTNIC_TRACE_RECORD, 1);
 		else
@@ -574,19 +699,20 @@ static __device__ __forceinline__ int warp_progress(snx_pass &p, gpu_consts kc, 
 	}
 	p.link = __shfl_sync(FULL_WARP, p.link, 0);
 	p.peer_rights = __shfl_sync(FULL_WARP, p.peer_rights, 0);
-	for (;;) {
-		uint64_t cons = __shfl_sync(FULL_WARP, lane ? 0 : qp->cons, 0);
-		uint64_t left = __shfl_sync(FULL_WARP, lane ? 0 : qp->target - qp->cons, 0);
-		int healthy = __shfl_sync(FULL_WARP, lane ? 0 : !qp->in_error && !qp->pending_synd, 0);
+	bq = batch_qp_of(&v);
+	cons = __shfl_sync(FULL_WARP, v.cons, 0);
+	left = __shfl_sync(FULL_WARP, v.target - v.cons, 0);
+	healthy = __shfl_sync(FULL_WARP, !v.in_error && !v.pending_synd, 0);
+	while (left) {
 		int k = 0;
+		uint32_t bbs = 0;
 
-		if (!left)
-			break;
 		if (healthy && p.link == SNX_QP_CONNECTED &&
 		    (p.peer_rights & SOFTNIC_ACCESS_REMOTE_WRITE))
-			k = warp_batch(p, kc, tr, qp, cons, left, lane);
+			k = warp_batch(p, kc, tr, qp, bq, cons, left, lane, &bbs);
 		if (!k) {
 			k = __shfl_sync(FULL_WARP, lane ? 0 : serial_step(p, qp), 0);
+			fresh = 0;
 			if (lane == 0 && k)
 				trace_now(kc, tr, SOFTNIC_TRACE_SERIAL, cons, 1);
 		}
@@ -595,9 +721,16 @@ static __device__ __forceinline__ int warp_progress(snx_pass &p, gpu_consts kc, 
 		if (!k)
 			break; /* a CQ is full: come back on a later scan */
 		done += k;
+		if (fresh && bbs == left)
+			break; /* the batch took every WQE the pass found */
+		/* The record, as the serial core or the batch left it (in_error
+		 * may also have come from the host). */
+		cons = __shfl_sync(FULL_WARP, lane ? 0 : qp->cons, 0);
+		left = __shfl_sync(FULL_WARP, lane ? 0 : qp->target - qp->cons, 0);
+		healthy = __shfl_sync(FULL_WARP, lane ? 0 : !qp->in_error && !qp->pending_synd, 0);
 	}
 	if (lane == 0) {
-		snx_pass_end(&p, qp, st);
+		warp_end(p, qp, st, &v, fresh);
 		trace_now_as(kc, tr, SOFTNIC_TRACE_PASS_END, (uint32_t)done);
 		trace_flush(kc, tr, qp);
 	}
