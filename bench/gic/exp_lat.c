@@ -34,7 +34,10 @@ static const char *const path_names[] = { "gda-inline", "gda-pointer", "proxy-ba
 					  "gda-dc", "gda-dc-full" };
 enum { LAT_PATHS = sizeof(path_names) / sizeof(path_names[0]) };
 static const char *const order_names[] = { "none", "fence-gpu", "fence-gpu-dbr", "release-gpu",
-					   "threadfence", "release-sys", "fence-sys" };
+					   "threadfence", "release-sys", "fence-sys", "mmio-sys" };
+_Static_assert(sizeof(order_names) / sizeof(order_names[0]) == GIC_LAT_ORDERS &&
+		       GIC_LAT_ORDERS == GIC_ORDER_COUNT,
+	       "a name for every enum gic_order value");
 static const char *const scope_names[] = { "qp", "all", "all-progress" };
 static const char *const metric_names[] = { "issue", "putc", "rtt", "timer-check" };
 static const char *const metric_labels[] = { "issue", "put+completion", "rtt", "timer-check" };
@@ -108,8 +111,10 @@ static const char help[] =
 	"                 GIN backend (no network): says why, skips, exit status 0; a\n"
 	"                 binary built without NCCL's headers: says so, exit status 2\n"
 	"  --order O      none | fence-gpu | fence-gpu-dbr | release-gpu | threadfence |\n"
-	"                 release-sys | fence-sys | all: ordering of the mini-gda post\n"
-	"                 (repeatable; default fence-gpu; none is the 'unordered' row)\n"
+	"                 release-sys | fence-sys | mmio-sys | all: ordering of the mini-gda\n"
+	"                 post (repeatable; default fence-gpu; none is the 'unordered' row;\n"
+	"                 mmio-sys: fence-sys with the doorbell an MMIO store, as a ConnectX\n"
+	"                 UAR mapped into the GPU wants)\n"
 	"  --metric M     issue | putc | rtt | all | timer-check (repeatable; default all,\n"
 	"                 which leaves timer-check out). timer-check: round trips on\n"
 	"                 gda-inline where the responder delays every other answer by D\n"
@@ -419,7 +424,7 @@ static int lat_emit_doorbell(lat_run *L, const char *name, const char *metric,
 static int host_order(int order)
 {
 #ifdef LAT_TSAN
-	if (order == GIC_ORDER_FENCE_SYS)
+	if (order == GIC_ORDER_FENCE_SYS || order == GIC_ORDER_MMIO_SYS)
 		return GIC_ORDER_RELEASE_SYS;
 	if (order == GIC_ORDER_FENCE_GPU || order == GIC_ORDER_FENCE_GPU_DBR ||
 	    order == GIC_ORDER_THREADFENCE)

@@ -131,8 +131,8 @@ enum {
 
 /* Number of ordering variants (enum gic_order in gic/post.h: NONE,
  * FENCE_GPU, FENCE_GPU_DBR, RELEASE_GPU, THREADFENCE, RELEASE_SYS,
- * FENCE_SYS). */
-#define GIC_LAT_ORDERS 7
+ * FENCE_SYS, MMIO_SYS). */
+#define GIC_LAT_ORDERS 8
 
 /* Completion scopes (bits (1u << s) of lat_state.scopes). */
 enum {

@@ -118,6 +118,13 @@ void gpu_env_cfg_nic(gpu_env_cfg *c, const gic_opts *o)
 	c->nic = o->nic;
 }
 
+void gpu_proxy_env_nic(proxy_env_cfg *c, const gic_opts *o)
+{
+	if (o->provider == GIC_PROV_MLX5)
+		c->nic_kind = PROXY_NIC_MLX5;
+	c->nic = o->nic;
+}
+
 int gpu_softnic_only(const gic_opts *o, const char *sub, const char *what)
 {
 	if (o->provider != GIC_PROV_MLX5)

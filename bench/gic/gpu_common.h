@@ -8,6 +8,7 @@
 #define GIC_BENCH_GPU_COMMON_H
 
 #include "../../tests/gpu/gpu_env.h"
+#include "../../tests/gpu/proxy_env.h"
 #include "exp.h"
 
 #include <errno.h>
@@ -23,6 +24,9 @@ const char *gpu_transport_name(const gic_opts *o, int gpu_engine);
 
 /* The NIC o names into the fixture's configuration (provider, device). */
 void gpu_env_cfg_nic(gpu_env_cfg *c, const gic_opts *o);
+/* The same for mini-proxy's fixture: with --provider mlx5 its PEs are the
+ * provider's (PROXY_NIC_MLX5) instead of softnic's CPU engine. */
+void gpu_proxy_env_nic(proxy_env_cfg *c, const gic_opts *o);
 
 /* 0 on softnic; with --provider mlx5, ENOTSUP after "gic <sub>: <what>
  * runs on softnic only" (a fixture option or a path the mlx5 provider's

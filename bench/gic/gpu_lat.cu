@@ -487,14 +487,14 @@ typedef void (*gda_kernel_fn)(gic_sq *, gic_sq *, gda_cfg, lat_sample *);
 typedef void (*sweep_kernel_fn)(gic_sq *, gda_cfg, lat_sample *);
 static const sweep_kernel_fn sweep_kernels[GIC_LAT_ORDERS] = {
 	gda_sweep_kernel<0>, gda_sweep_kernel<1>, gda_sweep_kernel<2>, gda_sweep_kernel<3>,
-	gda_sweep_kernel<4>, gda_sweep_kernel<5>, gda_sweep_kernel<6>,
+	gda_sweep_kernel<4>, gda_sweep_kernel<5>, gda_sweep_kernel<6>, gda_sweep_kernel<7>,
 };
 typedef void (*floor_kernel_fn)(gic_sq *, int, lat_sample *);
 #define GDA_KINDS(O) { gda_lat_kernel<O, K_INLINE8, 0>, gda_lat_kernel<O, K_INLINE, 0>, \
 			  gda_lat_kernel<O, K_POINTER, 0> }
 static const gda_kernel_fn gda_kernels[GIC_LAT_ORDERS][3] = {
 	GDA_KINDS(0), GDA_KINDS(1), GDA_KINDS(2), GDA_KINDS(3), GDA_KINDS(4), GDA_KINDS(5),
-	GDA_KINDS(6),
+	GDA_KINDS(6), GDA_KINDS(7),
 };
 /* The sizes built with the payload in registers (a kernel each, per
  * order): Figure 3a's 8 .. 512 by 2, with 12 (the largest payload of one
@@ -508,6 +508,7 @@ enum { REGS_SIZES = sizeof(regs_sizes) / sizeof(regs_sizes[0]) };
 	gda_lat_kernel<O, K_INLINE_REGS, 512> }
 static const gda_kernel_fn regs_kernels[GIC_LAT_ORDERS][REGS_SIZES] = {
 	GDA_REGS(0), GDA_REGS(1), GDA_REGS(2), GDA_REGS(3), GDA_REGS(4), GDA_REGS(5), GDA_REGS(6),
+	GDA_REGS(7),
 };
 
 /* The register kernel of size, or NULL when that size is not built. */
@@ -521,17 +522,17 @@ static gda_kernel_fn regs_kernel(int order, uint32_t size)
 /* gda-dc, gda-dc-full: [order][full]. */
 #define GDA_DC(O) { gda_lat_kernel<O, K_DC, 0>, gda_lat_kernel<O, K_DC_FULL, 0> }
 static const gda_kernel_fn dc_kernels[GIC_LAT_ORDERS][2] = {
-	GDA_DC(0), GDA_DC(1), GDA_DC(2), GDA_DC(3), GDA_DC(4), GDA_DC(5), GDA_DC(6),
+	GDA_DC(0), GDA_DC(1), GDA_DC(2), GDA_DC(3), GDA_DC(4), GDA_DC(5), GDA_DC(6), GDA_DC(7),
 };
 /* gda-hostdb: the host rings; completions polled as gda-inline fence-gpu. */
 static const gda_kernel_fn hostdb_kernel = gda_lat_kernel<GIC_ORDER_FENCE_GPU, K_HOSTDB, 0>;
 static const gda_kernel_fn timer_kernels[GIC_LAT_ORDERS] = {
 	gda_timer_kernel<0>, gda_timer_kernel<1>, gda_timer_kernel<2>, gda_timer_kernel<3>,
-	gda_timer_kernel<4>, gda_timer_kernel<5>, gda_timer_kernel<6>,
+	gda_timer_kernel<4>, gda_timer_kernel<5>, gda_timer_kernel<6>, gda_timer_kernel<7>,
 };
 static const floor_kernel_fn floor_kernels[GIC_LAT_ORDERS] = {
 	gda_floor_kernel<0>, gda_floor_kernel<1>, gda_floor_kernel<2>, gda_floor_kernel<3>,
-	gda_floor_kernel<4>, gda_floor_kernel<5>, gda_floor_kernel<6>,
+	gda_floor_kernel<4>, gda_floor_kernel<5>, gda_floor_kernel<6>, gda_floor_kernel<7>,
 };
 
 /* ------------------------------------------------------------------ */
@@ -549,6 +550,7 @@ typedef struct lat_run {
 	double *v;
 	int n;                /* samples per measurement, warm-up included */
 	int failed;
+	int invalid;          /* rows emitted with a failed validation (gda_after_row) */
 	int first_count;      /* 1 while the first --qps count runs */
 	int used;             /* the QP run_samples names on an error (0, or ENV_QP_DCI0) */
 	uint64_t *ckw;        /* GPU memory: the checker's words (lat_check) */
@@ -848,17 +850,19 @@ static void gda_one(lat_run *L, const lat_state *st, int src, int order, uint32_
 		return;
 	}
 	gda_cfg_fill(L, &c, src == SRC_POINTER, size, nq, scope);
-	if (dc) { /* the AVs, once per target (the DCT numbers and key of the env) */
-		static const uint8_t zero[16] = { 0 };
+	if (dc) { /* the AVs, once per target: the env's (key, DCT number, route) */
+		int full = src == SRC_DC_FULL;
 
-		if (src == SRC_DC_FULL) {
-			gic_set_av_full(&c.av, ENV_DC_KEY, L->e.dctn[1], 0, 0, zero, 0, 64, 0, zero);
-			gic_set_av_full(&c.back_av, ENV_DC_KEY, L->e.dctn[0], 0, 0, zero, 0, 64, 0,
-					zero);
-		} else {
-			gic_set_av_compact(&c.av, ENV_DC_KEY, L->e.dctn[1], 0, 0);
-			gic_set_av_compact(&c.back_av, ENV_DC_KEY, L->e.dctn[0], 0, 0);
+		if (L->e.dc_av_rc[1][full] || L->e.dc_av_rc[0][full]) {
+			fprintf(stderr, "gic lat: %s: the %s address vector is not available here: "
+				"%s\n", paths[src], full ? "full" : "compact",
+				strerror(L->e.dc_av_rc[1][full] ? L->e.dc_av_rc[1][full]
+								: L->e.dc_av_rc[0][full]));
+			L->failed++;
+			return;
 		}
+		c.av = L->e.dc_av[1][full];
+		c.back_av = L->e.dc_av[0][full];
 		snprintf(dcp, sizeof(dcp), " transport=dc av=%s",
 			 src == SRC_DC_FULL ? "full" : "compact");
 		L->used = ENV_QP_DCI0;
@@ -919,6 +923,7 @@ static void gda_one(lat_run *L, const lat_state *st, int src, int order, uint32_
 			return;
 		}
 		valid = !bad && validate(L, &c);
+		L->invalid += !valid;
 		if (!rtt && (st->metrics & GIC_LAT_ISSUE))
 			emit_cycles(L, name, "issue", 0, valid, params, issue_note, L->o->gpu_engine);
 		if (!rtt && (st->metrics & GIC_LAT_PUTC))
@@ -975,6 +980,7 @@ static void gda_sweep_one(lat_run *L, const lat_state *st, int order, uint32_t s
 		return;
 	}
 	valid = !nbad && sweep_valid(name, bad);
+	L->invalid += !valid;
 	if (st->metrics & GIC_LAT_ISSUE)
 		emit_cycles(L, name, "issue", 0, valid, params, "pointer write (a data segment "
 			    "naming PE0's registered source)", L->o->gpu_engine);
@@ -1006,6 +1012,19 @@ static int make_scratch(lat_run *L)
 	return cudaMemcpy(L->scratch, &s, sizeof(s), cudaMemcpyHostToDevice) == cudaSuccess ? 0 : EIO;
 }
 
+/* After a row: when it failed or did not validate (L->failed + L->invalid
+ * moved past failed_before), its QP may be in error (the unsafe "none" order can let the engine read a
+ * WQE before its stores land), which would fail every later row of the
+ * env; so the env is made again. */
+static void gda_after_row(lat_run *L, int failed_before, const gpu_env_cfg *cfg)
+{
+	if (L->failed + L->invalid == failed_before)
+		return;
+	fprintf(stderr, "gic lat: a row failed: its fixture is made again for the next rows\n");
+	gpu_env_close(&L->e);
+	gpu_env_open(&L->e, cfg);
+}
+
 /* The mini-gda rows of one --qps count (a softnic env of its own, so the
  * engine scans only the QPs configured); the sweep and the timer check
  * with the first count only. */
@@ -1028,8 +1047,11 @@ static void gda_count(lat_run *L, const lat_state *st, int nq)
 			gic_progress("lat", o, GIC_LAT_ORDERS, gic_lat_order_name(o));
 			for (int sc = 0; sc < GIC_LAT_SCOPES; sc++)
 				if (st->scopes & (1u << sc)) {
+					int f0 = L->failed + L->invalid;
+
 					gda_one(L, st, p ? SRC_POINTER : SRC_INLINE8, o, 8, 0, sc,
 						first);
+					gda_after_row(L, f0, &cfg);
 					first = 0;
 				}
 		}
@@ -1039,8 +1061,11 @@ static void gda_count(lat_run *L, const lat_state *st, int nq)
 			continue;
 		for (int o = 0; o < GIC_LAT_ORDERS; o++)
 			if (st->orders & (1u << o)) {
+				int f0 = L->failed + L->invalid;
+
 				gic_progress("lat", o, GIC_LAT_ORDERS, full ? "gda-dc-full" : "gda-dc");
 				gda_one(L, st, full ? SRC_DC_FULL : SRC_DC, o, 8, 0, GIC_LAT_SCOPE_QP, 1);
+				gda_after_row(L, f0, &cfg);
 			}
 	}
 	if (st->sweep && L->first_count && (st->paths & GIC_LAT_GDA_INLINE)) {
@@ -1059,18 +1084,27 @@ static void gda_count(lat_run *L, const lat_state *st, int nq)
 			/* The register payload (the paper's), then the staged one. */
 			for (int o = 0; o < GIC_LAT_ORDERS; o++)
 				if (st->orders & (1u << o)) {
+					int f0 = L->failed + L->invalid;
+
 					gda_one(L, st, SRC_REGS, o, size, 1, sc0, 1);
+					gda_after_row(L, f0, &cfg);
+					f0 = L->failed + L->invalid;
 					gda_one(L, st, SRC_STAGED, o, size, 1, sc0, 1);
+					gda_after_row(L, f0, &cfg);
 				}
 		}
 	}
 	if (st->sweep && L->first_count && (st->paths & GIC_LAT_GDA_POINTER))
 		for (int k = 0; k < L->nsizes[GIC_LAT_SWEEP_POINTER]; k++)
 			for (int o = 0; o < GIC_LAT_ORDERS; o++)
-				if (st->orders & (1u << o))
+				if (st->orders & (1u << o)) {
+					int f0 = L->failed + L->invalid;
+
 					gda_sweep_one(L, st, o,
 						      (uint32_t)L->sizes[GIC_LAT_SWEEP_POINTER][k],
 						      __builtin_ctz(st->scopes));
+					gda_after_row(L, f0, &cfg);
+				}
 	if (L->first_count && (st->metrics & GIC_LAT_TIMER))
 		gda_timer(L, st);
 	gpu_env_close(&L->e);
@@ -1268,6 +1302,7 @@ static void proxy_one(lat_run *L, const lat_state *st, int tuned)
 	uint64_t *zeros = (uint64_t *)calloc(L->n, 8);
 	proxy_env pe;
 
+	gpu_proxy_env_nic(&cfg, L->o);
 	if (!zeros || proxy_env_open(&pe, &cfg)) {
 		if (zeros)
 			proxy_env_close(&pe);
@@ -1352,6 +1387,7 @@ static void proxy_sweep(lat_run *L, const lat_state *st, int tuned)
 	uint64_t base = 0; /* requests counter 0 covered so far */
 	proxy_env pe;
 
+	gpu_proxy_env_nic(&cfg, L->o);
 	if (!(st->metrics & (GIC_LAT_ISSUE | GIC_LAT_PUTC)))
 		return;
 	if (proxy_env_open(&pe, &cfg)) {
@@ -1395,6 +1431,7 @@ static void proxy_sweep(lat_run *L, const lat_state *st, int tuned)
 			fprintf(stderr, "gic lat: %s: %d requests failed (%s)\n", name, nbad,
 				gic_proxy_error(pe.proxy[0]));
 		valid = !nbad && sweep_valid(name, bad);
+	L->invalid += !valid;
 		if (st->metrics & GIC_LAT_ISSUE)
 			emit_cycles(L, name, "issue", 0, valid, params,
 				    "enqueue of a pointer descriptor into mapped host memory", 0);
@@ -1508,16 +1545,15 @@ static void gda_hostdb(lat_run *L, const lat_state *st)
 
 /* ------------------------------------------------------------------ */
 
-/* With --provider mlx5: the paths whose fixtures are softnic's (mini-proxy,
- * host-rung doorbells, DC), said once and left out of *out. */
+/* With --provider mlx5: the path whose fixture is softnic's (host-rung
+ * doorbells), said once and left out of *out. */
 static void mlx5_paths(const gic_opts *o, const lat_state *st, lat_state *out)
 {
-	const unsigned soft = GIC_LAT_PROXY_BASELINE | GIC_LAT_PROXY_TUNED | GIC_LAT_GDA_HOSTDB |
-			      GIC_LAT_GDA_DC_ANY;
+	const unsigned soft = GIC_LAT_GDA_HOSTDB;
 
 	*out = *st;
 	if (o->provider == GIC_PROV_MLX5 && (st->paths & soft)) {
-		gpu_softnic_only(o, "lat", "--path proxy-*, gda-hostdb and gda-dc*");
+		gpu_softnic_only(o, "lat", "--path gda-hostdb");
 		out->paths &= ~soft;
 	}
 }

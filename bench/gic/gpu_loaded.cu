@@ -378,6 +378,7 @@ static int run_gda(const gic_opts *o, const loaded_state *st, const gic_run_info
 	gpu_env e;
 	int ran, ok;
 
+	gpu_env_cfg_nic(&cfg, o);
 	memset(&out, 0, sizeof(out));
 	out.n = o->iters + o->warmup;
 	out.nbg = st->bg_ctas & ~1;
@@ -399,7 +400,7 @@ static int run_gda(const gic_opts *o, const loaded_state *st, const gic_run_info
 	ok = ran && !fetch(d, &out, read_gpu_env, &e) && all_ok(&out) &&
 	     check(&out, e.dst, e.back, read_gpu_env, &e);
 	gpu_env_close(&e);
-	emit_loaded(sink, o, st, info, "gda", shared, o->gpu_engine ? "softnic-gpu" : "softnic-cpu",
+	emit_loaded(sink, o, st, info, "gda", shared, gpu_transport_name(o, o->gpu_engine),
 		    &out, ok, "probe and background through softnic");
 	return ran ? 0 : EIO; /* a failed check is in the rows' verdicts */
 }
@@ -439,6 +440,7 @@ static int run_proxy(const gic_opts *o, const loaded_state *st, const gic_run_in
 	proxy_env e;
 	int ran, ok;
 
+	gpu_proxy_env_nic(&cfg, o);
 	memset(&out, 0, sizeof(out));
 	out.n = n;
 	out.nbg = nbg;
@@ -470,7 +472,7 @@ static int run_proxy(const gic_opts *o, const loaded_state *st, const gic_run_in
 	snprintf(note, sizeof(note), "T%d/R%d/B%d K%d, baseline protocol (both queues; reserved ran "
 		 "tuned before): probe ring 0, writers rings %s", st->T, st->R, st->B, st->inflight,
 		 shared ? "0..R-1" : "1..R-1");
-	emit_loaded(sink, o, st, info, "proxy", shared, "softnic-cpu", &out, ok, note);
+	emit_loaded(sink, o, st, info, "proxy", shared, gpu_transport_name(o, 0), &out, ok, note);
 	return ran ? 0 : EIO;
 }
 
@@ -480,8 +482,6 @@ int gic_gpu_loaded(const gic_opts *o, const loaded_state *st, const gic_run_info
 	int n = o->iters + o->warmup, failed = 0;
 	loaded_dev d;
 
-	if (gpu_softnic_only(o, "loaded", "the GPU mode of gic loaded (a mini-proxy beside)"))
-		return ENOTSUP;
 	if (st->bg_ctas > LOADED_MAX_BG || n > 4096 ||
 	    (size_t)bg_off(n, st->bg_ctas, 0) > LOADED_REGION) {
 		fprintf(stderr, "gic loaded: at most %d background CTAs and 4096 samples on the GPU\n",

@@ -177,6 +177,7 @@ static double proxy_size(const gic_opts *o, const payload_state *st, uint32_t si
 	span2 sp[GIC_PROXY_MAX_RINGS];
 	proxy_env e;
 
+	gpu_proxy_env_nic(&cfg, o);
 	if (proxy_env_open(&e, &cfg)) {
 		proxy_env_close(&e);
 		return 0;
@@ -221,10 +222,6 @@ int gic_gpu_payload(const gic_opts *o, const payload_state *st, const gic_run_in
 	gpu_env e;
 
 	(void)info;
-	if (st->path == GIC_PAYLOAD_PROXY && gpu_softnic_only(o, "payload", "--path proxy")) {
-		free(h);
-		return ENOTSUP;
-	}
 	gpu_env_cfg_nic(&cfg, o);
 	if (!h || cudaMalloc(&d, sizeof(span2) * GIC_PROXY_MAX_RINGS) != cudaSuccess) {
 		free(h);

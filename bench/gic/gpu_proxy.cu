@@ -137,7 +137,7 @@ static void fill_result(proxy_run *P, gic_result *r, const proxy_cfg *c, const c
 		 P->st->counter_gpu ? "softnic GPU engine serving host queues (slow: PCIe reads)"
 				    : "softnic CPU engine");
 	snprintf(r->transport, sizeof(r->transport), "%s",
-		 P->st->counter_gpu ? "softnic-gpu" : "softnic-cpu");
+		 gpu_transport_name(P->o, P->st->counter_gpu));
 }
 
 static void rate_one(proxy_run *P, const proxy_cfg *c, proxy_env *e)
@@ -204,6 +204,7 @@ static void run_cfg(proxy_run *P, const proxy_cfg *c)
 				      P->st->idle_ms };
 		proxy_env e;
 
+		gpu_proxy_env_nic(&cfg, P->o);
 		if (!(P->st->metrics & m))
 			continue;
 		if (proxy_env_open(&e, &cfg)) {
@@ -225,7 +226,8 @@ int gic_gpu_proxy(const gic_opts *o, const proxy_state *st, const gic_run_info *
 	proxy_run P;
 	int total = 0, done = 0;
 
-	if (gpu_softnic_only(o, "proxy", "the GPU mode of gic proxy (mini-proxy's GPU fixture)"))
+	if (st->counter_gpu && gpu_softnic_only(o, "proxy", "--counter gpu (softnic's GPU engine "
+							     "behind the workers)"))
 		return ENOTSUP;
 	memset(&P, 0, sizeof(P));
 	P.o = o;

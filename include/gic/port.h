@@ -88,6 +88,21 @@ GIC_HD void gic_st_relaxed_sys_u64(uint64_t *p, uint64_t v)
 #endif
 }
 
+/* A store to a device register mapped into the GPU (a NIC's doorbell
+ * page, UAR): st.mmio.relaxed.sys, the form rdma-core's and DOCA's GPU
+ * paths use for a UAR, which the memory system neither merges nor
+ * elides (PTX ISA 8.2, sm_70 and later; works on ordinary GPU and
+ * host-mapped memory too). On the host a relaxed atomic store, as
+ * rdma-core's mmio_write64 is a plain volatile store. */
+GIC_HD void gic_st_mmio_relaxed_sys_u64(uint64_t *p, uint64_t v)
+{
+#if GIC_ON_DEVICE
+	asm volatile("st.mmio.relaxed.sys.global.b64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+#else
+	__atomic_store_n(p, v, __ATOMIC_RELAXED);
+#endif
+}
+
 GIC_HD void gic_st_release_gpu_u32(uint32_t *p, uint32_t v)
 {
 #if GIC_ON_DEVICE

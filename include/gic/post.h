@@ -53,6 +53,8 @@ enum gic_order {
 	GIC_ORDER_THREADFENCE,     /* __threadfence() before dbrec and db */
 	GIC_ORDER_RELEASE_SYS,     /* st.release.sys dbrec and db */
 	GIC_ORDER_FENCE_SYS,       /* fence.sc.sys before dbrec and db */
+	GIC_ORDER_MMIO_SYS,        /* as FENCE_SYS, the db an MMIO store (st.mmio.relaxed.sys):
+				    * a doorbell register mapped into the GPU (a ConnectX UAR) */
 	GIC_ORDER_COUNT
 };
 
@@ -594,6 +596,12 @@ GIC_HD void gic_sq_ring(gic_sq *sq, uint64_t upto, int order)
 		gic_st_release_sys_u32(sq->dbrec, rec);
 		gic_st_release_sys_u64(sq->db, db);
 		break;
+	case GIC_ORDER_MMIO_SYS: /* WQE before dbrec; dbrec before the register store */
+		gic_fence_sc_sys();
+		gic_st_relaxed_sys_u32(sq->dbrec, rec);
+		gic_fence_sc_sys();
+		gic_st_mmio_relaxed_sys_u64(sq->db, db);
+		break;
 	default: /* GIC_ORDER_FENCE_SYS: WQE before dbrec; dbrec before db */
 		gic_fence_sc_sys();
 		gic_st_relaxed_sys_u32(sq->dbrec, rec);
@@ -611,7 +619,8 @@ GIC_HD void gic_sq_ring(gic_sq *sq, uint64_t upto, int order)
 GIC_HD void gic_sq_ring_acquired(gic_sq *sq, uint64_t upto, int order)
 {
 	if (order != GIC_ORDER_FENCE_GPU && order != GIC_ORDER_FENCE_GPU_DBR &&
-	    order != GIC_ORDER_THREADFENCE && order != GIC_ORDER_FENCE_SYS)
+	    order != GIC_ORDER_THREADFENCE && order != GIC_ORDER_FENCE_SYS &&
+	    order != GIC_ORDER_MMIO_SYS)
 		gic_fence_acq_rel_gpu(); /* acquires the hand-off chain */
 	gic_sq_ring(sq, upto, order);
 }

@@ -119,9 +119,10 @@ GIC_ORDER_KERNELS(GIC_ORDER_RELEASE_GPU)
 GIC_ORDER_KERNELS(GIC_ORDER_THREADFENCE)
 GIC_ORDER_KERNELS(GIC_ORDER_RELEASE_SYS)
 GIC_ORDER_KERNELS(GIC_ORDER_FENCE_SYS)
+GIC_ORDER_KERNELS(GIC_ORDER_MMIO_SYS)
 
 /* A new enum gic_order value needs its line above. */
-static_assert(GIC_ORDER_COUNT == 7, "stamp GIC_ORDER_KERNELS for every enum gic_order value");
+static_assert(GIC_ORDER_COUNT == 8, "stamp GIC_ORDER_KERNELS for every enum gic_order value");
 
 /* mini-proxy's device producers (tuned and baseline enqueue, counter wait). */
 #include "gic/proxy.h"

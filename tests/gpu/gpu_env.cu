@@ -131,6 +131,7 @@ static void open_qps(gpu_env *e)
  * uploaded. */
 static void open_dc(gpu_env *e)
 {
+	static const uint8_t zero[16] = { 0 };
 	gic_sq sq[2];
 	gic_cq cq[2];
 
@@ -157,6 +158,8 @@ static void open_dc(gpu_env *e)
 		if (!e->dci[pe] || !e->dct[pe])
 			fail(e, "dc qp");
 		e->dctn[pe] = softnic_qp_num(e->dct[pe]);
+		gic_set_av_compact(&e->dc_av[pe][0], ENV_DC_KEY, e->dctn[pe], 0, 0);
+		gic_set_av_full(&e->dc_av[pe][1], ENV_DC_KEY, e->dctn[pe], 0, 0, zero, 0, 64, 0, zero);
 		softnic_qp_view(e->dci[pe], &sq[pe], &cq[pe]);
 		sq[pe].cq = &e->d_dci_cq[pe]; /* the device copy of the CQ view */
 	}
@@ -167,6 +170,7 @@ static void open_dc(gpu_env *e)
 /* ------------------------------------------------------------------ */
 /* The mlx5 provider (cfg.provider ENV_PROVIDER_MLX5). */
 
+#ifdef GIC_HAVE_MLX5
 static void pfail(gpu_env *e, int pe, const char *what)
 {
 	fprintf(stderr, "gpu_env: mlx5 provider: %s: %s (PE%d: %s)\n", what, strerror(errno), pe,
@@ -203,6 +207,8 @@ static void p_connect(gpu_env *e, int i, gic_sq *sq, gic_cq *cq, gic_sq *psq, gi
 	if ((errno = gic_nic_qp_view(e->p_peer[i], GIC_VIEW_DEVICE, psq, pcq)))
 		pfail(e, 1, "device view of a peer QP");
 }
+
+#endif
 
 static void open_mlx5(gpu_env *e)
 {
@@ -266,8 +272,60 @@ static void open_mlx5(gpu_env *e)
 #endif
 }
 
+/* cfg.dc on mlx5: a DCI and a DCT per PE through the provider, the DCIs'
+ * device views, and the AVs each DCI uses for the other PE's DCT. */
+static void open_mlx5_dc(gpu_env *e)
+{
+#ifdef GIC_HAVE_MLX5
+	int log_bb = e->cfg.log_sq_bb;
+	gic_sq sq[2];
+	gic_cq cq[2];
+
+	for (int pe = 0; pe < 2; pe++) {
+		gic_qp_attr da = { NULL, log_bb, GIC_QP_DCI }, ta = { NULL, 1, GIC_QP_DCT };
+
+		errno = 0;
+		e->p_dc_cq[pe][0] = gic_nic_cq_create(e->pe_nic[pe], log_bb < 12 ? log_bb : 12);
+		e->p_dc_cq[pe][1] = gic_nic_cq_create(e->pe_nic[pe], 4);
+		da.send_cq = e->p_dc_cq[pe][0];
+		ta.send_cq = e->p_dc_cq[pe][1];
+		e->p_dci[pe] = da.send_cq ? gic_nic_qp_create(e->pe_nic[pe], &da) : NULL;
+		e->p_dct[pe] = ta.send_cq ? gic_nic_qp_create(e->pe_nic[pe], &ta) : NULL;
+		if (!e->p_dci[pe] || !e->p_dct[pe])
+			pfail(e, pe, "create a DCI or DCT");
+		if ((errno = gic_nic_qp_view(e->p_dci[pe], GIC_VIEW_DEVICE, &sq[pe], &cq[pe])))
+			pfail(e, pe, "device view of a DCI");
+		sq[pe].cq = &e->d_dci_cq[pe];
+		e->dctn[pe] = e->p_dct[pe]->qpn;
+	}
+	for (int t = 0; t < 2; t++) {
+		gic_conn_info rec;
+
+		if ((errno = gic_nic_qp_local(e->p_dct[t], &rec)))
+			pfail(e, t, "the DCT's record");
+		for (int full = 0; full < 2; full++)
+			e->dc_av_rc[t][full] = gic_nic_dc_av(e->pe_nic[1 - t], &rec, full,
+							     &e->dc_av[t][full]);
+		if (e->dc_av_rc[t][1]) {
+			errno = e->dc_av_rc[t][1];
+			pfail(e, 1 - t, "the full address vector of a DCT");
+		}
+	}
+	CUDA_OK(cudaMemcpy(e->d_dci_sq, sq, sizeof(sq), cudaMemcpyHostToDevice));
+	CUDA_OK(cudaMemcpy(e->d_dci_cq, cq, sizeof(cq), cudaMemcpyHostToDevice));
+#else
+	(void)e;
+#endif
+}
+
 static void close_mlx5(gpu_env *e)
 {
+	for (int pe = 0; pe < 2; pe++) {
+		gic_nic_qp_destroy(e->p_dci[pe]);
+		gic_nic_qp_destroy(e->p_dct[pe]);
+		gic_nic_cq_destroy(e->p_dc_cq[pe][0]);
+		gic_nic_cq_destroy(e->p_dc_cq[pe][1]);
+	}
 	for (int i = 0; i < e->cfg.nqps; i++) {
 		gic_nic_qp_destroy(e->p_qp[i]);
 		gic_nic_qp_destroy(e->p_peer[i]);
@@ -284,10 +342,13 @@ const char *gpu_env_qp_error(const gpu_env *e, int qp)
 {
 	static __thread char text[GIC_NIC_ERR_LEN + 96];
 
+	gic_nic_qp *q;
+
 	if (e->cfg.provider != ENV_PROVIDER_MLX5)
 		return softnic_qp_error(qp == ENV_QP_DCI0 ? e->dci[0] : e->qp[qp]);
-	if (qp >= 0 && gic_nic_qp_error(e->p_qp[qp])[0])
-		return gic_nic_qp_error(e->p_qp[qp]);
+	q = qp == ENV_QP_DCI0 ? e->p_dci[0] : e->p_qp[qp];
+	if (gic_nic_qp_error(q)[0])
+		return gic_nic_qp_error(q);
 	snprintf(text, sizeof(text), "the mlx5 device keeps no account beyond the CQE's syndrome; "
 		 "the provider's latest message: %.400s", gic_nic_error(e->pe_nic[0]));
 	return text;
@@ -302,9 +363,9 @@ void gpu_env_open(gpu_env *e, const gpu_env_cfg *cfg)
 	if (cfg->nqps < 1 || cfg->nqps > ENV_MAX_QPS)
 		fail(e, "nqps");
 	if (cfg->provider == ENV_PROVIDER_MLX5 &&
-	    (cfg->gpu_engine || cfg->strict || cfg->peer_gpu || cfg->host_doorbells || cfg->dc)) {
+	    (cfg->gpu_engine || cfg->strict || cfg->peer_gpu || cfg->host_doorbells)) {
 		fprintf(stderr, "gpu_env: mlx5 provider: softnic's options (its GPU engine, strict "
-			"mode, a peer GPU, host-rung doorbells, DC) do not apply; the device's own "
+			"mode, a peer GPU, host-rung doorbells) do not apply; the device's own "
 			"engine serves the queues\n");
 		exit(1);
 	}
@@ -327,6 +388,8 @@ void gpu_env_open(gpu_env *e, const gpu_env_cfg *cfg)
 		fail(e, "host doorbells");
 	if (cfg->provider == ENV_PROVIDER_MLX5) {
 		open_mlx5(e);
+		if (cfg->dc)
+			open_mlx5_dc(e);
 		return;
 	}
 	open_nic(e);

@@ -27,8 +27,9 @@
  * in host memory mapped into the GPU by the provider's device views,
  * the doorbell GPU-rung or forwarded (the provider says which), regions
  * in mapped pinned host memory. softnic's own options (gpu_engine,
- * strict, engine sizes, arenas, peer_gpu, host_doorbells, dc) are
- * refused there; d_rcq is then an empty view. Use the gpu_env_* keys and
+ * strict, engine sizes, arenas, peer_gpu, host_doorbells) are refused
+ * there; d_rcq is then an empty view. cfg.dc works on both (the DCTs'
+ * key is then GIC_DC_KEY; use dc_av, which carries the key and route). Use the gpu_env_* keys and
  * gpu_env_qp_error() below, which serve both.
  */
 #ifndef GIC_GPU_ENV_H
@@ -109,6 +110,13 @@ typedef struct gpu_env {
 	uint32_t dctn[2];           /* cfg.dc: the DCTs' numbers */
 	gic_sq *d_dci_sq;           /* cfg.dc: device copies of the DCIs' views, [pe] */
 	gic_cq *d_dci_cq;
+	/* cfg.dc: the address vector reaching PE t's DCT from the other PE's
+	 * DCI, [t][0] compact, [t][1] full; dc_av_rc[t][f] 0, or why that
+	 * form is not available (mlx5: the compact one on a route with a GRH). */
+	gic_av_seg dc_av[2][2];
+	int dc_av_rc[2][2];
+	gic_nic_cq *p_dc_cq[2][2];  /* mlx5 cfg.dc: [pe][0] the DCI's CQ, [1] the DCT's */
+	gic_nic_qp *p_dci[2], *p_dct[2];
 	/* Either provider: the regions' keys. */
 	uint32_t dst_rkey, src_lkey, res_lkey, back_rkey;
 	/* ENV_PROVIDER_MLX5: the provider's objects (softnic's above stay NULL). */

@@ -269,10 +269,10 @@ __global__ void k_warp_coop(gic_sq *sq, uint64_t *dst, uint32_t rkey, int rounds
 		gic_sq_local_end(g, &s);                                                    \
 	}
 ORDER_KERNEL(0) ORDER_KERNEL(1) ORDER_KERNEL(2) ORDER_KERNEL(3) ORDER_KERNEL(4)
-ORDER_KERNEL(5) ORDER_KERNEL(6)
+ORDER_KERNEL(5) ORDER_KERNEL(6) ORDER_KERNEL(7)
 typedef void (*order_kernel)(gic_sq *, uint64_t *, uint32_t, kres *);
 static const order_kernel order_kernels[GIC_ORDER_COUNT] = {
-	k_order_0, k_order_1, k_order_2, k_order_3, k_order_4, k_order_5, k_order_6,
+	k_order_0, k_order_1, k_order_2, k_order_3, k_order_4, k_order_5, k_order_6, k_order_7,
 };
 
 /* Thread t fetch-adds 1 to one counter through its own QP, per times. */

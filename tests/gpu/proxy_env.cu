@@ -21,7 +21,7 @@ static void *env_mem(const proxy_env *e, size_t len)
 	if (e->cfg.nic_kind == PROXY_NIC_GPU) {
 		CUDA_OK(cudaMalloc(&p, len));
 		CUDA_OK(cudaMemset(p, 0, len));
-	} else {
+	} else { /* CPU engine, mlx5 */
 		CUDA_OK(cudaHostAlloc(&p, len, cudaHostAllocMapped));
 		memset(p, 0, len);
 	}
@@ -97,17 +97,18 @@ static gic_proxy *env_proxy(proxy_env *e, int k)
 	pa.idle_ms = c->idle_ms;
 	pa.inflight = c->inflight;
 	pa.dst_addr = (uint64_t)(uintptr_t)e->region[1 - k];
-	pa.dst_rkey = softnic_mr_rkey(e->region_mr[1 - k]) ^ (k == 0 && c->bad_rkey ? 0x5a00 : 0);
+	pa.dst_rkey = e->region_rkey[1 - k] ^ (k == 0 && c->bad_rkey ? 0x5a00 : 0);
 	pa.src_addr = (uint64_t)(uintptr_t)e->src[k];
-	pa.src_lkey = softnic_mr_lkey(e->src_mr[k]);
+	pa.src_lkey = e->src_lkey[k];
 	pa.counters = e->counters[k];
 	pa.counter_cnt = PROXY_ENV_RINGS;
-	pa.counter_rkey = softnic_mr_rkey(e->counter_mr[k]);
+	pa.counter_rkey = e->counter_rkey[k];
 	pa.ring_mem = &e->mapped;
 	p = gic_proxy_create(&pa);
 	if (!p || gic_proxy_start(p)) {
-		fprintf(stderr, "proxy_env: proxy %d: %s; softnic: %s\n", k,
-			p ? gic_proxy_error(p) : gic_proxy_create_error(), softnic_last_error(e->nic));
+		fprintf(stderr, "proxy_env: proxy %d: %s; %s: %s\n", k,
+			p ? gic_proxy_error(p) : gic_proxy_create_error(), e->pe[k]->ops->name,
+			e->nic ? softnic_last_error(e->nic) : gic_nic_error(e->pe[k]));
 		gic_proxy_destroy(p);
 		return NULL;
 	}
@@ -128,6 +129,68 @@ static int env_regions(proxy_env *e)
 					      SOFTNIC_ACCESS_LOCAL_WRITE);
 		e->counter_mr[k] = softnic_reg_mr(e->pd[k], e->counters[k], PROXY_ENV_RINGS * 8, atomic);
 		if (!e->region_mr[k] || !e->src_mr[k] || !e->counter_mr[k])
+			return 1;
+		e->region_rkey[k] = softnic_mr_rkey(e->region_mr[k]);
+		e->src_lkey[k] = softnic_mr_lkey(e->src_mr[k]);
+		e->counter_rkey[k] = softnic_mr_rkey(e->counter_mr[k]);
+	}
+	return 0;
+}
+
+/* PROXY_NIC_MLX5: the two PEs and their regions through the provider; 0,
+ * or 1 with a message. */
+static int env_mlx5(proxy_env *e)
+{
+#ifdef GIC_HAVE_MLX5
+	static const int access[3] = { GIC_ACCESS_REMOTE_WRITE | GIC_ACCESS_LOCAL_WRITE,
+				       GIC_ACCESS_LOCAL_WRITE,
+				       GIC_ACCESS_REMOTE_ATOMIC | GIC_ACCESS_LOCAL_WRITE };
+	gic_nic_attr a;
+	char err[GIC_NIC_ERR_LEN] = "";
+
+	memset(&a, 0, sizeof(a));
+	a.device = e->cfg.nic;
+	a.queues = GIC_QUEUES_HOST;
+	for (int k = 0; k < 2; k++) {
+		void *addr[3] = { e->region[k], e->src[k], e->counters[k] };
+		size_t len[3] = { e->cfg.region_len, e->cfg.region_len, PROXY_ENV_RINGS * 8 };
+
+		errno = 0;
+		if (!(e->pe[k] = gic_nic_open(&gic_provider_mlx5, &a, err, sizeof(err)))) {
+			fprintf(stderr, "proxy_env: mlx5 provider: %s\n", err[0] ? err : strerror(errno));
+			return 1;
+		}
+		for (int r = 0; r < 3; r++)
+			if (!(e->p_mr[k][r] = gic_nic_reg_mr(e->pe[k], addr[r], len[r], access[r]))) {
+				fprintf(stderr, "proxy_env: mlx5 provider: register: %s\n",
+					gic_nic_error(e->pe[k]));
+				return 1;
+			}
+		e->region_rkey[k] = e->p_mr[k][0]->rkey;
+		e->src_lkey[k] = e->p_mr[k][1]->lkey;
+		e->counter_rkey[k] = e->p_mr[k][2]->rkey;
+	}
+	return 0;
+#else
+	(void)e;
+	fprintf(stderr, "proxy_env: PROXY_NIC_MLX5: this program was built without the mlx5 "
+		"provider\n");
+	return 1;
+#endif
+}
+
+/* Creates and starts the proxies, then uploads their ring views. */
+static int env_proxies(proxy_env *e, gic_proxy_ring *views)
+{
+	const proxy_env_cfg *cfg = &e->cfg;
+
+	for (int k = 0; k < cfg->pes; k++) {
+		e->proxy[k] = env_proxy(e, k);
+		if (!e->proxy[k])
+			return 1;
+		for (int r = 0; r < cfg->rings; r++)
+			gic_proxy_ring_view(e->proxy[k], r, &views[r]);
+		if (proxy_env_write(e, e->d_views[k], views, sizeof(gic_proxy_ring) * cfg->rings))
 			return 1;
 	}
 	return 0;
@@ -151,6 +214,12 @@ int proxy_env_open(proxy_env *e, const proxy_env_cfg *cfg)
 	}
 	CUDA_OK(cudaHostAlloc((void **)&e->scratch, 256 * sizeof(gic_proxy_desc), cudaHostAllocMapped));
 	CUDA_OK(cudaStreamCreateWithFlags(&e->stream, cudaStreamNonBlocking));
+	if (cfg->nic_kind == PROXY_NIC_MLX5) {
+		CUDA_OK(cudaFree(0)); /* a current context for the provider's CUDA calls */
+		if (env_mlx5(e))
+			return 1;
+		return env_proxies(e, views);
+	}
 	e->nic = env_nic(e);
 	if (!e->nic) {
 		fprintf(stderr, "proxy_env: softnic: %s\n", strerror(errno));
@@ -166,25 +235,20 @@ int proxy_env_open(proxy_env *e, const proxy_env_cfg *cfg)
 		fprintf(stderr, "proxy_env: provider PEs: %s\n", strerror(errno));
 		return 1;
 	}
-	for (int k = 0; k < cfg->pes; k++) {
-		e->proxy[k] = env_proxy(e, k);
-		if (!e->proxy[k])
-			return 1;
-		for (int r = 0; r < cfg->rings; r++)
-			gic_proxy_ring_view(e->proxy[k], r, &views[r]);
-		if (proxy_env_write(e, e->d_views[k], views, sizeof(gic_proxy_ring) * cfg->rings))
-			return 1;
-	}
-	return 0;
+	return env_proxies(e, views);
 }
 
 void proxy_env_close(proxy_env *e)
 {
 	for (int k = 0; k < 2; k++)
 		gic_proxy_destroy(e->proxy[k]);
-	for (int k = 1; k >= 0; k--)
+	for (int k = 1; k >= 0; k--) {
+		for (int r = 0; r < 3; r++)
+			gic_nic_dereg_mr(e->p_mr[k][r]);
 		gic_nic_close(e->pe[k]);
-	softnic_close(e->nic); /* stops the engine: frees may wait for the device now */
+	}
+	if (e->nic)
+		softnic_close(e->nic); /* stops the engine: frees may wait for the device now */
 	for (int i = 0; i < e->nlater; i++)
 		gpu_mapped_free(e->later[i], NULL);
 	for (int k = 0; k < 2; k++) {

@@ -13,6 +13,11 @@
  *                 in GPU memory; the worker bumps the GPU-resident counter
  *                 with an ATOMIC_FA through the NIC, so a producer waiting
  *                 for completion never reads host memory.
+ *  PROXY_NIC_MLX5: the mlx5 provider (gic/provider.h: a ConnectX, or the
+ *                 emulated device under gic-emu): two contexts of one
+ *                 device (cfg.nic; NULL: the first) as the PEs; regions,
+ *                 sources and counters in mapped host memory; host-resident
+ *                 counters.
  * Every CUDA allocation happens before the engine starts; pinned host
  * memory the proxy frees is released only after the engine stopped
  * (cudaFreeHost waits for the device, which a persistent engine never
@@ -25,7 +30,7 @@
 
 #include "gic/proxy.h"
 
-enum { PROXY_NIC_CPU = 0, PROXY_NIC_GPU = 1 };
+enum { PROXY_NIC_CPU = 0, PROXY_NIC_GPU = 1, PROXY_NIC_MLX5 = 2 };
 enum { PROXY_ENV_RINGS = 32, PROXY_ENV_DEFER = 256 };
 
 typedef struct proxy_env_cfg {
@@ -38,6 +43,7 @@ typedef struct proxy_env_cfg {
 	int warmup_ms;      /* workers spin their cores this long at start (0: none) */
 	int inflight;       /* K chains per worker (0: the proxy's default, 8) */
 	int idle_ms;        /* workers idle this long before the warm-up (0: none) */
+	const char *nic;    /* PROXY_NIC_MLX5: the RDMA device (NULL: the first) */
 } proxy_env_cfg;
 
 typedef struct proxy_env {
@@ -52,6 +58,8 @@ typedef struct proxy_env {
 	uint64_t *src[2];       /* PE k's source of pointer requests */
 	uint64_t *counters[2];  /* PE k's producers' counters (PROXY_ENV_RINGS) */
 	softnic_mr *region_mr[2], *src_mr[2], *counter_mr[2];
+	gic_nic_mr *p_mr[2][3];     /* PROXY_NIC_MLX5: region, src, counters of PE k */
+	uint32_t region_rkey[2], src_lkey[2], counter_rkey[2]; /* either kind */
 	gic_proxy *proxy[2];
 	gic_proxy_ring *d_views[2]; /* device copies of the ring views */
 	gic_proxy_desc *scratch;    /* 256 slots of mapped host memory */
