@@ -471,32 +471,40 @@ GIC_HD int snx_mr_resolve(snx_pass *p, snx_mr_hit *cache, uint32_t pd, uint32_t 
 #define SNX_CQ_DEAD_CHECK_NS 100000000ull   /* holder's pid checked after 100 ms */
 #define SNX_CQ_LOCK_NS 10000000000ull       /* held 10 s by a live holder: give up */
 
-/* The lock of a CQ or a receive queue (snx_rq.lock).
- * Engine threads of one engine kind take this lock: GPU scope suffices on
- * the device (all writers are the engine's warps, which cannot vanish: the
- * lock is always taken there, 1). On the host: 1 with the lock held; 0
- * when the CQ's lock is abandoned: its holder process is gone (checked
- * after SNX_CQ_DEAD_CHECK_NS) or it held it SNX_CQ_LOCK_NS. The CQ is then
- * marked abandoned and every later lock fails at once (the CQ is broken:
- * its holder may have left it half-written). */
-GIC_HD int snx_lock(uint32_t *lock)
+/* The lock of a CQ or a receive queue (snx_rq.lock). want: the CQ's
+ * snx_cq.want, stored after every failed attempt, which makes a GPU
+ * engine warp that keeps the lock across passes (engine_gpu.cu, "parked")
+ * let it go at its next scan; NULL for a receive queue's lock, which
+ * nobody keeps. Engine threads of one engine kind take this lock: GPU
+ * scope suffices on the device (all writers are the engine's warps, which
+ * cannot vanish: the lock value there is 1). On the host the value is the
+ * holder's process id. 1 with the lock held; 0 when the lock is
+ * abandoned: (host) its holder process is gone (checked after
+ * SNX_CQ_DEAD_CHECK_NS), or (both) it was held SNX_CQ_LOCK_NS. The lock is
+ * then marked abandoned and every later lock fails at once (the CQ is
+ * broken: its holder may have left it half-written). */
+GIC_HD int snx_lock_want(uint32_t *lock, uint32_t *want)
 {
 #if GIC_ON_DEVICE
-	while (gic_atomic_cas_acquire_gpu_u32(lock, 0, 1) != 0)
-		gic_cpu_relax();
-	return 1;
+	uint32_t me = 1;
 #else
 	uint32_t me = (uint32_t)getpid();
+#endif
 	uint64_t t0 = 0;
 
 	for (uint32_t spins = 1;; spins++) {
 		uint32_t v = gic_atomic_cas_acquire_gpu_u32(lock, 0, me);
 		uint64_t now;
+		int gone = 0;
 
 		if (v == 0)
 			return 1;
 		if (v == SNX_CQ_ABANDONED)
 			return 0;
+		/* A hint (no order needed: the lock decides), stored only when
+		 * not yet set, so that spinners keep the line shared. */
+		if (want && !gic_ld_relaxed_sys_u32(want))
+			gic_st_relaxed_sys_u32(want, 1);
 		if (spins % 1024) {
 			gic_cpu_relax();
 			continue;
@@ -504,16 +512,25 @@ GIC_HD int snx_lock(uint32_t *lock)
 		now = gic_now_ns();
 		if (!t0)
 			t0 = now;
-		if ((now - t0 > SNX_CQ_DEAD_CHECK_NS && v != me && v != 1 && kill((pid_t)v, 0) &&
-		     errno == ESRCH) || now - t0 > SNX_CQ_LOCK_NS) {
+#if !GIC_ON_DEVICE
+		gone = now - t0 > SNX_CQ_DEAD_CHECK_NS && v != me && v != 1 && kill((pid_t)v, 0) &&
+		       errno == ESRCH;
+#endif
+		if (gone || now - t0 > SNX_CQ_LOCK_NS) {
 			/* Only if v still holds it: a slow holder that let go
 			 * in the meantime leaves the CQ usable. */
 			gic_atomic_cas_acquire_gpu_u32(lock, v, SNX_CQ_ABANDONED);
 			return 0;
 		}
+#if !GIC_ON_DEVICE
 		sched_yield();
-	}
 #endif
+	}
+}
+
+GIC_HD int snx_lock(uint32_t *lock)
+{
+	return snx_lock_want(lock, NULL);
 }
 
 GIC_HD void snx_unlock(uint32_t *lock)
@@ -521,7 +538,7 @@ GIC_HD void snx_unlock(uint32_t *lock)
 	gic_st_release_gpu_u32(lock, 0);
 }
 
-GIC_HD int snx_cq_lock(snx_cq *cq) { return snx_lock(&cq->lock); }
+GIC_HD int snx_cq_lock(snx_cq *cq) { return snx_lock_want(&cq->lock, &cq->want); }
 GIC_HD void snx_cq_unlock(snx_cq *cq) { snx_unlock(&cq->lock); }
 
 /* Claims n CQE slots with the CQ's lock held; 0 when the CQ lacks them
@@ -686,23 +703,36 @@ GIC_HD void snx_complete_error(const snx_shared *sh, snx_qp *qp, uint16_t wqe_in
 	st->error_cqes++;
 }
 
+/* Adds v to an engine counter. On the device a reduction (red): the
+ * thread never waits for it, where an atom's result, even unused, holds
+ * a scoreboard that the warp's next pass waits on (one atomic round trip
+ * before its next doorbell check). On the host a relaxed fetch-add. */
+GIC_HD void snx_counter_add(uint64_t *p, uint64_t v)
+{
+#if GIC_ON_DEVICE
+	asm volatile("red.relaxed.gpu.global.add.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+#else
+	__atomic_fetch_add(p, v, __ATOMIC_RELAXED);
+#endif
+}
+
 /* Adds a pass's counts to an engine's counters. */
 GIC_HD void snx_stats_flush(const softnic_stats *local, softnic_stats *st)
 {
 	if (local->wqes_executed)
-		gic_atomic_add_relaxed_gpu_u64(&st->wqes_executed, local->wqes_executed);
+		snx_counter_add(&st->wqes_executed, local->wqes_executed);
 	if (local->cqes_written)
-		gic_atomic_add_relaxed_gpu_u64(&st->cqes_written, local->cqes_written);
+		snx_counter_add(&st->cqes_written, local->cqes_written);
 	if (local->error_cqes)
-		gic_atomic_add_relaxed_gpu_u64(&st->error_cqes, local->error_cqes);
+		snx_counter_add(&st->error_cqes, local->error_cqes);
 	if (local->strict_violations)
-		gic_atomic_add_relaxed_gpu_u64(&st->strict_violations, local->strict_violations);
+		snx_counter_add(&st->strict_violations, local->strict_violations);
 	if (local->cq_full_stalls)
-		gic_atomic_add_relaxed_gpu_u64(&st->cq_full_stalls, local->cq_full_stalls);
+		snx_counter_add(&st->cq_full_stalls, local->cq_full_stalls);
 	if (local->rnr_naks)
-		gic_atomic_add_relaxed_gpu_u64(&st->rnr_naks, local->rnr_naks);
+		snx_counter_add(&st->rnr_naks, local->rnr_naks);
 	if (local->doorbell_watches)
-		gic_atomic_add_relaxed_gpu_u64(&st->doorbell_watches, local->doorbell_watches);
+		snx_counter_add(&st->doorbell_watches, local->doorbell_watches);
 }
 
 /* ------------------------------------------------------------------ */

@@ -15,8 +15,11 @@
  * one more trip. The scan therefore looks at up to 32 QPs per warp at
  * once (one per lane), keeps the QP and doorbell pointers of the warp's
  * first 32 slots in registers, and issues every load of a pass before it
- * uses any: an idle pass is one round trip, without a sleep. Tracing
- * (softnic_gpu_attr.trace_wqes) stamps each step of a WQE's life.
+ * uses any: an idle pass is one round trip, without a sleep. A warp keeps
+ * the lock of the send CQ its batches write across passes until another
+ * writer asks for it (cq_park): no atomic per batch while it is the CQ's
+ * only writer. Tracing (softnic_gpu_attr.trace_wqes) stamps each step of
+ * a WQE's life.
  */
 #include <cuda_runtime.h>
 #include <errno.h>
@@ -137,11 +140,12 @@ static __device__ __forceinline__ void trace_drop(gpu_consts k, gpu_trace *t, ui
 
 static __device__ __noinline__ void trace_write(gpu_trace *t, uint32_t qpn);
 
-/* Lane 0: writes out what is pending (the QP number is loaded only then). */
-static __device__ __forceinline__ void trace_flush(gpu_consts k, gpu_trace *t, const snx_qp *qp)
+/* Lane 0: writes out what is pending for QP qpn (from the pass's view: a
+ * load of the QP record here would be one more trip on the traced path). */
+static __device__ __forceinline__ void trace_flush(gpu_consts k, gpu_trace *t, uint32_t qpn)
 {
 	if (k.trace && t->have)
-		trace_write(t, qp->qpn);
+		trace_write(t, qpn);
 }
 
 /* Lane 0: writes the pending steps of QP qpn as records, in step order. */
@@ -320,7 +324,10 @@ static __device__ __forceinline__ int lane_resolve(snx_pass &p, const batch_qp &
 
 /* Stores the len (<= 28) inline bytes of a one-BB WQE, held in pw, at d:
  * 8-byte units where d allows them, else 4-byte units, else bytes. Every
- * index is fixed after unrolling, so pw stays in registers. */
+ * index is fixed after unrolling, so pw stays in registers. Each stage
+ * returns when it stored everything: the common payload (8 bytes at an
+ * aligned address) runs three predicated stores, not the 38 of all
+ * stages (about 200 instructions on the claim-to-CQE path). */
 static __device__ __forceinline__ void store_inline_bb(uint8_t *d, const uint32_t pw[7], uint32_t len)
 {
 	uint32_t done = 0;
@@ -331,6 +338,8 @@ static __device__ __forceinline__ void store_inline_bb(uint8_t *d, const uint32_
 			if (8 * k + 8 <= len)
 				*(uint64_t *)(d + 8 * k) = ((uint64_t)pw[2 * k + 1] << 32) | pw[2 * k];
 		done = len & ~7u;
+		if (done == len)
+			return;
 	}
 	if (((uintptr_t)d & 3) == 0) {
 #pragma unroll
@@ -338,6 +347,8 @@ static __device__ __forceinline__ void store_inline_bb(uint8_t *d, const uint32_
 			if (4 * k >= done && 4 * k + 4 <= len)
 				*(uint32_t *)(d + 4 * k) = pw[k];
 		done = len & ~3u;
+		if (done == len)
+			return;
 	}
 #pragma unroll
 	for (int i = 0; i < 28; i++)
@@ -437,32 +448,145 @@ static __device__ __forceinline__ void warp_move(const lane_write *lw, const uin
 	}
 }
 
-/* The send CQ's record as lane 0 read it with the claim, under the lock:
- * the CQEs are written from it, with no load after the lock's acquire but
- * the claim's own. */
+/* ------------------------------------------------------------------ */
+/* The send CQ a warp keeps locked across passes ("parked").
+ *
+ * Most CQs have one writer: the one QP that completes there, served by one
+ * warp. Taking and letting go of the lock for each batch cost that warp the
+ * lock's CAS and then the loads of the counters under it (the CAS's acquire
+ * empties L1): three dependent trips, about 1 us. Instead lane 0 keeps the
+ * lock of the send CQ its last batch wrote, with that CQ's counters and
+ * ring fields in shared memory (cq_park, one per warp); the next batch on
+ * that CQ claims its slots and writes its CQEs from them: no atomic, no
+ * load of the CQ record.
+ *
+ * Exclusivity is the lock's own: its word stays 1 from the CAS until
+ * park_release()'s release store, and every writer of a CQ's counters and
+ * slots (snx_cq_claim, snx_cq_write, snx_cq_unclaim, a batch) holds the
+ * lock; the host writes none of them after the CQ's creation. So while the
+ * CQ is parked its state is the copy in shared memory, and the record's
+ * pi, claimed and ci_seen are stale: park_release() writes them back
+ * before the release.
+ *
+ * Letting go. Any other writer that fails to take the lock (a QP on the
+ * CQ served by another warp, including one created meanwhile; a peer's
+ * WRITE_IMM or receive completion; the serial core; another process's
+ * engine) stores snx_cq.want after each attempt (snx_lock_want). Lane 0
+ * loads want beside its scan's loads (no trip of its own) and lets go at
+ * the scan that sees it: a waiter waits for the rest of the holder's pass
+ * and one scan. A batch that found want set when it took the lock lets go
+ * at once. The warp also lets go before anything that may wait for a lock
+ * (the serial core, the pass end's orphan report and receive flush, a
+ * batch on another CQ), at every table change, and when the kernel ends.
+ * So a warp waiting for a lock holds none parked, and a parked holder is
+ * never waiting for one: no cycle of waits can form, and every wait ends
+ * within about one pass of the holder (or at the lock's time limit).
+ */
+typedef struct cq_park {
+	snx_cq *cq;        /* NULL: none parked */
+	gic_cqe64 *cqes;
+	uint64_t pi, claimed, ci_seen;
+	uint32_t cqe_cnt, mode;
+} cq_park;
+
+/* The slots a batch claimed: where its CQEs go. */
 typedef struct cq_slots {
 	gic_cqe64 *cqes;
 	uint64_t pi;
 	uint32_t cqe_cnt, mode;
+	uint32_t want;     /* snx_cq.want was set when the lock was taken */
 } cq_slots;
 
-/* Lane 0, cq's lock held: claims n CQE slots (snx_cq_claim_locked) and
- * reads the ring's fields beside the claim's (independent loads, one
- * trip). */
-static __device__ __forceinline__ int batch_claim(snx_pass &p, snx_cq *cq, uint32_t n, cq_slots *s)
+/* Lane 0: lets the parked CQ go (if any): its counters back into the
+ * record, want cleared, then the lock's release. */
+static __device__ __forceinline__ void park_release(cq_park *pk)
 {
-	s->cqes = cq->cqes;
-	s->pi = cq->pi;
-	s->cqe_cnt = cq->cqe_cnt;
-	s->mode = cq->mode;
-	return snx_cq_claim_locked(p.sh, cq, n);
+	snx_cq *cq = pk->cq;
+
+	if (!cq)
+		return;
+	pk->cq = NULL;
+	cq->pi = pk->pi;
+	cq->claimed = pk->claimed;
+	cq->ci_seen = pk->ci_seen;
+	gic_st_relaxed_sys_u32(&cq->want, 0); /* a waiter that still waits sets it again */
+	/* st.release.gpu: orders the counters, want and every CQE this warp
+	 * wrote under the lock (the tails included) before the lock's 0. */
+	snx_cq_unlock(cq);
+}
+
+/* Lane 0 at the scan's start: snx_cq.want of the parked CQ (0: none), a
+ * load issued beside the scan's, used after them. */
+static __device__ __forceinline__ uint32_t park_want(const cq_park *pk)
+{
+	snx_cq *cq = pk->cq;
+
+	return cq ? gic_ld_relaxed_sys_u32(&cq->want) : 0;
+}
+
+/* Lane 0: takes cq's lock for a batch, unless this warp has it parked:
+ * lets another parked CQ go first, then the CAS, then the counters, ring
+ * fields and want, loaded beside each other (one trip). 0: the lock is
+ * abandoned (nothing held; the serial core reports it). */
+static __device__ __forceinline__ int park_take(cq_park *pk, snx_cq *cq, uint32_t *want)
+{
+	gic_cqe64 *cqes;
+	uint64_t pi, claimed, ci_seen;
+	uint32_t cqe_cnt, mode;
+
+	*want = 0;
+	if (pk->cq == cq)
+		return 1;
+	park_release(pk);
+	if (!snx_cq_lock(cq))
+		return 0;
+	cqes = cq->cqes;
+	pi = cq->pi;
+	claimed = cq->claimed;
+	ci_seen = cq->ci_seen;
+	cqe_cnt = cq->cqe_cnt;
+	mode = cq->mode;
+	*want = gic_ld_relaxed_sys_u32(&cq->want);
+	pk->cq = cq;
+	pk->cqes = cqes;
+	pk->pi = pi;
+	pk->claimed = claimed;
+	pk->ci_seen = ci_seen;
+	pk->cqe_cnt = cqe_cnt;
+	pk->mode = mode;
+	return 1;
+}
+
+/* Lane 0: claims n CQE slots of cq (snx_cq_claim_locked on the parked
+ * copy) into *s; the CQ stays parked. 0 when the CQ lacks them or its
+ * lock is abandoned: nothing is then held, and the serial core runs the
+ * WQEs (and stalls, or reports the lost CQ, as it does). */
+static __device__ __forceinline__ int park_claim(snx_pass &p, cq_park *pk, snx_cq *cq, uint32_t n,
+						 cq_slots *s)
+{
+	if (!park_take(pk, cq, &s->want))
+		return 0;
+	if (!(pk->mode & SNX_CQ_OI) && pk->claimed + n - pk->ci_seen > pk->cqe_cnt) {
+		uint32_t ci = gic_be32toh(snx_ld_acquire_u32_scope(p.gpu_scope, cq->dbrec)) & 0xffffffu;
+
+		pk->ci_seen += (ci - (uint32_t)pk->ci_seen) & 0xffffffu;
+		if (pk->claimed + n - pk->ci_seen > pk->cqe_cnt) {
+			park_release(pk);
+			return 0;
+		}
+	}
+	pk->claimed += n;
+	s->cqes = pk->cqes;
+	s->pi = pk->pi;
+	s->cqe_cnt = pk->cqe_cnt;
+	s->mode = pk->mode;
+	return 1;
 }
 
 /* Lane 0: one CQE's tail, after a fence at the softnic's scope: the
- * fence orders every data write of the batch, the CQE's body and the CQ
- * record's updates (pi, claimed) before the tail and before every later
- * strong store of this thread (the PTX model's release pattern: a release
- * fence followed by a strong write), the unlock included. */
+ * fence orders every data write of the batch and the CQE's body before
+ * the tail (the PTX model's release pattern: a release fence followed by
+ * a strong write). */
 static __device__ __forceinline__ void cqe_tail_fenced(uint32_t gpu_scope, uint64_t *at, uint64_t tail)
 {
 	if (gpu_scope)
@@ -472,33 +596,16 @@ static __device__ __forceinline__ void cqe_tail_fenced(uint32_t gpu_scope, uint6
 	gic_st_relaxed_sys_u64(at, tail);
 }
 
-/* Lane 0: lets the send CQ's lock go after the batch's CQEs. The last
- * CQE's fence (cqe_tail_fenced) already ordered the batch's CQ writes
- * before this store, so it needs no fence of its own (which would wait
- * for the tail store to land before the warp's next scan); but for a CQ
- * that collapses its CQEs into one slot (SNX_CQ_CC), whose next writer
- * rewrites the same tail: the tail store itself must be ordered before
- * the lock's release, so that the next holder's tail lands after it. */
-static __device__ __forceinline__ void batch_unlock(snx_cq *cq, uint32_t mode)
-{
-	if (mode & SNX_CQ_CC)
-		snx_cq_unlock(cq); /* st.release.gpu: orders the tail before the unlock */
-	else
-		gic_st_relaxed_sys_u32(&cq->lock, 0); /* ordered by the last tail's fence */
-}
-
 /* Lane 0: the batch's CQEs (sigmask: the signaled lanes), into the slots
- * claimed with cq's lock held; then lets the lock go. The CQ's pi moves
- * first, so that the CQEs' fences order it before the unlock. */
+ * park_claim() gave; the CQ stays parked unless a writer was waiting when
+ * the batch took its lock. */
 static __device__ __forceinline__ void batch_cqes(snx_pass &p, gpu_consts kc, gpu_trace *tr,
-						  snx_cq *cq, const cq_slots *s, uint32_t qpn,
+						  cq_park *pk, const cq_slots *s, uint32_t qpn,
 						  const lane_write *lw, unsigned sigmask,
 						  uint64_t cons, uint32_t nbb, int n, int lane)
 {
 	uint64_t pi = s->pi;
 
-	if (lane == 0 && sigmask)
-		cq->pi = pi + (uint64_t)__popc(sigmask); /* snx_cq_write_locked's count, under the lock */
 	for (int l = 0; l < n; l++) {
 		uint32_t len = __shfl_sync(FULL_WARP, (uint32_t)lw->total_len, l);
 		snx_cqe_fields f;
@@ -521,8 +628,10 @@ static __device__ __forceinline__ void batch_cqes(snx_pass &p, gpu_consts kc, gp
 			trace_now(kc, tr, SOFTNIC_TRACE_CQE_WRITTEN, f.wqe_counter, 1);
 	}
 	if (lane == 0 && sigmask) {
+		pk->pi = pi; /* snx_cq_write_locked's count, in the parked copy */
 		p.st.cqes_written += __popc(sigmask);
-		batch_unlock(cq, s->mode);
+		if (s->want)
+			park_release(pk);
 	}
 }
 
@@ -535,8 +644,8 @@ static __device__ __forceinline__ void batch_cqes(snx_pass &p, gpu_consts kc, gp
  * them one at a time instead. All lanes call it. Each lane's WQE, decoded
  * and resolved, stays in registers. */
 static __device__ __forceinline__ int warp_batch(snx_pass &p, gpu_consts kc, gpu_trace *tr,
-						 snx_qp *qp, const batch_qp &bq, uint64_t cons,
-						 uint64_t left, int lane, uint32_t *bbs)
+						 cq_park *pk, snx_qp *qp, const batch_qp &bq,
+						 uint64_t cons, uint64_t left, int lane, uint32_t *bbs)
 {
 	const uint8_t *sq = bq.sq;
 	uint32_t bb_cnt = bq.bb_cnt;
@@ -546,7 +655,7 @@ static __device__ __forceinline__ int warp_batch(snx_pass &p, gpu_consts kc, gpu
 	int ok = 1, got = 1, n = left < 32 ? (int)left : 32;
 	uint64_t lo = 0, hi = 0;
 	unsigned sigmask;
-	cq_slots slots = { NULL, 0, 0, 0 };
+	cq_slots slots = { NULL, 0, 0, 0, 0 };
 
 	if ((uintptr_t)sq & 15)
 		return 0; /* a caller ring the 16-byte loads cannot read */
@@ -582,13 +691,10 @@ static __device__ __forceinline__ int warp_batch(snx_pass &p, gpu_consts kc, gpu
 		trace_now(kc, tr, SOFTNIC_TRACE_KEY_OK, cons, (uint32_t)n);
 	sigmask = __ballot_sync(FULL_WARP, lane < n && lw.signaled);
 	/* With signaled WQEs, lane 0 holds the CQ lock from the claim to the
-	 * last CQE: one lock round trip per batch. */
-	if (lane == 0 && sigmask) {
-		snx_cq_lock(cq);
-		got = batch_claim(p, cq, (uint32_t)__popc(sigmask), &slots);
-		if (!got)
-			snx_cq_unlock(cq);
-	}
+	 * last CQE, and keeps it parked after them (park_claim: no atomic
+	 * while the CQ stays parked). */
+	if (lane == 0 && sigmask)
+		got = park_claim(p, pk, cq, (uint32_t)__popc(sigmask), &slots);
 	if (!__shfl_sync(FULL_WARP, got, 0)) {
 		if (lane == 0)
 			trace_drop(kc, tr, TRACE_BATCH_STEPS);
@@ -601,7 +707,7 @@ static __device__ __forceinline__ int warp_batch(snx_pass &p, gpu_consts kc, gpu
 	__syncwarp(FULL_WARP);
 	if (lane == 0)
 		trace_now(kc, tr, SOFTNIC_TRACE_DATA_MOVED, cons, (uint32_t)n);
-	batch_cqes(p, kc, tr, cq, &slots, bq.qpn, &lw, sigmask, cons, nbb, n, lane);
+	batch_cqes(p, kc, tr, pk, &slots, bq.qpn, &lw, sigmask, cons, nbb, n, lane);
 	if (lane == 0) {
 		qp->cons = cons + (uint64_t)n * nbb;
 		p.st.wqes_executed += n;
@@ -620,10 +726,15 @@ static __device__ __noinline__ int serial_step_in(snx_pass *p, snx_qp *qp)
 	return snx_step(p, qp);
 }
 
-static __device__ __forceinline__ int serial_step(snx_pass &p, snx_qp *qp)
+/* Lets the parked CQ go first: the core takes CQ locks (this one's too),
+ * and a warp that may wait for a lock keeps none parked. */
+static __device__ __forceinline__ int serial_step(snx_pass &p, cq_park *pk, snx_qp *qp)
 {
 	snx_pass copy = p;
-	int k = serial_step_in(&copy, qp);
+	int k;
+
+	park_release(pk);
+	k = serial_step_in(&copy, qp);
 
 	p = copy;
 	return k;
@@ -649,14 +760,16 @@ static __device__ __forceinline__ int warp_begin(snx_pass &p, gpu_consts kc, snx
  * and the receive flush have nothing to do, so their loads, which would
  * delay the next scan by a trip, are left out. An in_error the host sets
  * during the pass shows in the next scan (lane_scan reads it), whose pass
- * flushes. Only the counters are added (fire-and-forget atomics). */
-static __device__ __forceinline__ void warp_end(snx_pass &p, snx_qp *qp, softnic_stats *st,
-					       const snx_qp_view *v, int fresh)
+ * flushes. Only the counters are added (reductions: nothing waits for them). */
+static __device__ __forceinline__ void warp_end(snx_pass &p, cq_park *pk, snx_qp *qp,
+					       softnic_stats *st, const snx_qp_view *v, int fresh)
 {
-	if (fresh && !v->pending_synd && !v->in_error)
+	if (fresh && !v->pending_synd && !v->in_error) {
 		snx_stats_flush(&p.st, st);
-	else
+	} else {
+		park_release(pk); /* the orphan report and the flush take CQ locks */
 		snx_pass_end(&p, qp, st);
+	}
 }
 
 /* Executes what the QP's doorbell announced with the whole warp: batches
@@ -670,8 +783,8 @@ static __device__ __forceinline__ void warp_end(snx_pass &p, snx_qp *qp, softnic
  * load of the QP record; after a serial step, or when a batch leaves
  * WQEs, the record is read again. */
 static __device__ __forceinline__ int warp_progress(snx_pass &p, gpu_consts kc, gpu_trace *tr,
-						    snx_qp *qp, softnic_stats *st, int lane,
-						    int own_db, uint64_t db)
+						    cq_park *pk, snx_qp *qp, softnic_stats *st,
+						    int lane, int own_db, uint64_t db)
 {
 	int active = 0, done = 0, fresh = 1;
 	uint32_t epoch;
@@ -709,20 +822,22 @@ static __device__ __forceinline__ int warp_progress(snx_pass &p, gpu_consts kc, 
 
 		if (healthy && p.link == SNX_QP_CONNECTED &&
 		    (p.peer_rights & SOFTNIC_ACCESS_REMOTE_WRITE))
-			k = warp_batch(p, kc, tr, qp, bq, cons, left, lane, &bbs);
+			k = warp_batch(p, kc, tr, pk, qp, bq, cons, left, lane, &bbs);
 		if (!k) {
-			k = __shfl_sync(FULL_WARP, lane ? 0 : serial_step(p, qp), 0);
+			k = __shfl_sync(FULL_WARP, lane ? 0 : serial_step(p, pk, qp), 0);
 			fresh = 0;
 			if (lane == 0 && k)
 				trace_now(kc, tr, SOFTNIC_TRACE_SERIAL, cons, 1);
 		}
-		if (lane == 0)
-			trace_flush(kc, tr, qp);
 		if (!k)
 			break; /* a CQ is full: come back on a later scan */
 		done += k;
 		if (fresh && bbs == left)
 			break; /* the batch took every WQE the pass found */
+		/* Another step follows, whose stamps would overwrite these: out
+		 * with them now (else after the pass's end, off its span). */
+		if (lane == 0)
+			trace_flush(kc, tr, bq.qpn);
 		/* The record, as the serial core or the batch left it (in_error
 		 * may also have come from the host). */
 		cons = __shfl_sync(FULL_WARP, lane ? 0 : qp->cons, 0);
@@ -730,9 +845,9 @@ static __device__ __forceinline__ int warp_progress(snx_pass &p, gpu_consts kc, 
 		healthy = __shfl_sync(FULL_WARP, lane ? 0 : !qp->in_error && !qp->pending_synd, 0);
 	}
 	if (lane == 0) {
-		warp_end(p, qp, st, &v, fresh);
+		warp_end(p, pk, qp, st, &v, fresh);
 		trace_now_as(kc, tr, SOFTNIC_TRACE_PASS_END, (uint32_t)done);
-		trace_flush(kc, tr, qp);
+		trace_flush(kc, tr, v.qpn);
 	}
 	return done;
 }
@@ -774,8 +889,8 @@ static __device__ __forceinline__ int lane_scan(gpu_consts kc, const snx_qp *qp,
  * (qp, db, cons: each lane's own); returns the WQEs executed. Lane 0 took
  * its own doorbell read with acquire, so its QP's pass starts from it. */
 static __device__ __forceinline__ int scan_run(snx_pass &p, gpu_consts kc, gpu_trace *tr,
-					       softnic_stats *st, int lane, int busy, snx_qp *qp,
-					       uint64_t db, uint64_t cons)
+					       cq_park *pk, softnic_stats *st, int lane, int busy,
+					       snx_qp *qp, uint64_t db, uint64_t cons)
 {
 	unsigned todo = __ballot_sync(FULL_WARP, busy);
 	int done = 0;
@@ -789,7 +904,7 @@ static __device__ __forceinline__ int scan_run(snx_pass &p, gpu_consts kc, gpu_t
 		todo &= todo - 1;
 		if (lane == 0)
 			trace_now(kc, tr, SOFTNIC_TRACE_DB_SEEN, c, 1); /* the ballot needed the loads */
-		done += warp_progress(p, kc, tr, q, st, lane, l == 0, d);
+		done += warp_progress(p, kc, tr, pk, q, st, lane, l == 0, d);
 	}
 	return done;
 }
@@ -819,14 +934,20 @@ __global__ void snx_gpu_engine_kernel(snx_shared *sh, softnic_stats *warp_stats,
 	 * would put them in local memory. */
 	__shared__ gpu_trace traces[32];
 	gpu_trace *tr = &traces[threadIdx.x >> 5];
+	/* The send CQ lane 0 keeps locked across passes (cq_park): in shared
+	 * memory, which no acquire empties, and out of the registers. */
+	__shared__ cq_park parks[32];
+	cq_park *pk = &parks[threadIdx.x >> 5];
 	snx_pass p; /* kept for the kernel's life: its MR caches persist */
 
 	kc.strict = sh->strict;
 	kc.gpu_scope = sh->gpu_scope;
 	kc.trace = trace != NULL;
 	snx_pass_init(&p, sh);
-	if (lane == 0) /* only lane 0 stamps */
+	if (lane == 0) { /* only lane 0 stamps and takes CQ locks */
 		trace_init(tr, trace, trace_cap, warp);
+		pk->cq = NULL;
+	}
 	/* A service loop, not a wait: it ends when softnic_close() sets stop. */
 	for (;;) {
 		/* Every lane loads stop and the table generation (one
@@ -834,12 +955,15 @@ __global__ void snx_gpu_engine_kernel(snx_shared *sh, softnic_stats *warp_stats,
 		 * them after: the three overlap. Lane 0's values decide. */
 		uint32_t stop = gic_ld_relaxed_sys_u32(&sh->stop);
 		uint32_t gen = gic_ld_relaxed_sys_u32(&sh->table_gen);
+		uint32_t want = lane == 0 ? park_want(pk) : 0; /* a writer waits for the parked CQ */
 		uint64_t db, cons;
 		int busy = lane_scan(kc, mine, mine_db, &db, &cons), done = 0;
 
 		if (__shfl_sync(FULL_WARP, stop, 0))
 			break;
 		gen = __shfl_sync(FULL_WARP, gen, 0);
+		if (lane == 0 && (want || gen != gen_seen))
+			park_release(pk);
 		if (gen != gen_seen) {
 			uint32_t slot = (uint32_t)warp + (uint32_t)lane * (uint32_t)nwarps;
 
@@ -853,14 +977,14 @@ __global__ void snx_gpu_engine_kernel(snx_shared *sh, softnic_stats *warp_stats,
 			mine_db = mine ? mine->db : NULL;
 			continue; /* scan the new table (busy came from the old one) */
 		}
-		done = scan_run(p, kc, tr, st, lane, busy, mine, db, cons);
+		done = scan_run(p, kc, tr, pk, st, lane, busy, mine, db, cons);
 		for (uint32_t base = (uint32_t)warp + step; base < n; base += step) {
 			uint32_t slot = base + (uint32_t)lane * (uint32_t)nwarps;
 			snx_qp *q = slot < n ? (snx_qp *)gic_ld_relaxed_sys_u64((uint64_t *)&sh->qps[slot])
 					     : NULL;
 
 			busy = lane_scan(kc, q, q ? q->db : NULL, &db, &cons);
-			done += scan_run(p, kc, tr, st, lane, busy, q, db, cons);
+			done += scan_run(p, kc, tr, pk, st, lane, busy, q, db, cons);
 		}
 		idle = done ? 0 : idle + 1;
 		if (idle_exit && idle >= idle_exit)
@@ -872,6 +996,8 @@ __global__ void snx_gpu_engine_kernel(snx_shared *sh, softnic_stats *warp_stats,
 		if (!done && !__any_sync(FULL_WARP, mine != NULL) && n <= (uint32_t)warp + step)
 			__nanosleep(256);
 	}
+	if (lane == 0)
+		park_release(pk); /* stop, or the on-demand run's end */
 }
 
 /* ------------------------------------------------------------------ */

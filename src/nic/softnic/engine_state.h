@@ -48,7 +48,12 @@ typedef struct snx_cq {
 	uint64_t claimed;  /* slots claimed: pi plus the claims not yet written */
 	uint64_t ci_seen;  /* consumer index last read from dbrec (extended) */
 	uint32_t lock;
-	uint32_t pad;
+	/* Set (relaxed) by a writer that failed to take lock: a GPU engine
+	 * warp that keeps the lock across passes (it is the CQ's only writer
+	 * so far: engine_gpu.cu, "parked") lets it go at its next scan when it
+	 * sees this; cleared by that warp before it lets go. A hint only:
+	 * the lock alone decides who writes. */
+	uint32_t want;
 } snx_cq;
 
 /* A receive queue: a QP's own (WQEs consumed in order) or a shared one
