@@ -189,6 +189,26 @@ void gic_pl_send(const gic_pl_pe *pe, uint32_t type, int32_t phase, const void *
 		gic_pl_die(pe, "writing to the driver", strerror(rc));
 }
 
+void gic_pl_allgather(const gic_pl_pe *pe, int in_fd, const void *mine, uint32_t len, void *all,
+		      int limit_ms)
+{
+	gic_pl_rec h;
+	int rc = len >= 1 && len <= GIC_PL_GATHER_MAX ? 0 : EINVAL;
+
+	if (!rc)
+		rc = gic_pl_write_rec(pe->out_fd, pe->magic, GIC_PL_REC_GATHER, 0, mine, len);
+	if (!rc)
+		rc = gic_pl_read_full(in_fd, &h, sizeof(h), limit_ms);
+	if (!rc && (h.magic != pe->magic || h.type != GIC_PL_REC_GATHER ||
+		    h.len != (uint32_t)pe->npes * len))
+		rc = EPROTO;
+	if (!rc)
+		rc = gic_pl_read_full(in_fd, all, h.len, limit_ms);
+	if (rc)
+		gic_pl_die(pe, "exchanging records", rc == ETIMEDOUT ? "no answer within the limit "
+			   "(another PE did not send its record)" : strerror(rc));
+}
+
 void gic_pl_verdict(const gic_pl_pe *pe, int32_t phase, int ok)
 {
 	int32_t v = ok;
@@ -237,6 +257,10 @@ typedef struct pl_run {
 	int *phase;          /* [max_results]: the phase of each result */
 	int nres;
 	int *verdict;        /* [nphases]: -1 none, 0 bad, 1 good */
+	uint8_t *gather;     /* [npes * GIC_PL_GATHER_MAX]: this round's GATHER records */
+	uint32_t gather_len; /* their length (0: none yet this round) */
+	int gather_n;        /* PEs that sent theirs this round */
+	int gather_have[GIC_PL_MAX_PES];
 } pl_run;
 
 /* The path of program, a file beside the running executable, into out
@@ -360,6 +384,35 @@ static int pl_relay_uid(pl_run *R, const uint8_t *uid, uint32_t len)
 	return rc;
 }
 
+/* PE rank's GATHER record: kept; once every PE has sent one, all of them
+ * go to every PE and the next round starts. 0, EPROTO (a second record of
+ * the round, or another length: the caller says so), or the errno of a
+ * write (said). */
+static int pl_gather(pl_run *R, int rank, const uint8_t *data, uint32_t len)
+{
+	const gic_pl_spec *s = R->s;
+	int rc = 0;
+
+	if (len < 1 || len > GIC_PL_GATHER_MAX || R->gather_have[rank] ||
+	    (R->gather_n && len != R->gather_len))
+		return EPROTO;
+	memcpy(R->gather + (size_t)rank * len, data, len);
+	R->gather_len = len;
+	R->gather_have[rank] = 1;
+	if (++R->gather_n < s->npes)
+		return 0;
+	for (int r = 0; r < s->npes && !rc; r++) {
+		rc = gic_pl_write_rec(R->pe[r].to_fd, s->magic, GIC_PL_REC_GATHER, 0, R->gather,
+				      (uint32_t)s->npes * len);
+		if (rc)
+			fprintf(stderr, "gic %s: sending the records to %s PE %d: %s\n", s->sub,
+				s->lib, r, strerror(rc));
+	}
+	memset(R->gather_have, 0, sizeof(R->gather_have));
+	R->gather_n = 0;
+	return rc;
+}
+
 /* Handles one record from PE rank; 0 or errno (a malformed record: EPROTO,
  * said). */
 static int pl_record(pl_run *R, int rank, const gic_pl_rec *h, const uint8_t *data)
@@ -376,9 +429,16 @@ static int pl_record(pl_run *R, int rank, const gic_pl_rec *h, const uint8_t *da
 		R->skipped = R->pe[rank].skipped = 1;
 		return 0;
 	case GIC_PL_REC_UID:
-		if (rank != 0 || (s->npes > 1 && R->pe[1].pid)) /* once, from PE 0 */
+		if (rank != 0 || s->start_all || (s->npes > 1 && R->pe[1].pid)) /* once, PE 0 */
 			break;
 		return pl_relay_uid(R, data, h->len);
+	case GIC_PL_REC_GATHER: {
+		int rc = pl_gather(R, rank, data, h->len);
+
+		if (rc != EPROTO)
+			return rc;
+		break;
+	}
 	case GIC_PL_REC_RESULT: {
 		gic_result *r = &R->res[R->nres];
 
@@ -661,6 +721,7 @@ static void pl_free(pl_run *R)
 	free(R->res);
 	free(R->phase);
 	free(R->verdict);
+	free(R->gather);
 	free(R);
 }
 
@@ -685,7 +746,8 @@ int gic_pl_run(const gic_pl_spec *s, gic_sink *sink, gic_pl_skip *skip)
 	R->res = calloc((size_t)s->max_results + 1, sizeof(*R->res));
 	R->phase = calloc((size_t)s->max_results + 1, sizeof(*R->phase));
 	R->verdict = malloc((size_t)s->nphases * sizeof(*R->verdict));
-	if (!R->res || !R->phase || !R->verdict) {
+	R->gather = malloc((size_t)s->npes * GIC_PL_GATHER_MAX);
+	if (!R->res || !R->phase || !R->verdict || !R->gather) {
 		pl_free(R);
 		return ENOMEM;
 	}
@@ -694,9 +756,15 @@ int gic_pl_run(const gic_pl_spec *s, gic_sink *sink, gic_pl_skip *skip)
 	sigaction(SIGPIPE, &ign, &old); /* a PE that dies must not take us with it */
 	/* The PEs' own limit (alarm) comes first and names the PE. */
 	deadline = gic_pl_now_ms() + ((uint64_t)s->limit_s + GIC_PL_SLACK_S) * 1000;
-	rc = pl_spawn(R, 0);
-	if (!rc)
-		rc = write_full(R->pe[0].to_fd, s->job, s->job_len);
+	rc = 0;
+	for (int r = 0; r < (s->start_all ? s->npes : 1) && !rc; r++) {
+		rc = pl_spawn(R, r);
+		if (!rc)
+			rc = write_full(R->pe[r].to_fd, s->job, s->job_len);
+		if (rc)
+			fprintf(stderr, "gic %s: could not start %s PE %d: %s\n", s->sub, s->lib, r,
+				strerror(rc));
+	}
 	if (!rc)
 		rc = pl_loop(R, deadline);
 	if (rc == ETIMEDOUT)

@@ -11,7 +11,9 @@
  * table), with the library's hidden subcommand
  *     gic <subcommand> <rank> <npes> <in_fd> <out_fd>
  * PE 0 makes the library's unique id and sends it; only then does the
- * driver start the other PEs and relay the id to them.
+ * driver start the other PEs and relay the id to them. A spec with
+ * start_all starts every PE at once and relays no id (gic lat --procs:
+ * the PEs exchange connection records through GATHER instead).
  *
  * Protocol (pipes between processes of one build, host byte order):
  *   driver -> PE: the library's job (its first member: the library's magic,
@@ -25,6 +27,10 @@
  *     NOTE     text with its NUL (at most GIC_PL_NOTE_MAX bytes): the
  *              driver prints "gic <sub>: <text>"
  *     DONE     nothing: the PE finished its job and left the library
+ *     GATHER   1..GIC_PL_GATHER_MAX bytes, the same length from every PE:
+ *              once every PE has sent its own, the driver sends each PE
+ *              one GATHER record of all of them, rank 0 first (an
+ *              allgather through the driver; again for the next round)
  * A result's validated stays 1 only when PE 0 set it and the verdict of
  * its phase is 1; the driver combines them once every PE has ended.
  *
@@ -64,9 +70,11 @@ enum {
 				  * empty pipe (64 KiB), so no write to a PE waits */
 };
 
+enum { GIC_PL_GATHER_MAX = 4096 }; /* bytes of one PE's GATHER payload */
+
 /* A record's payload is at most this many bytes (a longer header means the
  * pipe is garbled). */
-#define GIC_PL_REC_MAX (sizeof(gic_result) + 512)
+#define GIC_PL_REC_MAX (sizeof(gic_result) + GIC_PL_GATHER_MAX)
 
 enum {
 	GIC_PL_REC_SKIP = 1,
@@ -75,6 +83,7 @@ enum {
 	GIC_PL_REC_VERDICT = 4,
 	GIC_PL_REC_DONE = 5,
 	GIC_PL_REC_NOTE = 6,
+	GIC_PL_REC_GATHER = 7,
 };
 
 typedef struct gic_pl_rec {
@@ -104,6 +113,7 @@ typedef struct gic_pl_spec {
 	uint32_t skip_len;      /* a SKIP's payload, 1..GIC_PL_SKIP_MAX bytes */
 	int skip_grace_s;       /* after a SKIP, the others' time to leave before
 				 * they are stopped; 0: no grace, the time limit */
+	int start_all;          /* 1: every PE starts at once, no UID relayed */
 } gic_pl_spec;
 
 /* What gic_pl_run() hands back about a skip. */
@@ -121,8 +131,9 @@ int gic_pl_limit_s(const char *env, int dflt);
 void gic_pl_env_defaults(const char *const *pairs);
 
 /* Runs s: starts PE 0 and sends it the job, starts the others when PE 0's
- * unique id comes and relays it, collects records until every PE has
- * closed its pipe, reaps them all, and prints one line per PE that failed
+ * unique id comes and relays it (start_all: starts every PE at once and
+ * sends each the job), answers each round of GATHER records, collects
+ * records until every PE has closed its pipe, reaps them all, and prints one line per PE that failed
  * ("gic <sub>: <lib> PE <rank> exited with status 1 before it finished
  * ..."). Without a failure and without a SKIP it emits PE 0's results
  * into sink, each validated only with its phase's verdict (a missing or
@@ -181,6 +192,13 @@ void gic_pl_read_uid(const gic_pl_pe *pe, int in_fd, void *uid, uint32_t len);
  * cannot. */
 void gic_pl_send(const gic_pl_pe *pe, uint32_t type, int32_t phase, const void *data,
 		 uint32_t len);
+
+/* The allgather through the driver: sends mine (len bytes, 1..
+ * GIC_PL_GATHER_MAX, the same len on every PE) as GATHER and reads every
+ * PE's into all (npes * len bytes, rank order) within limit_ms; dies
+ * ("exchanging records") when it cannot. Every PE must take part. */
+void gic_pl_allgather(const gic_pl_pe *pe, int in_fd, const void *mine, uint32_t len, void *all,
+		      int limit_ms);
 
 /* Sends the VERDICT of phase: ok 1 when every payload checked out. */
 void gic_pl_verdict(const gic_pl_pe *pe, int32_t phase, int ok);
