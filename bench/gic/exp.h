@@ -48,6 +48,8 @@ typedef struct gic_opts {
 	int provider;       /* --provider softnic|mlx5 (GIC_PROV_*): the NIC of the host
 			     * modes, through gic/provider.h */
 	const char *nic;    /* --nic NAME: the mlx5 provider's RDMA device (NULL: the first) */
+	int procs;          /* --procs: 1 (both PEs in this process; 0 means 1 too) or 2
+			     * (PE1 a process of its own: gic lat --host, mlx5) */
 	unsigned given;     /* GIC_GIVEN_* bits: which flags the command line set (the
 			     * others hold defaults an experiment may replace) */
 } gic_opts;
@@ -73,6 +75,8 @@ typedef struct gic_run_info {
 			     * opened before the run (mlx5 says when it is the emulated
 			     * device); the GPU modes' softnic otherwise */
 	char engine[16];    /* "cpu" or "gpu" */
+	char peer[16];      /* where the host modes' PE1 runs: "in-process" (beside PE0) or
+			     * "process" (--procs 2: a process of its own) */
 	char commit[48];    /* git commit of the build, "-dirty" when modified */
 	char date[32];      /* ISO 8601, UTC */
 } gic_run_info;
@@ -129,6 +133,11 @@ typedef struct gic_experiment {
 	int (*parse)(int argc, char **argv, void **state);
 	int (*run)(const gic_opts *o, void *state, const gic_run_info *info, gic_sink *sink);
 	void (*free_state)(void *state);
+	/* --procs 2 (--host, a provider that can): 0 when the experiment's
+	 * flags allow it, else EINVAL after a message (exit status 2). NULL:
+	 * the experiment runs its PEs in one process only, and the driver
+	 * refuses --procs 2. */
+	int (*check_procs)(const gic_opts *o, const void *state);
 } gic_experiment;
 
 /* ------------------------------------------------------------------ */

@@ -11,6 +11,10 @@
  * mini-proxy (T1/R1/B1) per direction with host producers. Every payload
  * is checked after its completion (or, for round trips, is the value the
  * other side waits for).
+ *
+ * --procs 2 (lat_procs.h): the same mini-gda bodies with each PE in a
+ * process of its own; lat_run.pe says which one this process is, PE 0
+ * posting and timing, PE 1 answering and checking.
  */
 #include <errno.h>
 #include <math.h>
@@ -23,6 +27,7 @@
 #include "gic.h"
 #include "host.h"
 #include "hostdb.h"
+#include "lat_procs.h"
 #include "nccl_pe.h"
 #include "nvshmem_pe.h"
 
@@ -349,7 +354,38 @@ typedef struct lat_run {
 			      * compact AV, 1 DC with the full AV (the DCIs) */
 	size_t region;       /* bytes of each PE's source and destination */
 	char row_params[96]; /* --sweep: more params of the rows being run ("" none) */
+	lat_pe *pe;          /* --procs 2: this process's PE (NULL: both PEs here) */
 } lat_run;
+
+/* 1 when this process is PE 1 of --procs 2: it answers and checks, and
+ * emits no rows. */
+static int lat_answerer(const lat_run *L)
+{
+	return L->pe && L->pe->pl.rank == 1;
+}
+
+/* Hands row r on: into the sink, or (--procs 2, PE 0) to the driver as
+ * the RESULT of the phase being run. */
+static int lat_put(lat_run *L, const gic_result *r)
+{
+	if (!L->pe)
+		return gic_emit(L->sink, r);
+	if (L->pe->pl.rank == 0)
+		gic_pl_emit(&L->pe->pl, L->pe->phase, r);
+	return 0;
+}
+
+/* The end of one measurement (its rows emitted): --procs 2 PE 1 sends its
+ * verdict (valid: every payload it received checked out); both PEs count
+ * the phase. */
+static void lat_phase_done(lat_run *L, int valid)
+{
+	if (!L->pe)
+		return;
+	if (L->pe->pl.rank == 1)
+		gic_pl_verdict(&L->pe->pl, L->pe->phase, valid);
+	L->pe->phase++;
+}
 
 /* Destination (and source) bytes per slot of a size-byte write, and the
  * slots the region holds (at most LAT_SLOTS; sample i uses slot i %
@@ -383,13 +419,15 @@ static int lat_emit(lat_run *L, const char *name, const char *metric, const gic_
 		gic_result_param(&r, "qps=%d", L->nq);
 	gic_result_param(&r, "scope=%s", L->scope < 0 ? "none" : scope_names[L->scope]);
 	gic_result_param(&r, "mode=host");
+	if (L->pe)
+		gic_result_param(&r, "procs=2");
 	if (L->row_params[0])
 		gic_result_param(&r, "%s", L->row_params);
 	snprintf(r.transport, sizeof(r.transport), "%s", gic_transport(L->o));
 	snprintf(r.note, sizeof(r.note), "%s", note);
 	r.validated = validated;
 	gic_result_paper(&r);
-	return gic_emit(L->sink, &r);
+	return lat_put(L, &r);
 }
 
 /* lat_emit for the gda-hostdb rows: params also say the order and the
@@ -455,7 +493,15 @@ static int lat_complete(lat_run *L, uint64_t end, int order)
 	return rc;
 }
 
-/* One mini-gda issue + put+completion loop: samples in us. */
+/* The payload of one-way write i posted with order: its pattern's seed. */
+static uint64_t oneway_seed(int order, int i)
+{
+	return ((uint64_t)order << 32) ^ (uint64_t)i;
+}
+
+/* One mini-gda issue + put+completion loop: samples in us. --procs 2 (PE
+ * 0): in laps of the region's slots, each started by PE 1 (its slots
+ * poisoned) and ended by a signal to it (it checks them). */
 static int gda_oneway(lat_run *L, int pointer, int order, size_t size, gic_samples *iss,
 		      gic_samples *putc, int *valid)
 {
@@ -466,12 +512,15 @@ static int gda_oneway(lat_run *L, int pointer, int order, size_t size, gic_sampl
 		size_t slot = (size_t)i % slots * lat_stride(size);
 		const uint8_t *want = p0->src + slot; /* the engine only reads it */
 		uint64_t t0, t1, end;
-		int rc;
+		int rc = 0, lap_end = (size_t)i % slots == slots - 1 || i == L->total - 1;
 
 		uint64_t v = 0;
 
-		hx_fill(p0->src + slot, size, ((uint64_t)order << 32) ^ (uint64_t)i);
-		hx_poison(p1->dst + slot, want, size);
+		if (L->pe && (size_t)i % slots == 0 && (rc = lat_pe_await(L->pe, L->h)))
+			return rc;
+		hx_fill(p0->src + slot, size, oneway_seed(order, i));
+		if (!L->pe) /* the peer process poisons its own */
+			hx_poison(p1->dst + slot, want, size);
 		if (L->dc >= 0) /* the DC rows: 8 bytes, by value */
 			memcpy(&v, want, 8);
 		t0 = gic_now_ns();
@@ -487,10 +536,42 @@ static int gda_oneway(lat_run *L, int pointer, int order, size_t size, gic_sampl
 			return hx_fail(L->h, 0, L->dc >= 0 ? HX_DCI : 0, "lat post+wait", rc);
 		gic_samples_add(putc, (double)(gic_now_ns() - t0) / 1e3);
 		gic_samples_add(iss, (double)(t1 - t0) / 1e3);
-		if (!hx_check(SUB, "put+completion payload", p1->dst + slot, want, size))
+		if (L->pe && lap_end && (rc = lat_pe_signal(L->pe, L->h)))
+			return rc;
+		if (!L->pe && !hx_check(SUB, "put+completion payload", p1->dst + slot, want, size))
 			*valid = 0;
 	}
 	return 0;
+}
+
+/* --procs 2, PE 1: the other side of gda_oneway. For each lap: poisons the
+ * lap's slots (the complement of what PE 0 will write), lets PE 0 go,
+ * waits for the lap's end and checks every slot; *valid 0 when one did
+ * not check out. */
+static int gda_oneway_check(lat_run *L, int order, size_t size, int *valid)
+{
+	uint8_t *dst = L->h->pe[1].dst, want[LAT_MAX_INLINE];
+	size_t slots = lat_slots(L, size), stride = lat_stride(size);
+	int rc = size <= sizeof(want) ? 0 : EINVAL;
+
+	for (int first = 0; first < L->total && !rc; first += (int)slots) {
+		int end = first + (int)slots < L->total ? first + (int)slots : L->total;
+
+		for (int i = first; i < end; i++) {
+			hx_fill(want, size, oneway_seed(order, i));
+			hx_poison(dst + (size_t)(i - first) * stride, want, size);
+		}
+		rc = lat_pe_signal(L->pe, L->h);
+		if (!rc)
+			rc = lat_pe_await(L->pe, L->h);
+		for (int i = first; i < end && !rc; i++) {
+			hx_fill(want, size, oneway_seed(order, i));
+			if (!hx_check(SUB, "put+completion payload (PE1)",
+				      dst + (size_t)(i - first) * stride, want, size))
+				*valid = 0;
+		}
+	}
+	return rc;
 }
 
 /* ------------------------------------------------------------------ */
@@ -508,6 +589,7 @@ typedef struct rtt_side {
 	hxp *px[2];          /* proxy paths: the proxy of each PE */
 	uint64_t sent[2];    /* proxy paths: requests per PE (counter targets) */
 	uint64_t flag[2];    /* flag[pe]: writes delivered to pe so far */
+	uint64_t seen[2];    /* --procs 2: the value last seen in pe's word */
 	int rc;              /* the responder's failure */
 	int bad;             /* payloads that did not check out */
 	uint64_t delay_ns;   /* timer check: the responder holds every odd answer this long */
@@ -545,10 +627,25 @@ static int proxy_send(rtt_side *s, int pe, uint64_t value)
 	return rc ? hxp_fail(s->px[pe], SUB, "rtt", rc) : 0;
 }
 
-/* Waits for delivery i to pe, then checks pe's word holds want. */
+/* Waits for delivery i to pe, then checks pe's word holds want. --procs
+ * 2: the sender is another process; waits for the word itself to change
+ * (every value differs from the one before). */
 static int rtt_receive(rtt_side *s, int pe, int i, uint64_t want)
 {
-	int rc = hx_wait_u64(&s->flag[pe], (uint64_t)i + 1, hx_deadline());
+	int rc;
+
+	if (s->L->pe) {
+		uint64_t got;
+
+		rc = hx_wait_u64_change((const uint64_t *)s->L->h->pe[pe].dst, s->seen[pe],
+					hx_deadline(), &got);
+		s->seen[pe] = got;
+		if (!rc && !hx_check(SUB, "round-trip payload", (const uint8_t *)&got,
+				     (const uint8_t *)&want, 8))
+			s->bad++;
+		return rc;
+	}
+	rc = hx_wait_u64(&s->flag[pe], (uint64_t)i + 1, hx_deadline());
 
 	if (!rc && !hx_check(SUB, "round-trip payload", s->L->h->pe[pe].dst,
 			     (const uint8_t *)&want, 8))
@@ -586,14 +683,30 @@ static void *responder_main(void *arg)
 	return NULL;
 }
 
-/* Runs the round trips; samples in us; 0 or errno. */
+/* --procs 2: the start of a round-trip measurement. Each PE clears its
+ * own word (nothing writes it now); PE 1, ready, signals; PE 0 waits. */
+static int rtt_procs_begin(rtt_side *s)
+{
+	int me = s->L->pe->pl.rank;
+
+	memset(s->L->h->pe[me].dst, 0, 8);
+	s->seen[me] = 0;
+	return me ? lat_pe_signal(s->L->pe, s->L->h) : lat_pe_await(s->L->pe, s->L->h);
+}
+
+/* Runs the round trips; samples in us; 0 or errno. The responder is a
+ * thread of PE 1 here, or (--procs 2) PE 1's process, which runs it alone. */
 static int run_rtt(rtt_side *s, gic_samples *out)
 {
 	pthread_t t;
-	int rc = pthread_create(&t, NULL, responder_main, s);
+	int rc = s->L->pe ? rtt_procs_begin(s) : pthread_create(&t, NULL, responder_main, s);
 
 	if (rc)
 		return rc;
+	if (lat_answerer(s->L)) {
+		responder_main(s);
+		return s->rc;
+	}
 	for (int i = 0; i < s->L->total && !rc; i++) {
 		uint64_t t0 = gic_now_ns();
 		double us;
@@ -609,6 +722,8 @@ static int run_rtt(rtt_side *s, gic_samples *out)
 		else if (i >= s->L->o->warmup) /* the timer check: odd samples were delayed */
 			gic_samples_add(i & 1 ? s->delayed : out, us);
 	}
+	if (s->L->pe) /* the responder is PE 1's process */
+		return rc;
 	if (rc) /* lets the responder give up at once */
 		__atomic_store_n(&s->flag[1], UINT64_MAX, __ATOMIC_RELEASE);
 	pthread_join(t, NULL);
@@ -653,11 +768,14 @@ static int run_gda(lat_run *L, int pointer, int order, size_t size, const char *
 				 scope_names[sc]);
 		else
 			snprintf(rname, sizeof(rname), "%s", name);
-		rc = gda_oneway(L, pointer, order, size, &iss, &putc, &valid);
-		if (!rc && (L->st->metrics & GIC_LAT_ISSUE))
+		rc = lat_answerer(L) ? gda_oneway_check(L, order, size, &valid)
+				     : gda_oneway(L, pointer, order, size, &iss, &putc, &valid);
+		if (!rc && (L->st->metrics & GIC_LAT_ISSUE) && !lat_answerer(L))
 			rc = lat_emit(L, rname, "issue", &iss, size, valid, note);
-		if (!rc && (L->st->metrics & GIC_LAT_PUTC))
+		if (!rc && (L->st->metrics & GIC_LAT_PUTC) && !lat_answerer(L))
 			rc = lat_emit(L, rname, "put+completion", &putc, size, valid, note);
+		if (!rc)
+			lat_phase_done(L, valid);
 		gic_samples_free(&iss);
 		gic_samples_free(&putc);
 	}
@@ -672,10 +790,13 @@ static int run_gda(lat_run *L, int pointer, int order, size_t size, const char *
 		if (L->dc >= 0) /* the answer's way, in the rtt row's params */
 			snprintf(L->row_params, sizeof(L->row_params), "transport=dc av=%s answer=dc",
 				 L->dc ? "full" : "compact");
-		rtt_reset(L->h);
+		if (!L->pe) /* --procs 2: each PE its own word (rtt_procs_begin) */
+			rtt_reset(L->h);
 		rc = run_rtt(&s, &rtt);
-		if (!rc)
+		if (!rc && !lat_answerer(L))
 			rc = lat_emit(L, rname, "rtt", &rtt, size, !s.bad, note);
+		if (!rc)
+			lat_phase_done(L, !s.bad);
 	}
 	gic_samples_free(&rtt);
 	return rc;
@@ -1033,20 +1154,79 @@ static int lat_gin(const gic_opts *o, const lat_state *st, gic_sink *sink)
 	return gic_nccl_run(SUB, &job, sink);
 }
 
-static int lat_run_fn(const gic_opts *o, void *state, const gic_run_info *info, gic_sink *sink)
+/* The host mode's fixture for o and st (qps and dc set per count). */
+static hx_cfg lat_fixture(const gic_opts *o, const lat_state *st)
 {
-	const lat_state *st = state;
-	lat_run L = { .o = o, .st = st, .sink = sink, .total = o->iters + o->warmup, .dc = -1 };
 	hx_cfg c = { .who = SUB, .provider = o->provider, .nic = o->nic,
 		     .engine_threads = 1, .log_sq_bb = 8,
 		     .region = (size_t)LAT_SLOTS * LAT_MAX_INLINE };
-	int rc = 0;
 
 	/* A pointer sweep's slots: two of the largest size at least. */
 	if (st->sweep && (st->paths & (GIC_LAT_GDA_POINTER | GIC_LAT_PROXY_BASELINE |
 				       GIC_LAT_PROXY_TUNED)))
 		c.region = GIC_LAT_SWEEP_REGION;
+	return c;
+}
+
+int gic_lat_pe_rows(lat_pe *pe, const gic_opts *o, const lat_state *st)
+{
+	lat_run L = { .o = o, .st = st, .total = o->iters + o->warmup, .dc = -1, .pe = pe };
+	hx_cfg c = lat_fixture(o, st);
+	int rc = 0;
+
+	L.region = pe->ctrl_off = c.region;
+	c.region += 64; /* the control word, after the slots */
+	for (int k = 0; k < st->nqps && !rc; k++) {
+		L.first = k == 0;
+		L.nq = c.qps = st->qps[k];
+		L.h = NULL;
+		rc = hx_open_proc(&L.h, &c, pe->pl.rank, lat_pe_swap, pe);
+		if (!rc)
+			rc = run_host(&L);
+		hx_close(L.h);
+	}
+	return rc;
+}
+
+/* --procs 2 (after main's checks: --host, a provider other than softnic):
+ * the mini-gda paths only, without --sweep and the timer check. The
+ * default paths (all) run their mini-gda ones, said. */
+static int lat_check_procs(const gic_opts *o, const void *state)
+{
+	const lat_state *st = state;
+	unsigned gda = GIC_LAT_GDA_INLINE | GIC_LAT_GDA_POINTER;
+
+	if (st->sweep || (st->metrics & GIC_LAT_TIMER)) {
+		fprintf(stderr, "gic lat: --procs %d runs the mini-gda rows of issue, "
+			"put+completion and rtt; not %s\n", o->procs,
+			st->sweep ? "--sweep" : "--metric timer-check");
+		return EINVAL;
+	}
+	if (st->paths != GIC_LAT_PATH_ALL && (st->paths & ~gda)) {
+		fprintf(stderr, "gic lat: --procs %d runs the paths gda-inline and gda-pointer "
+			"only\n", o->procs);
+		return EINVAL;
+	}
+	return 0;
+}
+
+static int lat_run_fn(const gic_opts *o, void *state, const gic_run_info *info, gic_sink *sink)
+{
+	const lat_state *st = state;
+	lat_run L = { .o = o, .st = st, .sink = sink, .total = o->iters + o->warmup, .dc = -1 };
+	hx_cfg c = lat_fixture(o, st);
+	int rc = 0;
+
 	L.region = c.region;
+	if (o->procs > 1) {
+		lat_state gda = *st;
+
+		if (st->paths & ~(unsigned)(GIC_LAT_GDA_INLINE | GIC_LAT_GDA_POINTER))
+			fprintf(stderr, "gic lat: --procs %d: the paths gda-inline and gda-pointer "
+				"(the proxy paths run with one process)\n", o->procs);
+		gda.paths &= GIC_LAT_GDA_INLINE | GIC_LAT_GDA_POINTER;
+		return gic_lat_procs_run(o, &gda, sink);
+	}
 
 	if (!o->host) {
 		/* The GIN path runs after the others, whatever they did. */
@@ -1088,4 +1268,5 @@ const gic_experiment gic_exp_lat = {
 	.parse = lat_parse,
 	.run = lat_run_fn,
 	.free_state = lat_free,
+	.check_procs = lat_check_procs,
 };

@@ -74,6 +74,24 @@ int hx_wait_u64(const uint64_t *word, uint64_t want, uint64_t deadline)
 	}
 }
 
+int hx_wait_u64_change(const uint64_t *word, uint64_t old, uint64_t deadline, uint64_t *now)
+{
+	for (uint32_t spins = 1;; spins++) {
+		uint64_t v = __atomic_load_n(word, __ATOMIC_ACQUIRE);
+
+		if (v != old) {
+			*now = v;
+			return 0;
+		}
+		if ((spins & 255) == 0) {
+			if (gic_now_ns() > deadline)
+				return ETIMEDOUT;
+			sched_yield();
+		}
+		gic_cpu_relax();
+	}
+}
+
 /* ------------------------------------------------------------------ */
 /* Providers. */
 
@@ -246,6 +264,77 @@ int hx_open(hx **out, const hx_cfg *c)
 	return 0;
 }
 
+/* This PE's records (QP i's, with the destination's addr and rkey) for the
+ * peer's through swap; each QP connected to the peer's QP i and viewed,
+ * and the peer's destination noted (QP 0's record names it). */
+static int proc_connect(hx *h, int rank, hx_swap_fn swap, void *arg)
+{
+	hx_pe *me = &h->pe[rank], *peer = &h->pe[1 - rank];
+	size_t len = (size_t)h->c.qps * GIC_CONN_WIRE_BYTES;
+	uint8_t mine[HX_MAX_QPS * GIC_CONN_WIRE_BYTES], theirs[HX_MAX_QPS * GIC_CONN_WIRE_BYTES];
+	gic_conn_info local[HX_MAX_QPS];
+	int rc = 0;
+
+	for (int q = 0; q < h->c.qps && !rc; q++) {
+		rc = gic_nic_qp_local(me->qp[q], &local[q]);
+		local[q].addr = (uint64_t)(uintptr_t)me->dst;
+		local[q].rkey = me->dst_rkey;
+		if (!rc)
+			rc = gic_conn_pack(&local[q], mine + (size_t)q * GIC_CONN_WIRE_BYTES,
+					   GIC_CONN_WIRE_BYTES);
+	}
+	if (!rc && (rc = swap(arg, mine, theirs, len)))
+		return rc;
+	for (int q = 0; q < h->c.qps && !rc; q++) {
+		gic_conn_info remote;
+		const char *why = NULL;
+
+		rc = gic_conn_unpack(theirs + (size_t)q * GIC_CONN_WIRE_BYTES, GIC_CONN_WIRE_BYTES,
+				     &remote, &why);
+		if (rc) {
+			fprintf(stderr, "gic %s: PE%d: the peer's record of QP %d: %s\n", h->c.who,
+				rank, q, why ? why : strerror(rc));
+			return rc;
+		}
+		if (q == 0) {
+			peer->dst = (uint8_t *)(uintptr_t)remote.addr;
+			peer->dst_rkey = remote.rkey;
+		}
+		rc = gic_nic_qp_connect(me->qp[q], &local[q], &remote);
+		if (!rc)
+			rc = gic_nic_qp_view(me->qp[q], GIC_VIEW_HOST, &me->sq[q], &me->cqv[q]);
+	}
+	return rc;
+}
+
+int hx_open_proc(hx **out, const hx_cfg *c, int rank, hx_swap_fn swap, void *arg)
+{
+	hx *h = calloc(1, sizeof(*h));
+	int rc;
+
+	*out = NULL;
+	if (!h)
+		return ENOMEM;
+	if (c->dc || rank < 0 || rank > 1) {
+		free(h);
+		return EINVAL;
+	}
+	h->c = *c;
+	h->pe[1 - rank].remote = 1;
+	rc = pe_open(h, rank);
+	if (!rc)
+		rc = proc_connect(h, rank, swap, arg);
+	if (rc) {
+		fprintf(stderr, "gic %s: %s setup of PE%d: %s%s%s\n", c->who, prov_names[c->provider],
+			rank, strerror(rc), h->pe[rank].nic ? "; " : "",
+			h->pe[rank].nic ? gic_nic_error(h->pe[rank].nic) : "");
+		hx_close(h);
+		return rc;
+	}
+	*out = h;
+	return 0;
+}
+
 /* Frees PE pe's objects, QPs before their CQs, then its NIC. */
 static void pe_close(hx_pe *pe, int qps)
 {
@@ -268,7 +357,8 @@ void hx_close(hx *h)
 	if (!h)
 		return;
 	for (int i = 0; i < 2; i++)
-		pe_close(&h->pe[i], h->c.qps);
+		if (!h->pe[i].remote) /* the peer process's: nothing of it here */
+			pe_close(&h->pe[i], h->c.qps);
 	/* PE1 first: a softnic PE1 shares PE0's softnic. */
 	gic_nic_close(h->pe[1].nic);
 	gic_nic_close(h->pe[0].nic);

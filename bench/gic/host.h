@@ -64,6 +64,9 @@ typedef struct hx_pe {
 	gic_cq dci_cqv;
 	gic_av_seg peer_av[2];
 	int peer_av_rc[2];
+	/* 1: this PE is another process's (hx_open_proc): only dst (its
+	 * address there, never dereferenced here) and dst_rkey are set. */
+	int remote;
 } hx_pe;
 
 typedef struct hx {
@@ -88,7 +91,22 @@ int hx_nic_describe(const gic_opts *o, char *out, size_t len);
 
 /* Opens the fixture (*out NULL on failure). */
 int hx_open(hx **out, const hx_cfg *c);
+/* Frees a fixture of hx_open or hx_open_proc (NULL: nothing). */
 void hx_close(hx *h);
+
+/* Hands this PE's connection records (mine, len bytes: one gic_conn wire
+ * record per QP, QP 0 first) to the peer's process and receives the
+ * peer's (theirs, len bytes); 0 or an errno after a message. */
+typedef int (*hx_swap_fn)(void *arg, const uint8_t *mine, uint8_t *theirs, size_t len);
+
+/* Opens PE rank (0 or 1) of a pair whose other PE is another process: this
+ * PE's NIC, QPs and regions as hx_open makes them; QP i's record (with the
+ * destination's addr and rkey) swapped through swap for the peer's QP i,
+ * each QP connected and viewed. pe[1 - rank] then holds only the peer's
+ * destination (dst, dst_rkey) and remote = 1: hx_write posts to it; no DC
+ * (c->dc must be 0) and no mini-proxy. *out NULL on failure, after a
+ * message naming who, the PE and the provider's account. */
+int hx_open_proc(hx **out, const hx_cfg *c, int rank, hx_swap_fn swap, void *arg);
 
 /* A deadline HX_WAIT_NS from now. */
 uint64_t hx_deadline(void);
@@ -124,6 +142,10 @@ int hx_fail(hx *h, int pe, int q, const char *what, int rc);
 /* Waits (bounded) until *word == want; 0 or ETIMEDOUT. Yields the CPU
  * now and then so that an oversubscribed machine progresses. */
 int hx_wait_u64(const uint64_t *word, uint64_t want, uint64_t deadline);
+
+/* Waits (bounded, as hx_wait_u64) until *word != old, the value then in
+ * *now; 0 or ETIMEDOUT. For a word the NIC writes (a peer process's). */
+int hx_wait_u64_change(const uint64_t *word, uint64_t old, uint64_t deadline, uint64_t *now);
 
 /* ------------------------------------------------------------------ */
 /* A mini-proxy from PE `from` to the other PE. */

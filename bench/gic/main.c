@@ -16,6 +16,7 @@
 #include "gic.h"
 #include "host.h"
 #include "gic_commit.h" /* GIC_GIT_COMMIT, written at every build (commit.cmake) */
+#include "lat_procs.h"
 #include "nccl_pe.h"
 #include "nvshmem_pe.h"
 
@@ -83,6 +84,8 @@ static const char common_help[] =
 	"                 emulated device under gic-emu; GPU modes: queues in host memory,\n"
 	"                 all but the host-rung rows and proxy --counter gpu)\n"
 	"  --nic NAME     mlx5: the RDMA device (default: the first)\n"
+	"  --procs N      processes of the PEs: 1 (default: both PEs in this one) | 2\n"
+	"                 (PE1 a process of its own; gic lat --host --provider mlx5 only)\n"
 	"  --quick        short settings (what CI runs)\n"
 	"  --engine E     softnic engine: cpu | gpu (GPU mode only); default gpu\n"
 	"  --device N     CUDA device (0..63); default 0\n"
@@ -180,6 +183,8 @@ static int apply_value(gic_opts *o, const char *flag, const char *val)
 		o->json = val;
 	else if (!strcmp(flag, "--nic"))
 		o->nic = val;
+	else if (!strcmp(flag, "--procs") && !(rc = parse_long(flag, val, 1, 2, &v)))
+		o->procs = (int)v;
 	else if (!strcmp(flag, "--provider")) {
 		if (strcmp(val, "softnic") && strcmp(val, "mlx5"))
 			return bad(flag, val, "softnic or mlx5");
@@ -201,7 +206,7 @@ static int value_flag(const char *arg, char *flag, size_t len)
 {
 	static const char *const names[] = { "-n", "-w", "-b", "-e", "-f", "-c", "-t",
 					     "--device", "--json", "--csv", "--engine", "--provider",
-					     "--nic", NULL };
+					     "--nic", "--procs", NULL };
 
 	for (int i = 0; names[i]; i++) {
 		if (gic_arg_is(arg, names[i]) ||
@@ -275,7 +280,7 @@ static int finish_opts(gic_opts *o)
 static int parse_cli(cli *c, int argc, char **argv)
 {
 	c->o = (gic_opts){ .size_begin = 8, .size_end = 8, .size_factor = 2, .ctas = 1,
-			   .threads = 1 };
+			   .threads = 1, .procs = 1 };
 	c->argv = calloc((size_t)argc, sizeof(char *));
 	if (!c->argv)
 		return ENOMEM;
@@ -307,6 +312,7 @@ static int fill_info(const gic_opts *o, gic_run_info *info, int gpu_optional)
 	snprintf(info->provider, sizeof(info->provider), "%s",
 		 o->provider == GIC_PROV_MLX5 ? "mlx5" : "softnic");
 	snprintf(info->engine, sizeof(info->engine), "%s", o->gpu_engine ? "gpu" : "cpu");
+	snprintf(info->peer, sizeof(info->peer), "%s", o->procs > 1 ? "process" : "in-process");
 	snprintf(info->commit, sizeof(info->commit), "%s", GIC_GIT_COMMIT);
 	gmtime_r(&now, &tm);
 	strftime(info->date, sizeof(info->date), "%Y-%m-%dT%H:%M:%SZ", &tm);
@@ -358,6 +364,34 @@ static int report(const gic_opts *o, const gic_run_info *info, gic_sink *sink)
 	return status;
 }
 
+/* --procs 2 with experiment e and its state: 0, or EINVAL after a message
+ * (an experiment that runs its PEs in one process only; one whose own
+ * check refuses; the softnic provider, whose PEs share one softnic in one
+ * process). */
+static int check_procs(const gic_experiment *e, const gic_opts *o, const void *state)
+{
+	if (o->procs <= 1)
+		return 0;
+	if (!e->check_procs) {
+		fprintf(stderr, "gic %s: --procs %d: only gic lat --host runs its peer as a "
+			"process\n", e->name, o->procs);
+		return EINVAL;
+	}
+	if (!o->host) {
+		fprintf(stderr, "gic %s: --procs %d runs the host mode's PEs as processes: add "
+			"--host\n", e->name, o->procs);
+		return EINVAL;
+	}
+	if (o->provider == GIC_PROV_SOFTNIC) {
+		fprintf(stderr, "gic %s: --procs %d: the softnic provider cannot put the PEs in "
+			"two processes (a softnic PE shares the softnic of a PE of its own process "
+			"only); use --provider mlx5 (a ConnectX, or the emulated device under "
+			"gic-emu)\n", e->name, o->procs);
+		return EINVAL;
+	}
+	return e->check_procs(o, state);
+}
+
 /* Parses the experiment's flags, runs it and reports; the exit status. */
 static int run_experiment(const gic_experiment *e, cli *c)
 {
@@ -368,6 +402,10 @@ static int run_experiment(const gic_experiment *e, cli *c)
 
 	if (e->parse(c->argc, c->argv, &state))
 		return 2;
+	if (check_procs(e, &c->o, state)) {
+		e->free_state(state);
+		return 2;
+	}
 	if (fill_info(&c->o, &info, gic_nvshmem_only(e, state) || gic_nccl_only(e, state))) {
 		e->free_state(state);
 		return 1;
@@ -399,6 +437,9 @@ int main(int argc, char **argv)
 	/* Hidden: a PE of the NVSHMEM path, started by the driver (nvshmem_pe.h). */
 	if (argc >= 2 && !strcmp(argv[1], GIC_NV_PE_SUBCOMMAND))
 		return gic_nvshmem_pe_main(argc, argv);
+	/* Hidden: a PE of gic lat --procs 2 (lat_procs.h). */
+	if (argc >= 2 && !strcmp(argv[1], GIC_LAT_PE_SUBCOMMAND))
+		return gic_lat_pe_main(argc, argv);
 	/* Hidden: a PE of the NCCL GIN path (nccl_pe.h). */
 	if (argc >= 2 && !strcmp(argv[1], GIC_NC_PE_SUBCOMMAND))
 		return gic_nccl_pe_main(argc, argv);

@@ -420,6 +420,10 @@ static void json_run_info(FILE *f, const gic_run_info *info)
 	fputs(", ", f);
 	json_str(f, "engine", info->engine);
 	fputs(", ", f);
+	if (info->peer[0]) {
+		json_str(f, "peer", info->peer);
+		fputs(", ", f);
+	}
 	json_str(f, "commit", info->commit);
 	fputs(", ", f);
 	json_str(f, "date", info->date);
