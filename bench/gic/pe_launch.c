@@ -18,6 +18,10 @@
 #include "gic.h"
 #include "pe_launch.h"
 
+/* How long the driver lets PEs that are ending finish exiting before it
+ * stops the rest with SIGKILL (pl_kill_all). */
+enum { PL_EXIT_GRACE_MS = 200 };
+
 uint64_t gic_pl_now_ms(void)
 {
 	struct timespec ts;
@@ -349,9 +353,11 @@ static int pl_spawn(pl_run *R, int rank)
 	return 0;
 }
 
-/* SIGKILL to every started PE that has not exited yet. */
-static void pl_kill_all(pl_run *R)
+/* Reaps every started PE that has exited; returns how many are left. */
+static int pl_reap_exited(pl_run *R)
 {
+	int left = 0;
+
 	for (int i = 0; i < R->s->npes; i++) {
 		pl_proc *p = &R->pe[i];
 
@@ -360,6 +366,26 @@ static void pl_kill_all(pl_run *R)
 		if (waitpid(p->pid, &p->status, WNOHANG) == p->pid)
 			p->reaped = 1;
 		else
+			left++;
+	}
+	return left;
+}
+
+/* SIGKILL to every started PE that has not exited yet. A PE whose pipe
+ * just closed may still be exiting (a process's descriptors close before
+ * it can be reaped): a short grace first lets its own end (an exit
+ * status, another's signal) be told apart from the driver's SIGKILL. */
+static void pl_kill_all(pl_run *R)
+{
+	uint64_t until = gic_pl_now_ms() + PL_EXIT_GRACE_MS;
+	struct timespec ms = { 0, 1000000 };
+
+	while (pl_reap_exited(R) && gic_pl_now_ms() < until)
+		nanosleep(&ms, NULL);
+	for (int i = 0; i < R->s->npes; i++) {
+		pl_proc *p = &R->pe[i];
+
+		if (p->pid > 0 && !p->reaped)
 			p->killed = !kill(p->pid, SIGKILL);
 	}
 }
@@ -557,19 +583,7 @@ static void pl_reap(pl_run *R, uint64_t deadline)
 	int n = R->s->npes;
 
 	for (;;) {
-		int left = 0;
-
-		for (int i = 0; i < n; i++) {
-			pl_proc *p = &R->pe[i];
-
-			if (p->pid <= 0 || p->reaped)
-				continue;
-			if (waitpid(p->pid, &p->status, WNOHANG) == p->pid)
-				p->reaped = 1;
-			else
-				left++;
-		}
-		if (!left)
+		if (!pl_reap_exited(R))
 			return;
 		if (gic_pl_now_ms() >= deadline) {
 			pl_kill_all(R);
