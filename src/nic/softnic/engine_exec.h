@@ -782,8 +782,11 @@ typedef struct snx_qp_view {
 	uint32_t flags, qpn, bb_cnt, pd;
 	uint32_t link, in_error;
 	uint32_t peer_pd;      /* the peer's pd (valid when link says connected) */
+	uint32_t rec_raw;      /* the doorbell record as loaded early (rec_early) */
 	uint16_t watch_need;
 	uint8_t pending_synd, watching;
+	uint8_t rec_early;     /* rec_raw holds the record, read with acquire
+				* beside the view's loads (snx_pass_begin_in) */
 } snx_qp_view;
 
 /* Loads the view of qp (see snx_qp_view); the caller read the doorbell
@@ -817,8 +820,10 @@ GIC_HD void snx_qp_view_load(snx_qp *qp, snx_qp_view *v)
 GIC_HD uint8_t snx_take_record(snx_pass *p, snx_qp *qp, snx_qp_view *v, uint32_t *rec)
 {
 	uint16_t ahead;
+	uint32_t raw = v->rec_early ? v->rec_raw : snx_ld_acquire_u32_scope(p->gpu_scope, v->dbrec);
 
-	*rec = gic_be32toh(snx_ld_acquire_u32_scope(p->gpu_scope, v->dbrec)) & 0xffffu;
+	v->rec_early = 0; /* used once: a later read in the pass loads again */
+	*rec = gic_be32toh(raw) & 0xffffu;
 	ahead = (uint16_t)(*rec - (uint16_t)v->target);
 	if (v->target + ahead - v->cons > v->bb_cnt)
 		return SOFTNIC_VSYND_BAD_DBREC;
@@ -970,14 +975,38 @@ GIC_HD void snx_report_orphan_error(snx_pass *p, snx_qp *qp)
 /* ------------------------------------------------------------------ */
 /* Passes. */
 
+/* The GPU engine: the view's fields that the pass's idle test reads,
+ * passed through an empty asm after the record's acquire load (ordered
+ * after it, as both are volatile), so that the compiler computes nothing
+ * from them, and so waits for none of their loads, before that load has
+ * gone out. No instruction; the host engine needs nothing. */
+GIC_HD void snx_view_after_issue(snx_qp_view *v)
+{
+#ifdef __CUDA_ARCH__
+	asm volatile("" : "+l"(v->last_db), "+l"(v->cons), "+l"(v->target), "+r"(v->in_error),
+		     "+r"(v->flags));
+#else
+	(void)v;
+#endif
+}
+
 /* Starts a pass over qp with a pass record from snx_pass_init(), given
  * the doorbell word db that the calling thread read with acquire semantics
  * (snx_ld_acquire_u64): loads the view *v (the QP's fields), the MR epoch,
  * then the peer's rights and pd beside the doorbell record's acquire load.
  * Returns 0 when there is nothing to do; else *v is the QP as the pass
  * found it and left it. Two memory round trips on the GPU engine: the
- * view with the epoch, then the record with the peer's fields. */
-GIC_HD int snx_pass_begin_view(snx_pass *p, snx_qp *qp, uint64_t db, snx_qp_view *v)
+ * view with the epoch, then the record with the peer's fields.
+ *
+ * dbrec (the GPU engine): the QP's doorbell record, which the caller keeps
+ * beside its doorbell pointer (qp->dbrec is fixed for the QP's life).
+ * The record's acquire load is then issued with the view's loads (one
+ * trip for both), and the peer's rights and pd are left to the caller
+ * (snx_pass_peer_load), which issues them with its WQE reads. The record
+ * read early is as new as the later one would be: both come after the
+ * doorbell's acquire, and it is used only where the record is taken. */
+GIC_HD int snx_pass_begin_in(snx_pass *p, snx_qp *qp, uint64_t db, snx_qp_view *v,
+			     const uint32_t *dbrec)
 {
 	snx_shared *sh = p->sh;
 	uint32_t epoch, rights = 0, peer_pd = 0;
@@ -986,6 +1015,15 @@ GIC_HD int snx_pass_begin_view(snx_pass *p, snx_qp *qp, uint64_t db, snx_qp_view
 	 * before the doorbell shows here, as do the link and in_error. */
 	snx_qp_view_load(qp, v);
 	epoch = gic_ld_relaxed_sys_u32(&sh->mr_epoch);
+	v->rec_early = 0;
+	if (dbrec) {
+		/* Orders this pass's WQE reads after the record (and so after
+		 * the submitter's WQE writes that its release published);
+		 * issued before any of the view's loads is used. */
+		v->rec_raw = snx_ld_acquire_u32_scope(p->gpu_scope, dbrec);
+		v->rec_early = 1;
+		snx_view_after_issue(v);
+	}
 	if (db == v->last_db && v->cons == v->target && !v->pending_synd && !v->watching &&
 	    !(v->in_error && snx_rq_flush_due(sh, qp)))
 		return 0;
@@ -1007,7 +1045,7 @@ GIC_HD int snx_pass_begin_view(snx_pass *p, snx_qp *qp, uint64_t db, snx_qp_view
 	 * state lives until close). Loaded before the doorbell record's
 	 * acquire (issued in program order before it), so that the loads
 	 * overlap; pd is fixed for the peer's life. */
-	if (v->link == SNX_QP_CONNECTED && v->peer) {
+	if (!dbrec && v->link == SNX_QP_CONNECTED && v->peer) {
 		rights = gic_ld_relaxed_sys_u32(&v->peer->rights);
 		peer_pd = v->peer->pd;
 	}
@@ -1021,6 +1059,27 @@ GIC_HD int snx_pass_begin_view(snx_pass *p, snx_qp *qp, uint64_t db, snx_qp_view
 	p->peer_rights = rights;
 	v->peer_pd = peer_pd;
 	return 1;
+}
+
+/* The peer's rights and pd for a pass that snx_pass_begin_in() started
+ * with a dbrec (as that function loads them otherwise; a change of the
+ * rights shows at the next pass). */
+GIC_HD void snx_pass_peer_load(snx_pass *p, snx_qp_view *v)
+{
+	uint32_t rights = 0, peer_pd = 0;
+
+	if (p->link == SNX_QP_CONNECTED && v->peer) {
+		rights = gic_ld_relaxed_sys_u32(&v->peer->rights);
+		peer_pd = v->peer->pd;
+	}
+	p->peer_rights = rights;
+	v->peer_pd = peer_pd;
+}
+
+/* snx_pass_begin_in() with the record read where it is taken. */
+GIC_HD int snx_pass_begin_view(snx_pass *p, snx_qp *qp, uint64_t db, snx_qp_view *v)
+{
+	return snx_pass_begin_in(p, qp, db, v, NULL);
 }
 
 /* snx_pass_begin_view() for a caller that needs no view. */

@@ -198,7 +198,7 @@ typedef struct batch_qp {
 	const snx_qp *peer;     /* valid: the caller saw the link connected */
 	snx_shared *peer_sh;    /* the peer's MR table when another softnic's */
 	snx_cq *cq;             /* the send CQ (lane 0 uses it) */
-	uint32_t bb_cnt, pd, qpn, peer_pd;
+	uint32_t bb_cnt, pd, qpn;
 } batch_qp;
 
 /* Lane 0's view, as every lane's batch_qp (all lanes call). */
@@ -213,7 +213,6 @@ static __device__ __forceinline__ batch_qp batch_qp_of(const snx_qp_view *v)
 	b.bb_cnt = __shfl_sync(FULL_WARP, v->bb_cnt, 0);
 	b.pd = __shfl_sync(FULL_WARP, v->pd, 0);
 	b.qpn = v->qpn;
-	b.peer_pd = __shfl_sync(FULL_WARP, v->peer_pd, 0);
 	return b;
 }
 
@@ -241,6 +240,37 @@ static __device__ __forceinline__ uint64_t be64_words(uint32_t hi, uint32_t lo)
 	return ((uint64_t)gic_be32toh(hi) << 32) | gic_be32toh(lo);
 }
 
+/* lane_decode() of the common WQE, as one predicate and one branch: a
+ * one-BB RDMA write (ds 3 or 4) whose one inline segment fills it, i.e.
+ * 2 * GIC_SEG_SIZE + round16(4 + len) == ds * GIC_SEG_SIZE, at index pos
+ * in strict mode. 1 for exactly the WQEs of that shape that lane_decode()
+ * accepts, with *lw as it fills it; 0 for anything else (a failed strict
+ * index included), which then goes to lane_decode(). */
+static __device__ __forceinline__ int lane_decode_inline1(const uint32_t b[16], uint32_t nbb,
+							  int strict, uint64_t pos, lane_write *lw)
+{
+	uint32_t w0 = gic_be32toh(b[0]), ds = gic_be32toh(b[1]) & 0xffu;
+	uint32_t word = gic_be32toh(b[8]), ilen = word & ~GIC_INLINE_SEG;
+
+	if (!((uint8_t)w0 == GIC_OPCODE_RDMA_WRITE && nbb == 1 && (ds - 3u) <= 1u &&
+	      (word & GIC_INLINE_SEG) &&
+	      (4u + ilen + (GIC_SEG_SIZE - 1)) / GIC_SEG_SIZE == ds - 2u &&
+	      (!strict || (uint16_t)(w0 >> 8) == (uint16_t)pos)))
+		return 0;
+	lw->nsge = 0;
+	lw->inl = 1;
+	lw->len0 = lw->len1 = lw->lkey0 = lw->lkey1 = 0;
+	lw->addr0 = lw->addr1 = 0;
+	lw->total_len = ilen;
+	lw->signaled = (b[2] >> 24) & GIC_CTRL_CQ_UPDATE; /* byte 11: fm_ce_se */
+	lw->raddr = be64_words(b[4], b[5]);
+	lw->rkey = gic_be32toh(b[6]);
+#pragma unroll
+	for (int k = 0; k < 7; k++)
+		lw->pw[k] = b[9 + k];
+	return 1;
+}
+
 /* Decodes the WQE whose first BB is b (words as loaded) into *lw: 1 when it
  * is an RDMA write of nbb BBs that snx_decode_wqe() accepts, with one
  * inline segment or (one BB) one or two pointer segments, and (strict
@@ -251,7 +281,6 @@ static __device__ __forceinline__ int lane_decode(const uint32_t b[16], uint32_t
 {
 	uint32_t w0 = gic_be32toh(b[0]), ds = gic_be32toh(b[1]) & 0xffu, end = ds * GIC_SEG_SIZE;
 	uint32_t word = gic_be32toh(b[8]);
-
 	lw->nsge = lw->inl = 0;
 	lw->len0 = lw->len1 = lw->lkey0 = lw->lkey1 = 0;
 	lw->addr0 = lw->addr1 = 0;
@@ -304,7 +333,23 @@ static __device__ __forceinline__ int lane_decode(const uint32_t b[16], uint32_t
 /* snx_prepare_write_in() of a decoded lane write (the peer QP's rights
  * known granted): the peer, the local keys, the remote key, through the
  * pass's MR caches. 1 when every check passes. */
-static __device__ __forceinline__ int lane_resolve(snx_pass &p, const batch_qp &bq, lane_write *lw)
+/* lane_resolve() of a write with no pointer segment (lane_decode_inline1):
+ * the peer and the remote key only. */
+static __device__ __forceinline__ int lane_resolve_remote(snx_pass &p, const batch_qp &bq,
+							  uint32_t peer_pd, lane_write *lw)
+{
+	lw->src0 = lw->src1 = lw->dst = NULL;
+	if (!bq.peer) /* snx_check_peer (the caller saw the link connected) */
+		return 0;
+	if (!lw->total_len)
+		return 1;
+	/* snx_peer_table(), from the view */
+	return snx_mr_resolve_in(bq.peer_sh ? bq.peer_sh : p.sh, &p.remote, peer_pd, lw->rkey,
+				 lw->raddr, lw->total_len, SOFTNIC_ACCESS_REMOTE_WRITE, &lw->dst) == 0;
+}
+
+static __device__ __forceinline__ int lane_resolve(snx_pass &p, const batch_qp &bq, uint32_t peer_pd,
+						   lane_write *lw)
 {
 	lw->src0 = lw->src1 = lw->dst = NULL;
 	if (!bq.peer) /* snx_check_peer (the caller saw the link connected) */
@@ -318,7 +363,7 @@ static __device__ __forceinline__ int lane_resolve(snx_pass &p, const batch_qp &
 	if (!lw->total_len)
 		return 1;
 	/* snx_peer_table(), from the view */
-	return snx_mr_resolve_in(bq.peer_sh ? bq.peer_sh : p.sh, &p.remote, bq.peer_pd, lw->rkey,
+	return snx_mr_resolve_in(bq.peer_sh ? bq.peer_sh : p.sh, &p.remote, peer_pd, lw->rkey,
 				 lw->raddr, lw->total_len, SOFTNIC_ACCESS_REMOTE_WRITE, &lw->dst) == 0;
 }
 
@@ -383,6 +428,8 @@ static __device__ __forceinline__ int lanes_overlap(uint64_t lo, uint64_t hi, in
 {
 	int clash = 0;
 
+	if (n == 1)
+		return 0; /* one lane: nothing to overlap (n is the warp's) */
 	for (int j = 0; j < n; j++) {
 		uint64_t jl = __shfl_sync(FULL_WARP, lo, j), jh = __shfl_sync(FULL_WARP, hi, j);
 
@@ -642,9 +689,12 @@ static __device__ __forceinline__ void batch_cqes(snx_pass &p, gpu_consts kc, gp
  * cons + l * nbb, which each lane proves for the next by finding nbb in
  * its own ctrl segment. Returns the WQEs run, or 0 when lane 0 must take
  * them one at a time instead. All lanes call it. Each lane's WQE, decoded
- * and resolved, stays in registers. */
+ * and resolved, stays in registers. rights, peer_pd: lane 0's loads of the
+ * peer's rights and pd (snx_pass_peer_load), which go out before the BB
+ * loads and are first used after them (one trip for both). */
 static __device__ __forceinline__ int warp_batch(snx_pass &p, gpu_consts kc, gpu_trace *tr,
 						 cq_park *pk, snx_qp *qp, const batch_qp &bq,
+						 uint32_t rights, uint32_t peer_pd,
 						 uint64_t cons, uint64_t left, int lane, uint32_t *bbs)
 {
 	const uint8_t *sq = bq.sq;
@@ -676,9 +726,21 @@ static __device__ __forceinline__ int warp_batch(snx_pass &p, gpu_consts kc, gpu
 		if (lane < n)
 			read_bb(sq, bb_cnt, cons + (uint64_t)lane * nbb, b);
 	}
-	if (lane < n) {
-		ok = lane_decode(b, nbb, kc.strict, cons + (uint64_t)lane * nbb, &lw) &&
-		     lane_resolve(p, bq, &lw);
+	/* The peer's rights, loaded beside the BBs: the batch only runs
+	 * writes the peer QP grants (else the serial core reports them). */
+	rights = __shfl_sync(FULL_WARP, rights, 0);
+	peer_pd = __shfl_sync(FULL_WARP, peer_pd, 0);
+	if (!(rights & SOFTNIC_ACCESS_REMOTE_WRITE))
+		ok = 0;
+	if (lane < n && ok) {
+		uint64_t pos = cons + (uint64_t)lane * nbb;
+
+		/* The common 1-BB inline write first, then any other shape. */
+		if (lane_decode_inline1(b, nbb, kc.strict, pos, &lw))
+			ok = lane_resolve_remote(p, bq, peer_pd, &lw);
+		else
+			ok = lane_decode(b, nbb, kc.strict, pos, &lw) &&
+			     lane_resolve(p, bq, peer_pd, &lw);
 		lo = (uint64_t)lw.dst;
 		hi = ok && lw.dst ? lo + lw.total_len : lo;
 	}
@@ -740,18 +802,22 @@ static __device__ __forceinline__ int serial_step(snx_pass &p, cq_park *pk, snx_
 	return k;
 }
 
-/* Lane 0: the pass's start (snx_pass_begin_view); own_db: this thread
- * read the doorbell word db with acquire semantics in this pass's scan,
- * else it reads it again. */
+/* Lane 0: the pass's start (snx_pass_begin_in, with the QP's doorbell
+ * record rec from the scan's registers: the record's acquire goes out with
+ * the view's loads); own_db: this thread read the doorbell word db with
+ * acquire semantics in this pass's scan, else it reads it again (before
+ * the record, in program order). The peer's rights and pd are left to
+ * the caller (snx_pass_peer_load). */
 static __device__ __forceinline__ int warp_begin(snx_pass &p, gpu_consts kc, snx_qp *qp,
-						 int own_db, uint64_t db, snx_qp_view *v)
+						 const uint32_t *rec, int own_db, uint64_t db,
+						 snx_qp_view *v)
 {
 	if (!own_db) {
 		const uint64_t *dbp = qp->db;
 
 		db = kc.gpu_scope ? gic_ld_acquire_gpu_u64(dbp) : gic_ld_acquire_sys_u64(dbp);
 	}
-	return snx_pass_begin_view(&p, qp, db, v);
+	return snx_pass_begin_in(&p, qp, db, v, rec);
 }
 
 /* Lane 0: the pass's end. snx_pass_end() but for what the view proves
@@ -783,8 +849,8 @@ static __device__ __forceinline__ void warp_end(snx_pass &p, cq_park *pk, snx_qp
  * load of the QP record; after a serial step, or when a batch leaves
  * WQEs, the record is read again. */
 static __device__ __forceinline__ int warp_progress(snx_pass &p, gpu_consts kc, gpu_trace *tr,
-						    cq_park *pk, snx_qp *qp, softnic_stats *st,
-						    int lane, int own_db, uint64_t db)
+						    cq_park *pk, snx_qp *qp, const uint32_t *rec,
+						    softnic_stats *st, int lane, int own_db, uint64_t db)
 {
 	int active = 0, done = 0, fresh = 1;
 	uint32_t epoch;
@@ -795,11 +861,14 @@ static __device__ __forceinline__ int warp_progress(snx_pass &p, gpu_consts kc, 
 
 	memset(&v, 0, sizeof(v));
 	if (lane == 0) {
-		active = warp_begin(p, kc, qp, own_db, db, &v);
-		if (active)
+		active = warp_begin(p, kc, qp, rec, own_db, db, &v);
+		if (active) {
 			trace_now_as(kc, tr, SOFTNIC_TRACE_RECORD, 1);
-		else
+			/* Issued here, used after the batch's BB loads. */
+			snx_pass_peer_load(&p, &v);
+		} else {
 			trace_drop(kc, tr, ~0u);
+		}
 	}
 	if (!__shfl_sync(FULL_WARP, active, 0))
 		return 0;
@@ -811,8 +880,7 @@ static __device__ __forceinline__ int warp_progress(snx_pass &p, gpu_consts kc, 
 		p.local.key = 0;
 	}
 	p.link = __shfl_sync(FULL_WARP, p.link, 0);
-	p.peer_rights = __shfl_sync(FULL_WARP, p.peer_rights, 0);
-	bq = batch_qp_of(&v);
+	bq = batch_qp_of(&v); /* the peer's rights and pd: lane 0's, in warp_batch */
 	cons = __shfl_sync(FULL_WARP, v.cons, 0);
 	left = __shfl_sync(FULL_WARP, v.target - v.cons, 0);
 	healthy = __shfl_sync(FULL_WARP, !v.in_error && !v.pending_synd, 0);
@@ -820,9 +888,9 @@ static __device__ __forceinline__ int warp_progress(snx_pass &p, gpu_consts kc, 
 		int k = 0;
 		uint32_t bbs = 0;
 
-		if (healthy && p.link == SNX_QP_CONNECTED &&
-		    (p.peer_rights & SOFTNIC_ACCESS_REMOTE_WRITE))
-			k = warp_batch(p, kc, tr, pk, qp, bq, cons, left, lane, &bbs);
+		if (healthy && p.link == SNX_QP_CONNECTED)
+			k = warp_batch(p, kc, tr, pk, qp, bq, p.peer_rights, v.peer_pd, cons, left,
+				       lane, &bbs);
 		if (!k) {
 			k = __shfl_sync(FULL_WARP, lane ? 0 : serial_step(p, pk, qp), 0);
 			fresh = 0;
@@ -890,7 +958,8 @@ static __device__ __forceinline__ int lane_scan(gpu_consts kc, const snx_qp *qp,
  * its own doorbell read with acquire, so its QP's pass starts from it. */
 static __device__ __forceinline__ int scan_run(snx_pass &p, gpu_consts kc, gpu_trace *tr,
 					       cq_park *pk, softnic_stats *st, int lane, int busy,
-					       snx_qp *qp, uint64_t db, uint64_t cons)
+					       snx_qp *qp, const uint32_t *rec, uint64_t db,
+					       uint64_t cons)
 {
 	unsigned todo = __ballot_sync(FULL_WARP, busy);
 	int done = 0;
@@ -898,13 +967,15 @@ static __device__ __forceinline__ int scan_run(snx_pass &p, gpu_consts kc, gpu_t
 	while (todo) {
 		int l = __ffs(todo) - 1;
 		snx_qp *q = (snx_qp *)__shfl_sync(FULL_WARP, (unsigned long long)qp, l);
+		const uint32_t *r =
+			(const uint32_t *)__shfl_sync(FULL_WARP, (unsigned long long)rec, l);
 		uint64_t d = __shfl_sync(FULL_WARP, db, l);
 		uint64_t c = __shfl_sync(FULL_WARP, cons, l);
 
 		todo &= todo - 1;
 		if (lane == 0)
 			trace_now(kc, tr, SOFTNIC_TRACE_DB_SEEN, c, 1); /* the ballot needed the loads */
-		done += warp_progress(p, kc, tr, pk, q, st, lane, l == 0, d);
+		done += warp_progress(p, kc, tr, pk, q, r, st, lane, l == 0, d);
 	}
 	return done;
 }
@@ -928,6 +999,7 @@ __global__ void snx_gpu_engine_kernel(snx_shared *sh, softnic_stats *warp_stats,
 	uint32_t gen_seen = ~0u, n = 0;
 	snx_qp *mine = NULL;              /* this lane's slot of the first group */
 	const uint64_t *mine_db = NULL;   /* its doorbell word */
+	const uint32_t *mine_rec = NULL;  /* its doorbell record (fixed for the QP's life) */
 	gpu_consts kc;
 	/* The trace's pending stamps, one set per warp (lane 0's): in shared
 	 * memory, since trace_write() takes their address and a local array
@@ -975,16 +1047,18 @@ __global__ void snx_gpu_engine_kernel(snx_shared *sh, softnic_stats *warp_stats,
 			n = gic_ld_relaxed_sys_u32(&sh->nqp_slots);
 			mine = slot < n ? (snx_qp *)gic_ld_relaxed_sys_u64((uint64_t *)&sh->qps[slot]) : NULL;
 			mine_db = mine ? mine->db : NULL;
+			mine_rec = mine ? mine->dbrec : NULL;
 			continue; /* scan the new table (busy came from the old one) */
 		}
-		done = scan_run(p, kc, tr, pk, st, lane, busy, mine, db, cons);
+		done = scan_run(p, kc, tr, pk, st, lane, busy, mine, mine_rec, db, cons);
 		for (uint32_t base = (uint32_t)warp + step; base < n; base += step) {
 			uint32_t slot = base + (uint32_t)lane * (uint32_t)nwarps;
 			snx_qp *q = slot < n ? (snx_qp *)gic_ld_relaxed_sys_u64((uint64_t *)&sh->qps[slot])
 					     : NULL;
+			const uint32_t *r = q ? q->dbrec : NULL; /* beside q->db: one trip */
 
 			busy = lane_scan(kc, q, q ? q->db : NULL, &db, &cons);
-			done += scan_run(p, kc, tr, pk, st, lane, busy, q, db, cons);
+			done += scan_run(p, kc, tr, pk, st, lane, busy, q, r, db, cons);
 		}
 		idle = done ? 0 : idle + 1;
 		if (idle_exit && idle >= idle_exit)
