@@ -60,26 +60,15 @@ int hx_check(const char *who, const char *what, const uint8_t *got, const uint8_
 	return 0;
 }
 
-int hx_wait_u64(const uint64_t *word, uint64_t want, uint64_t deadline)
-{
-	for (uint32_t spins = 1;; spins++) {
-		if (__atomic_load_n(word, __ATOMIC_ACQUIRE) == want)
-			return 0;
-		if ((spins & 255) == 0) {
-			if (gic_now_ns() > deadline)
-				return ETIMEDOUT;
-			sched_yield();
-		}
-		gic_cpu_relax();
-	}
-}
-
-int hx_wait_u64_change(const uint64_t *word, uint64_t old, uint64_t deadline, uint64_t *now)
+/* Waits (bounded) until *word equals value (equal 1) or differs from it
+ * (equal 0); the value seen into *now. 0 or ETIMEDOUT. */
+static int wait_word(const uint64_t *word, uint64_t value, int equal, uint64_t deadline,
+		     uint64_t *now)
 {
 	for (uint32_t spins = 1;; spins++) {
 		uint64_t v = __atomic_load_n(word, __ATOMIC_ACQUIRE);
 
-		if (v != old) {
+		if ((v == value) == equal) {
 			*now = v;
 			return 0;
 		}
@@ -90,6 +79,18 @@ int hx_wait_u64_change(const uint64_t *word, uint64_t old, uint64_t deadline, ui
 		}
 		gic_cpu_relax();
 	}
+}
+
+int hx_wait_u64(const uint64_t *word, uint64_t want, uint64_t deadline)
+{
+	uint64_t seen;
+
+	return wait_word(word, want, 1, deadline, &seen);
+}
+
+int hx_wait_u64_change(const uint64_t *word, uint64_t old, uint64_t deadline, uint64_t *now)
+{
+	return wait_word(word, old, 0, deadline, now);
 }
 
 /* ------------------------------------------------------------------ */
