@@ -37,7 +37,15 @@ static int failures;
 enum {
 	SC_OK = 1, SC_SKIP, SC_SKIP_GRACE, SC_DIES, SC_ALARM, SC_GARBLED, SC_UID_TWICE,
 	SC_TIMEOUT,
+	SC_GATHER,     /* start_all: two rounds of GATHER, each PE checks what came back */
+	SC_GATHER_LEN, /* start_all: PE 1's GATHER of another length than PE 0's */
 };
+
+/* PE rank's GATHER payload of round k (8 bytes). */
+static uint64_t gather_word(int rank, int k)
+{
+	return 0x6761746865720000ull + (uint64_t)rank * 16 + (uint64_t)k;
+}
 
 typedef struct test_job {
 	uint32_t magic;
@@ -88,6 +96,23 @@ static int fake_pe(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	gic_pl_pe_init(&pe, "TEST", "test", MAGIC, v[0], v[1], v[3]);
 	gic_pl_read_job(&pe, v[2], &job, sizeof(job));
+	if (job.scenario == SC_GATHER || job.scenario == SC_GATHER_LEN) {
+		gic_pl_pe_alarm(&pe, job.limit_s);
+		for (int k = 0; k < 2; k++) {
+			uint64_t mine[2] = { gather_word(pe.rank, k), 0 }, all[4] = { 0 };
+			uint32_t len = job.scenario == SC_GATHER_LEN && pe.rank == 1 ? 16 : 8;
+
+			gic_pl_allgather(&pe, v[2], mine, len, all, 5000);
+			if (all[0] != gather_word(0, k) || all[1] != gather_word(1, k))
+				gic_pl_die(&pe, "checking the gathered records", "not what was sent");
+		}
+		if (pe.rank == 0)
+			pe_result(&pe, 0, "row a");
+		else
+			gic_pl_verdict(&pe, 0, 1);
+		gic_pl_send(&pe, GIC_PL_REC_DONE, 0, NULL, 0);
+		return 0;
+	}
 	if (pe.rank > 0) {
 		gic_pl_read_uid(&pe, v[2], uid, sizeof(uid));
 		if (memcmp(uid, test_uid, sizeof(uid)))
@@ -208,6 +233,9 @@ static const expect expects[] = {
 	    "gic test: TEST PE 0 was stopped by the driver (SIGKILL)\n" } },
 	{ "uid_twice", SC_UID_TWICE, 0, 30, EPROTO, 0, 0, 0, 0, 8000,
 	  { "gic test: TEST PE 0 sent a malformed record (type 2, 16 bytes)\n" } },
+	{ "gather", SC_GATHER, 0, 30, 0, 0, 0, 1, 0, 8000, { NULL } },
+	{ "gather_len", SC_GATHER_LEN, 0, 30, EPROTO, 0, 0, 0, 0, 8000,
+	  { " sent a malformed record (type 7, " } }, /* whichever PE's came second */
 	{ "timeout", SC_TIMEOUT, 0, 1, ETIMEDOUT, 0, 0, 0, 10900, 20000,
 	  { "gic test: the TEST PEs did not finish within 11 s (TEST_LIMIT_S): stopping them\n",
 	    "gic test: TEST PE 0 was stopped by the driver (SIGKILL)\n" } },
@@ -222,6 +250,7 @@ static void run_expect(const expect *x)
 		.job = &job, .job_len = sizeof(job), .npes = 2, .limit_s = x->limit_s,
 		.limit_env = "TEST_LIMIT_S", .max_results = 4, .nphases = 4,
 		.skip_len = sizeof(int32_t), .skip_grace_s = x->grace_s,
+		.start_all = x->sc == SC_GATHER || x->sc == SC_GATHER_LEN,
 	};
 	gic_sink sink;
 	gic_pl_skip skip;
@@ -253,6 +282,9 @@ static void run_expect(const expect *x)
 	}
 	if (x->sc == SC_SKIP)
 		CHECK(errbuf[0] == '\0', "skip: stderr:\n%s", errbuf);
+	if (x->sc == SC_GATHER && sink.n == 1)
+		CHECK(sink.v[0].validated == 1 && errbuf[0] == '\0',
+		      "gather: verdict %d; stderr:\n%s", sink.v[0].validated, errbuf);
 	/* Every PE was reaped: no child is left. */
 	CHECK(waitpid(-1, NULL, WNOHANG) < 0 && errno == ECHILD, "%s: a child is left", x->name);
 }
