@@ -7,6 +7,7 @@
 #ifndef SOFTNIC_ENGINE_CORE_H
 #define SOFTNIC_ENGINE_CORE_H
 
+#include <stddef.h>
 #include <string.h>
 #if !defined(__CUDA_ARCH__)
 #include <errno.h>

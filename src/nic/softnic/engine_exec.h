@@ -783,21 +783,46 @@ typedef struct snx_qp_view {
 	uint32_t link, in_error;
 	uint32_t peer_pd;      /* the peer's pd (valid when link says connected) */
 	uint32_t rec_raw;      /* the doorbell record as loaded early (rec_early) */
+	uint32_t flag_word;    /* the QP's pending_synd .. pad bytes as one load
+				* (SNX_QP_FLAG_WORD); pending_synd and watching
+				* are taken from it by snx_view_flags() */
 	uint16_t watch_need;
 	uint8_t pending_synd, watching;
 	uint8_t rec_early;     /* rec_raw holds the record, read with acquire
 				* beside the view's loads (snx_pass_begin_in) */
 } snx_qp_view;
 
+/* The aligned 32-bit word of snx_qp that holds pending_synd, pending_vs,
+ * watching and a pad byte: the view loads it as one word, so that the GPU
+ * engine can pass it through an empty asm (snx_view_after_issue) and
+ * take the bytes from it only after the doorbell record's load has gone
+ * out. Byte offsets within it come from offsetof, so no byte order is
+ * assumed. */
+#define SNX_QP_FLAG_WORD offsetof(snx_qp, pending_synd)
+GIC_STATIC_ASSERT(SNX_QP_FLAG_WORD % 4 == 0, "pending_synd starts an aligned word");
+GIC_STATIC_ASSERT(offsetof(snx_qp, watching) - SNX_QP_FLAG_WORD < 4,
+		  "watching shares pending_synd's word");
+
+/* pending_synd and watching from the view's flag_word. */
+GIC_HD void snx_view_flags(snx_qp_view *v)
+{
+	uint8_t b[4];
+
+	memcpy(b, &v->flag_word, sizeof(b));
+	v->pending_synd = b[0];
+	v->watching = b[offsetof(snx_qp, watching) - SNX_QP_FLAG_WORD];
+}
+
 /* Loads the view of qp (see snx_qp_view); the caller read the doorbell
- * with acquire semantics before, so link and in_error are as of then. */
+ * with acquire semantics before, so link and in_error are as of then.
+ * pending_synd and watching are set by snx_view_flags() after it. */
 GIC_HD void snx_qp_view_load(snx_qp *qp, snx_qp_view *v)
 {
 	v->last_db = qp->last_db;
 	v->cons = qp->cons;
 	v->target = qp->target;
-	v->pending_synd = qp->pending_synd;
-	v->watching = qp->watching;
+	memcpy(&v->flag_word, __builtin_assume_aligned((const char *)qp + SNX_QP_FLAG_WORD, 4),
+	       sizeof(v->flag_word));
 	v->watch_need = qp->watch_need;
 	v->dbrec = qp->dbrec;
 	v->sq_buf = qp->sq_buf;
@@ -975,8 +1000,8 @@ GIC_HD void snx_report_orphan_error(snx_pass *p, snx_qp *qp)
 /* ------------------------------------------------------------------ */
 /* Passes. */
 
-/* The GPU engine: the view's fields that the pass's idle test reads,
- * passed through an empty asm after the record's acquire load (ordered
+/* The GPU engine: the view's fields that the pass's idle test reads
+ * (flag_word: pending_synd and watching, split after this), passed through an empty asm after the record's acquire load (ordered
  * after it, as both are volatile), so that the compiler computes nothing
  * from them, and so waits for none of their loads, before that load has
  * gone out. No instruction; the host engine needs nothing. */
@@ -984,37 +1009,26 @@ GIC_HD void snx_view_after_issue(snx_qp_view *v)
 {
 #ifdef __CUDA_ARCH__
 	asm volatile("" : "+l"(v->last_db), "+l"(v->cons), "+l"(v->target), "+r"(v->in_error),
-		     "+r"(v->flags));
+		     "+r"(v->flags), "+r"(v->flag_word));
 #else
 	(void)v;
 #endif
 }
 
-/* Starts a pass over qp with a pass record from snx_pass_init(), given
- * the doorbell word db that the calling thread read with acquire semantics
- * (snx_ld_acquire_u64): loads the view *v (the QP's fields), the MR epoch,
- * then the peer's rights and pd beside the doorbell record's acquire load.
- * Returns 0 when there is nothing to do; else *v is the QP as the pass
- * found it and left it. Two memory round trips on the GPU engine: the
- * view with the epoch, then the record with the peer's fields.
- *
- * dbrec (the GPU engine): the QP's doorbell record, which the caller keeps
- * beside its doorbell pointer (qp->dbrec is fixed for the QP's life).
- * The record's acquire load is then issued with the view's loads (one
- * trip for both), and the peer's rights and pd are left to the caller
- * (snx_pass_peer_load), which issues them with its WQE reads. The record
- * read early is as new as the later one would be: both come after the
- * doorbell's acquire, and it is used only where the record is taken. */
-GIC_HD int snx_pass_begin_in(snx_pass *p, snx_qp *qp, uint64_t db, snx_qp_view *v,
-			     const uint32_t *dbrec)
+/* The first part of snx_pass_begin_in(): the view, the MR epoch and,
+ * with dbrec, the doorbell record's acquire load, all issued before any
+ * of them is used (one round trip on the GPU engine). Returns the epoch.
+ * The GPU engine issues its first WQE read between this and
+ * snx_pass_begin_rest(), right after the record's acquire. */
+GIC_HD uint32_t snx_pass_begin_load(snx_pass *p, snx_qp *qp, snx_qp_view *v,
+				    const uint32_t *dbrec)
 {
-	snx_shared *sh = p->sh;
-	uint32_t epoch, rights = 0, peer_pd = 0;
+	uint32_t epoch;
 
 	/* After the doorbell's acquire: a deregistration that happened
 	 * before the doorbell shows here, as do the link and in_error. */
 	snx_qp_view_load(qp, v);
-	epoch = gic_ld_relaxed_sys_u32(&sh->mr_epoch);
+	epoch = gic_ld_relaxed_sys_u32(&p->sh->mr_epoch);
 	v->rec_early = 0;
 	if (dbrec) {
 		/* Orders this pass's WQE reads after the record (and so after
@@ -1024,6 +1038,21 @@ GIC_HD int snx_pass_begin_in(snx_pass *p, snx_qp *qp, uint64_t db, snx_qp_view *
 		v->rec_early = 1;
 		snx_view_after_issue(v);
 	}
+	snx_view_flags(v); /* after the asm: its byte extracts wait for the view */
+	return epoch;
+}
+
+/* The rest of snx_pass_begin_in(), after snx_pass_begin_load() returned
+ * the MR epoch: the idle test, then the doorbell or the watch. peer_here:
+ * the peer's rights and pd are loaded here (else the caller loads them,
+ * snx_pass_peer_load; the GPU engine, which passes a constant 0, so that
+ * no load of them is compiled into its pass start). */
+GIC_HD int snx_pass_begin_rest(snx_pass *p, snx_qp *qp, uint64_t db, snx_qp_view *v,
+			       uint32_t epoch, int peer_here)
+{
+	snx_shared *sh = p->sh;
+	uint32_t rights = 0, peer_pd = 0;
+
 	if (db == v->last_db && v->cons == v->target && !v->pending_synd && !v->watching &&
 	    !(v->in_error && snx_rq_flush_due(sh, qp)))
 		return 0;
@@ -1045,7 +1074,7 @@ GIC_HD int snx_pass_begin_in(snx_pass *p, snx_qp *qp, uint64_t db, snx_qp_view *
 	 * state lives until close). Loaded before the doorbell record's
 	 * acquire (issued in program order before it), so that the loads
 	 * overlap; pd is fixed for the peer's life. */
-	if (!dbrec && v->link == SNX_QP_CONNECTED && v->peer) {
+	if (peer_here && v->link == SNX_QP_CONNECTED && v->peer) {
 		rights = gic_ld_relaxed_sys_u32(&v->peer->rights);
 		peer_pd = v->peer->pd;
 	}
@@ -1059,6 +1088,29 @@ GIC_HD int snx_pass_begin_in(snx_pass *p, snx_qp *qp, uint64_t db, snx_qp_view *
 	p->peer_rights = rights;
 	v->peer_pd = peer_pd;
 	return 1;
+}
+
+/* Starts a pass over qp with a pass record from snx_pass_init(), given
+ * the doorbell word db that the calling thread read with acquire semantics
+ * (snx_ld_acquire_u64): loads the view *v (the QP's fields), the MR epoch,
+ * then the peer's rights and pd beside the doorbell record's acquire load.
+ * Returns 0 when there is nothing to do; else *v is the QP as the pass
+ * found it and left it. Two memory round trips on the GPU engine: the
+ * view with the epoch, then the record with the peer's fields.
+ *
+ * dbrec (the GPU engine): the QP's doorbell record, which the caller keeps
+ * beside its doorbell pointer (qp->dbrec is fixed for the QP's life).
+ * The record's acquire load is then issued with the view's loads (one
+ * trip for both), and the peer's rights and pd are left to the caller
+ * (snx_pass_peer_load), which issues them with its WQE reads. The record
+ * read early is as new as the later one would be: both come after the
+ * doorbell's acquire, and it is used only where the record is taken. */
+GIC_HD int snx_pass_begin_in(snx_pass *p, snx_qp *qp, uint64_t db, snx_qp_view *v,
+			     const uint32_t *dbrec)
+{
+	uint32_t epoch = snx_pass_begin_load(p, qp, v, dbrec);
+
+	return snx_pass_begin_rest(p, qp, db, v, epoch, !dbrec);
 }
 
 /* The peer's rights and pd for a pass that snx_pass_begin_in() started

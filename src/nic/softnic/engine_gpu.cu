@@ -630,14 +630,31 @@ static __device__ __forceinline__ int park_claim(snx_pass &p, cq_park *pk, snx_c
 	return 1;
 }
 
+/* fence.release.gpu where the toolkit and the GPU have it (PTX for sm_90
+ * and later; verified with CUDA 13): the release half only, so no
+ * CCTL.IVALL follows the MEMBAR (it would wait for every outstanding
+ * load and empty the SM's L1). Elsewhere fence.acq_rel.gpu, which also
+ * releases. */
+static __device__ __forceinline__ void fence_release_gpu(void)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900 && defined(__CUDACC_VER_MAJOR__) && \
+	__CUDACC_VER_MAJOR__ >= 13
+	asm volatile("fence.release.gpu;" ::: "memory");
+#else
+	gic_fence_acq_rel_gpu();
+#endif
+}
+
 /* Lane 0: one CQE's tail, after a fence at the softnic's scope: the
  * fence orders every data write of the batch and the CQE's body before
  * the tail (the PTX model's release pattern: a release fence followed by
- * a strong write). */
+ * a strong write). Nothing after the tail relies on an acquire here: the
+ * next pass's reads are ordered by its scan's doorbell acquire, and the
+ * parked CQ's release (park_release) is an st.release of its own. */
 static __device__ __forceinline__ void cqe_tail_fenced(uint32_t gpu_scope, uint64_t *at, uint64_t tail)
 {
 	if (gpu_scope)
-		gic_fence_acq_rel_gpu(); /* orders the batch's writes before the tail and the unlock */
+		fence_release_gpu(); /* orders the batch's writes (data, CQE body) before the tail */
 	else
 		gic_fence_acquire_sys(); /* fence.acq_rel.sys: the same, for host consumers */
 	gic_st_relaxed_sys_u64(at, tail);
@@ -694,13 +711,14 @@ static __device__ __forceinline__ void batch_cqes(snx_pass &p, gpu_consts kc, gp
  * loads and are first used after them (one trip for both). */
 static __device__ __forceinline__ int warp_batch(snx_pass &p, gpu_consts kc, gpu_trace *tr,
 						 cq_park *pk, snx_qp *qp, const batch_qp &bq,
-						 uint32_t rights, uint32_t peer_pd,
+						 uint32_t rights, uint32_t peer_pd, uint32_t b[16],
+						 int use_pre,
 						 uint64_t cons, uint64_t left, int lane, uint32_t *bbs)
 {
 	const uint8_t *sq = bq.sq;
 	uint32_t bb_cnt = bq.bb_cnt;
 	snx_cq *cq = bq.cq;
-	uint32_t b[16], nbb;
+	uint32_t nbb;
 	lane_write lw;
 	int ok = 1, got = 1, n = left < 32 ? (int)left : 32;
 	uint64_t lo = 0, hi = 0;
@@ -711,7 +729,7 @@ static __device__ __forceinline__ int warp_batch(snx_pass &p, gpu_consts kc, gpu
 		return 0; /* a caller ring the 16-byte loads cannot read */
 	/* One BB per lane first (the common case costs one round trip); the
 	 * first WQE's ctrl segment says how many BBs the batch's WQEs take. */
-	if (lane < n)
+	if (lane < n && !(lane == 0 && use_pre)) /* else b: lane 0's BB at cons, loaded at the pass's start */
 		read_bb(sq, bb_cnt, cons + lane, b);
 	nbb = __shfl_sync(FULL_WARP, lane ? 1 : gic_wqe_bb_count(b[1]), 0);
 	if (lane == 0)
@@ -802,22 +820,56 @@ static __device__ __forceinline__ int serial_step(snx_pass &p, cq_park *pk, snx_
 	return k;
 }
 
+/* Lane 0: the send ring's BB at the view's cons as four 16-byte loads
+ * into pre (read_bb), issued right after the doorbell record's acquire
+ * (snx_pass_begin_load), which orders them after it, as it orders the
+ * batch's own reads of that BB: they are in flight while the record is
+ * checked and the view broadcast, and warp_batch() takes them for lane
+ * 0's first WQE instead of loading it again. Only when the early record
+ * is exactly one BB past cons (so the batch, if any, is one 1-BB WQE and
+ * no other lane reads a BB: such a read into the same registers would
+ * first wait for these loads), for a QP that is no DCT and a 16-byte
+ * aligned ring. The record's checks (snx_take_record) come later and
+ * decide what runs; a BB they do not cover is unused. Returns 1 when pre
+ * holds the BB. */
+static __device__ __forceinline__ int prefetch_bb(const snx_qp_view *v, const uint32_t *rec,
+						  uint32_t pre[16])
+{
+	uint32_t ahead = (gic_be32toh(v->rec_raw) - (uint32_t)v->cons) & 0xffffu;
+	/* One branch on both the view and rec (not a branch on rec first):
+	 * the test waits for the view's loads on every path, so that no
+	 * later use of the view, after the paths join, waits for their
+	 * scoreboard, which the BB loads then share. */
+	int go = (ahead == 1) & !(v->flags & SOFTNIC_QP_DCT) & !((uintptr_t)v->sq_buf & 15) &
+		 (rec != NULL) & v->rec_early;
+
+	if (!go)
+		return 0;
+	read_bb(v->sq_buf, v->bb_cnt, v->cons, pre);
+	return 1;
+}
+
 /* Lane 0: the pass's start (snx_pass_begin_in, with the QP's doorbell
  * record rec from the scan's registers: the record's acquire goes out with
- * the view's loads); own_db: this thread read the doorbell word db with
- * acquire semantics in this pass's scan, else it reads it again (before
- * the record, in program order). The peer's rights and pd are left to
- * the caller (snx_pass_peer_load). */
+ * the view's loads, and the first BB's loads right after it, prefetch_bb:
+ * *pre_ok); own_db: this thread read the doorbell word db with acquire
+ * semantics in this pass's scan, else it reads it again (before the
+ * record, in program order). The peer's rights and pd are left to the
+ * caller (snx_pass_peer_load). */
 static __device__ __forceinline__ int warp_begin(snx_pass &p, gpu_consts kc, snx_qp *qp,
 						 const uint32_t *rec, int own_db, uint64_t db,
-						 snx_qp_view *v)
+						 snx_qp_view *v, uint32_t pre[16], int *pre_ok)
 {
+	uint32_t epoch;
+
 	if (!own_db) {
 		const uint64_t *dbp = qp->db;
 
 		db = kc.gpu_scope ? gic_ld_acquire_gpu_u64(dbp) : gic_ld_acquire_sys_u64(dbp);
 	}
-	return snx_pass_begin_in(&p, qp, db, v, rec);
+	epoch = snx_pass_begin_load(&p, qp, v, rec);
+	*pre_ok = prefetch_bb(v, rec, pre);
+	return snx_pass_begin_rest(&p, qp, db, v, epoch, 0); /* the caller loads the peer's fields */
 }
 
 /* Lane 0: the pass's end. snx_pass_end() but for what the view proves
@@ -852,7 +904,8 @@ static __device__ __forceinline__ int warp_progress(snx_pass &p, gpu_consts kc, 
 						    cq_park *pk, snx_qp *qp, const uint32_t *rec,
 						    softnic_stats *st, int lane, int own_db, uint64_t db)
 {
-	int active = 0, done = 0, fresh = 1;
+	int active = 0, done = 0, fresh = 1, pre = 0;
+	uint32_t pre_bb[16];
 	uint32_t epoch;
 	snx_qp_view v;
 	batch_qp bq;
@@ -861,7 +914,7 @@ static __device__ __forceinline__ int warp_progress(snx_pass &p, gpu_consts kc, 
 
 	memset(&v, 0, sizeof(v));
 	if (lane == 0) {
-		active = warp_begin(p, kc, qp, rec, own_db, db, &v);
+		active = warp_begin(p, kc, qp, rec, own_db, db, &v, pre_bb, &pre);
 		if (active) {
 			trace_now_as(kc, tr, SOFTNIC_TRACE_RECORD, 1);
 			/* Issued here, used after the batch's BB loads. */
@@ -884,13 +937,15 @@ static __device__ __forceinline__ int warp_progress(snx_pass &p, gpu_consts kc, 
 	cons = __shfl_sync(FULL_WARP, v.cons, 0);
 	left = __shfl_sync(FULL_WARP, v.target - v.cons, 0);
 	healthy = __shfl_sync(FULL_WARP, !v.in_error && !v.pending_synd, 0);
+	/* pre (lane 0): pre_bb is the BB at cons, for the first step only. */
 	while (left) {
 		int k = 0;
 		uint32_t bbs = 0;
 
 		if (healthy && p.link == SNX_QP_CONNECTED)
-			k = warp_batch(p, kc, tr, pk, qp, bq, p.peer_rights, v.peer_pd, cons, left,
-				       lane, &bbs);
+			k = warp_batch(p, kc, tr, pk, qp, bq, p.peer_rights, v.peer_pd,
+				       pre_bb, pre, cons, left, lane, &bbs);
+		pre = 0;
 		if (!k) {
 			k = __shfl_sync(FULL_WARP, lane ? 0 : serial_step(p, pk, qp), 0);
 			fresh = 0;
@@ -980,14 +1035,26 @@ static __device__ __forceinline__ int scan_run(snx_pass &p, gpu_consts kc, gpu_t
 	return done;
 }
 
+/* __maxnreg__ needs CUDA 12.4 or later; older toolkits compile without it. */
+#if defined(__CUDACC_VER_MAJOR__) && \
+	(__CUDACC_VER_MAJOR__ > 12 || (__CUDACC_VER_MAJOR__ == 12 && __CUDACC_VER_MINOR__ >= 4))
+#define SNX_GPU_MAXNREG __maxnreg__(224)
+#else
+#define SNX_GPU_MAXNREG
+#endif
+
 /* idle_exit > 0: the warp leaves after that many consecutive passes with
  * no work (on-demand mode); 0: it runs until stop. Warp w serves QP table
  * slots w, w + W, w + 2W, ... (W warps); lane l of the warp looks at
  * slot w + l * W of each group of 32 such slots. The first group's QP and
  * doorbell pointers stay in registers, re-read only when the host's table
  * generation moves; later groups (more than 32 W QPs) are read from the
- * table on every pass. */
-__global__ void snx_gpu_engine_kernel(snx_shared *sh, softnic_stats *warp_stats, int nwarps,
+ * table on every pass.
+ *
+ * __maxnreg__(224): ptxas keeps the kernel at 224 registers or fewer, so
+ * that a block (64 Ki registers) holds 9 warps; the count moved by a few
+ * registers from one small change to the next. */
+__global__ void SNX_GPU_MAXNREG snx_gpu_engine_kernel(snx_shared *sh, softnic_stats *warp_stats, int nwarps,
 				      int idle_exit, softnic_gpu_trace_rec *trace,
 				      uint32_t trace_cap)
 {
