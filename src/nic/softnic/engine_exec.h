@@ -1037,6 +1037,8 @@ GIC_HD uint32_t snx_pass_begin_load(snx_pass *p, snx_qp *qp, snx_qp_view *v,
 		v->rec_raw = snx_ld_acquire_u32_scope(p->gpu_scope, dbrec);
 		v->rec_early = 1;
 		snx_view_after_issue(v);
+	} else {
+		v->rec_raw = 0; /* never read without rec_early (a compiler cannot tell) */
 	}
 	snx_view_flags(v); /* after the asm: its byte extracts wait for the view */
 	return epoch;
