@@ -35,7 +35,6 @@ enum {
 };
 
 #define DL (gic_now_ns() + ENV_DEADLINE_NS)
-#define ORD GIC_ORDER_FENCE_GPU
 
 typedef struct cspan {
 	unsigned long long t0, t1; /* first post, last completion (ns) */
@@ -52,7 +51,10 @@ typedef struct conns_dirs {
 	int dir_first;       /* first direction of the grid */
 } conns_dirs;
 
-/* Blocks [0, ctas) run direction dir_first, [ctas, 2 ctas) the other. */
+/* Blocks [0, ctas) run direction dir_first, [ctas, 2 ctas) the other.
+ * O: fence-gpu for softnic's GPU engine on this GPU, fence-sys when the
+ * queues' reader is outside the GPU (softnic's CPU engine, mlx5). */
+template <int O>
 __global__ void conns_kernel(conns_dirs d, conns_plan p, cspan *out)
 {
 	int dir = d.dir_first + (int)blockIdx.x / d.ctas;
@@ -71,7 +73,7 @@ __global__ void conns_kernel(conns_dirs d, conns_plan p, cspan *out)
 
 			gic_sq_local_begin(&s, &cq, &sqs[c]);
 			rc = conns_visit_rc(&s, &p, d.base[dir], d.rkey[dir], (uint32_t)c,
-					    (uint32_t)pass, pass + 1 == p.passes, ORD, DL);
+					    (uint32_t)pass, pass + 1 == p.passes, O, DL);
 			gic_sq_local_end(&sqs[c], &s);
 		}
 	}
@@ -80,7 +82,7 @@ __global__ void conns_kernel(conns_dirs d, conns_plan p, cspan *out)
 		gic_cq cq;
 
 		gic_sq_local_begin(&s, &cq, &sqs[c]);
-		rc = gic_sq_quiet(&s, ORD, DL);
+		rc = gic_sq_quiet(&s, O, DL);
 		gic_sq_local_end(&sqs[c], &s);
 	}
 	o->t1 = gic_now_ns();
@@ -166,7 +168,12 @@ static int gpu_round(gconns *g, int role, const conns_plan *p, double *rate, int
 	if (gpu_env_write(&g->e, g->d_span, g->h_span, sizeof(cspan) * g->nspan))
 		return EIO;
 	g->d.dir_first = first;
-	conns_kernel<<<g->d.ctas * ndirs, g->tpb, 0, g->e.stream>>>(g->d, *p, g->d_span);
+	if (!g->e.cfg.gpu_engine || g->e.cfg.provider == ENV_PROVIDER_MLX5)
+		conns_kernel<GIC_ORDER_FENCE_SYS><<<g->d.ctas * ndirs, g->tpb, 0, g->e.stream>>>(
+			g->d, *p, g->d_span);
+	else
+		conns_kernel<GIC_ORDER_FENCE_GPU><<<g->d.ctas * ndirs, g->tpb, 0, g->e.stream>>>(
+			g->d, *p, g->d_span);
 	if (cudaGetLastError() != cudaSuccess || gpu_env_wait(&g->e, "gic conns", 120) ||
 	    gpu_env_read(&g->e, g->h_span, g->d_span, sizeof(cspan) * g->nspan))
 		return EIO;

@@ -53,7 +53,17 @@ enum { RATE_ROUNDS = 5, RATE_LOG_BB = 14, RATE_REGION = 16 << 20, RATE_ENGINE_BL
        RATE_RINGER_CPU = 2 /* host-rung rows: the ringer's core (not pinned on fewer) */ };
 
 #define DL (gic_now_ns() + ENV_DEADLINE_NS)
-#define ORD GIC_ORDER_FENCE_GPU
+
+/* Every kernel posts with order O, a template parameter that launch()
+ * picks from who reads the queues: fence-gpu (the paper's rows; exact for
+ * softnic's GPU engine on this GPU) or fence-sys (softnic's CPU engine, an
+ * mlx5 device: the queues in host memory, read across PCIe, where a
+ * GPU-scope fence does not order the WQE before the doorbell). */
+static int env_order(const gpu_env *e)
+{
+	return !e->cfg.gpu_engine || e->cfg.provider == ENV_PROVIDER_MLX5 ? GIC_ORDER_FENCE_SYS
+									    : GIC_ORDER_FENCE_GPU;
+}
 
 static __host__ __device__ uint64_t rate_val(uint64_t i, uint64_t tag)
 {
@@ -94,6 +104,7 @@ static __device__ __forceinline__ uint64_t slot_off(const rate_cfg &c, int t, in
 
 /* Thread t owns QP t: batches of `batch` WQEs per doorbell; a batch is
  * signaled when it ends on a multiple of 16 messages or at the end. */
+template <int O>
 __global__ void rate_own(gic_sq *g, rate_cfg c, span *out)
 {
 	int t = blockIdx.x * blockDim.x + threadIdx.x;
@@ -113,7 +124,7 @@ __global__ void rate_own(gic_sq *g, rate_cfg c, span *out)
 			int k = i + j + 1, sig = j + 1 == n && (k % 16 == 0 || k == c.per);
 			uint32_t nbb = c.pointer ? 1 : gic_bb_for_ds(gic_ds_inline_write(c.size));
 
-			rc = gic_sq_reserve_excl(&s, nbb, &pos, ORD, DL);
+			rc = gic_sq_reserve_excl(&s, nbb, &pos, O, DL);
 			if (rc)
 				break;
 			if (c.pointer)
@@ -133,15 +144,15 @@ __global__ void rate_own(gic_sq *g, rate_cfg c, span *out)
 		if (c.host_rung)
 			gic_hostdb_publish(&s, &c.progress[(size_t)t * GIC_HOSTDB_STRIDE]);
 		else
-			gic_sq_publish_excl(&s, ORD);
+			gic_sq_publish_excl(&s, O);
 	}
 	out[t].tp = gic_now_ns();
 	/* Host-rung: the last batch is signaled (k == c.per), so its CQE
 	 * covers everything and nothing rings here (gic_sq_quiet could ring a
 	 * NOP itself). */
 	if (!rc)
-		rc = c.host_rung ? gic_sq_wait_retired(&s, s.ready, 0, ORD, DL)
-				 : gic_sq_quiet(&s, ORD, DL);
+		rc = c.host_rung ? gic_sq_wait_retired(&s, s.ready, 0, O, DL)
+				 : gic_sq_quiet(&s, O, DL);
 	out[t].t1 = gic_now_ns();
 	out[t].rc = rc;
 	gic_sq_local_end(&g[t], &s);
@@ -167,7 +178,7 @@ static __device__ __forceinline__ void rate_payload_regs(gic_inl16 *p, uint64_t 
 }
 
 /* rate_own with inline payloads of LEN bytes (not 8) held in registers. */
-template <int LEN>
+template <int LEN, int O>
 __global__ void rate_own_regs(gic_sq *g, rate_cfg c, span *out)
 {
 	enum { NBB = (2 + (4 + LEN + 15) / 16 + 3) / 4 }; /* gic_bb_for_ds(gic_ds_inline_write) */
@@ -186,7 +197,7 @@ __global__ void rate_own_regs(gic_sq *g, rate_cfg c, span *out)
 			int k = i + j + 1, sig = j + 1 == n && (k % 16 == 0 || k == c.per);
 			gic_inl16 p[(LEN + 15) / 16];
 
-			rc = gic_sq_reserve_excl(&s, NBB, &pos, ORD, DL);
+			rc = gic_sq_reserve_excl(&s, NBB, &pos, O, DL);
 			if (rc)
 				break;
 			rate_payload_regs<LEN>(p, (uint64_t)(i + j), (uint64_t)t + c.tag);
@@ -195,11 +206,11 @@ __global__ void rate_own_regs(gic_sq *g, rate_cfg c, span *out)
 			if (sig)
 				gic_sq_note_signaled(&s, pos + NBB, 0);
 		}
-		gic_sq_publish_excl(&s, ORD);
+		gic_sq_publish_excl(&s, O);
 	}
 	out[t].tp = gic_now_ns();
 	if (!rc)
-		rc = gic_sq_quiet(&s, ORD, DL);
+		rc = gic_sq_quiet(&s, O, DL);
 	out[t].t1 = gic_now_ns();
 	out[t].rc = rc;
 	gic_sq_local_end(&g[t], &s);
@@ -209,17 +220,19 @@ __global__ void rate_own_regs(gic_sq *g, rate_cfg c, span *out)
  * gic_wqe_write_inline_u64 in rate_own). */
 typedef void (*rate_kernel_fn)(gic_sq *, rate_cfg, span *);
 static const uint32_t regs_sizes[] = { 12, 16, 32, 48, 64, 128, 256, 512 };
-static const rate_kernel_fn regs_kernels[] = {
-	rate_own_regs<12>, rate_own_regs<16>, rate_own_regs<32>, rate_own_regs<48>,
-	rate_own_regs<64>, rate_own_regs<128>, rate_own_regs<256>, rate_own_regs<512>,
-};
+#define REGS_KERNELS(O) { rate_own_regs<12, O>, rate_own_regs<16, O>, rate_own_regs<32, O>, \
+	rate_own_regs<48, O>, rate_own_regs<64, O>, rate_own_regs<128, O>, rate_own_regs<256, O>, \
+	rate_own_regs<512, O> }
+static const rate_kernel_fn regs_kernels[2][8] = { REGS_KERNELS(GIC_ORDER_FENCE_GPU),
+						  REGS_KERNELS(GIC_ORDER_FENCE_SYS) };
 
-/* The register-payload kernel of size, or NULL when that size is not built. */
-static rate_kernel_fn regs_kernel(size_t size)
+/* The register-payload kernel of size for order O (fence-gpu or
+ * fence-sys), or NULL when that size is not built. */
+static rate_kernel_fn regs_kernel(size_t size, int order)
 {
 	for (size_t i = 0; i < sizeof(regs_sizes) / sizeof(regs_sizes[0]); i++)
 		if (regs_sizes[i] == size)
-			return regs_kernels[i];
+			return regs_kernels[order == GIC_ORDER_FENCE_SYS][i];
 	return NULL;
 }
 
@@ -235,6 +248,7 @@ static int row_regs(const rate_row *r)
  * global memory (a thread cannot hold 32 in registers); only this thread
  * touches them. A QP's batch is signaled when it ends 16 or more BBs past
  * that QP's last signaled WQE, or at the thread's end. */
+template <int O>
 __global__ void rate_rr(gic_sq *g, rate_cfg c, span *out)
 {
 	int t = blockIdx.x * blockDim.x + threadIdx.x;
@@ -250,7 +264,7 @@ __global__ void rate_rr(gic_sq *g, rate_cfg c, span *out)
 			uint64_t pos, raddr = (uint64_t)(c.dst + slot_off(c, t, i + j));
 			int sig;
 
-			rc = gic_sq_reserve_excl(s, 1, &pos, ORD, DL);
+			rc = gic_sq_reserve_excl(s, 1, &pos, O, DL);
 			if (rc)
 				break;
 			sig = j + 1 == n && (pos + 1 >= s->signaled + 16 || i + j + 1 == c.per);
@@ -259,18 +273,19 @@ __global__ void rate_rr(gic_sq *g, rate_cfg c, span *out)
 			if (sig)
 				gic_sq_note_signaled(s, pos + 1, 0);
 		}
-		gic_sq_publish_excl(s, ORD);
+		gic_sq_publish_excl(s, O);
 		q = q + 1 == c.qpt ? 0 : q + 1;
 	}
 	out[t].tp = gic_now_ns();
 	if (!rc)
-		rc = gic_quiet_all(mine, c.qpt, ORD, DL);
+		rc = gic_quiet_all(mine, c.qpt, O, DL);
 	out[t].t1 = gic_now_ns();
 	out[t].rc = rc;
 }
 
 /* Threads share QP t % qps under the ticket lock, one hold per WQE: each
  * thread reserves, builds and rings its own WQE while it holds the lock. */
+template <int O>
 __global__ void rate_lock(gic_sq *g, rate_cfg c, span *out)
 {
 	int t = blockIdx.x * blockDim.x + threadIdx.x;
@@ -280,17 +295,18 @@ __global__ void rate_lock(gic_sq *g, rate_cfg c, span *out)
 	out[t].t0 = gic_now_ns();
 	for (int i = 0; i < c.per && !rc; i++)
 		rc = gic_sq_ticket_write_inline_u64(sq, (uint64_t)(c.dst + slot_off(c, t, i)), c.rkey,
-						    rate_val(i, t + c.tag), 16, ORD, DL);
+						    rate_val(i, t + c.tag), 16, O, DL);
 	out[t].tp = gic_now_ns();
 	/* Every QP's tickets end on a multiple of 16: the last one signaled. */
 	if (!rc)
-		rc = gic_sq_wait_retired(sq, gic_ld_acquire_gpu_u64(&sq->ready), 1, ORD, DL);
+		rc = gic_sq_wait_retired(sq, gic_ld_acquire_gpu_u64(&sq->ready), 1, O, DL);
 	out[t].t1 = gic_now_ns();
 	out[t].rc = rc;
 }
 
 /* Threads share QP t % qps under the compare-and-swap lock, one hold per
  * WQE (the lock row before the ticket lock). */
+template <int O>
 __global__ void rate_caslock(gic_sq *g, rate_cfg c, span *out)
 {
 	int t = blockIdx.x * blockDim.x + threadIdx.x;
@@ -300,10 +316,10 @@ __global__ void rate_caslock(gic_sq *g, rate_cfg c, span *out)
 	out[t].t0 = gic_now_ns();
 	for (int i = 0; i < c.per && !rc; i++)
 		rc = gic_sq_locked_write_inline_u64(sq, (uint64_t)(c.dst + slot_off(c, t, i)), c.rkey,
-						    rate_val(i, t + c.tag), 16, ORD, DL);
+						    rate_val(i, t + c.tag), 16, O, DL);
 	out[t].tp = gic_now_ns();
 	if (!rc && !(rc = gic_sq_post_lock(sq, DL))) {
-		rc = gic_sq_quiet(sq, ORD, DL);
+		rc = gic_sq_quiet(sq, O, DL);
 		gic_sq_post_unlock(sq);
 	}
 	out[t].t1 = gic_now_ns();
@@ -312,6 +328,7 @@ __global__ void rate_caslock(gic_sq *g, rate_cfg c, span *out)
 
 /* Threads share QP t % qps, slots handed off in reservation order; the
  * thread whose WQE ends a batch rings for it. */
+template <int O>
 __global__ void rate_handoff(gic_sq *g, rate_cfg c, span *out)
 {
 	int t = blockIdx.x * blockDim.x + threadIdx.x;
@@ -321,19 +338,19 @@ __global__ void rate_handoff(gic_sq *g, rate_cfg c, span *out)
 	out[t].t0 = gic_now_ns();
 	for (int i = 0; i < c.per && !rc; i++)
 		rc = gic_sq_handoff_write_inline_u64(sq, (uint64_t)(c.dst + slot_off(c, t, i)), c.rkey,
-						     rate_val(i, t + c.tag), 16, c.batch, ORD, DL,
+						     rate_val(i, t + c.tag), 16, c.batch, O, DL,
 						     NULL);
 	out[t].tp = gic_now_ns();
 	/* Every QP's reservations end on a multiple of 16 and of the batch:
 	 * signaled and rung. */
 	if (!rc)
-		rc = gic_sq_wait_retired(sq, gic_ld_acquire_gpu_u64(&sq->ready), 1, ORD, DL);
+		rc = gic_sq_wait_retired(sq, gic_ld_acquire_gpu_u64(&sq->ready), 1, O, DL);
 	out[t].t1 = gic_now_ns();
 	out[t].rc = rc;
 }
 
 /* Warps share QP warp % qps (cta: CTA % qps); each round a warp posts 32
- * WQEs with one doorbell, the last one signaled. ORDER: ORD, or for
+ * WQEs with one doorbell, the last one signaled. ORDER: O, or for
  * host-rung rows GIC_ORDER_RELEASE_SYS (their doorbell store goes to the
  * ringer's word in host memory, which a host thread reads: system scope). */
 template <int ORDER>
@@ -410,7 +427,7 @@ static int check_row(const rate_row *r)
 				  row_regs(r) || r->qps > GIC_HOSTDB_MAX_QPS))
 		why = "host-rung doorbells: modes own (8-byte inline, inline-staged or pointer "
 		      "payloads), warp and cta, at most 64 QPs";
-	else if (row_regs(r) && !regs_kernel(r->size))
+	else if (row_regs(r) && !regs_kernel(r->size, GIC_ORDER_FENCE_GPU))
 		why = "inline payloads in registers are built for 8, 12, 16, 32, 48, 64, 128, 256 "
 		      "and 512 bytes (--payload inline-staged takes any size)";
 	if (!why)
@@ -447,36 +464,46 @@ static int per_thread(const gic_opts *o, const rate_row *r, uint32_t stride)
 	return (int)per;
 }
 
-static void launch(gpu_env *e, const rate_row *r, const rate_cfg *c, span *d)
+template <int O>
+static void launch_order(gpu_env *e, const rate_row *r, const rate_cfg *c, span *d)
 {
 	int tpb = r->threads / r->sms;
 
 	switch (r->mode) {
 	case GIC_RATE_OWN:
 		if (row_regs(r))
-			regs_kernel(r->size)<<<r->sms, tpb, 0, e->stream>>>(e->d_sq, *c, d);
+			regs_kernel(r->size, O)<<<r->sms, tpb, 0, e->stream>>>(e->d_sq, *c, d);
 		else
-			rate_own<<<r->sms, tpb, 0, e->stream>>>(e->d_sq, *c, d);
+			rate_own<O><<<r->sms, tpb, 0, e->stream>>>(e->d_sq, *c, d);
 		break;
 	case GIC_RATE_RR:
-		rate_rr<<<r->sms, tpb, 0, e->stream>>>(e->d_sq, *c, d);
+		rate_rr<O><<<r->sms, tpb, 0, e->stream>>>(e->d_sq, *c, d);
 		break;
 	case GIC_RATE_LOCK:
-		rate_lock<<<r->sms, tpb, 0, e->stream>>>(e->d_sq, *c, d);
+		rate_lock<O><<<r->sms, tpb, 0, e->stream>>>(e->d_sq, *c, d);
 		break;
 	case GIC_RATE_CASLOCK:
-		rate_caslock<<<r->sms, tpb, 0, e->stream>>>(e->d_sq, *c, d);
+		rate_caslock<O><<<r->sms, tpb, 0, e->stream>>>(e->d_sq, *c, d);
 		break;
 	case GIC_RATE_HANDOFF:
-		rate_handoff<<<r->sms, tpb, 0, e->stream>>>(e->d_sq, *c, d);
+		rate_handoff<O><<<r->sms, tpb, 0, e->stream>>>(e->d_sq, *c, d);
 		break;
 	default:
 		if (r->host_rung)
 			rate_warp<GIC_ORDER_RELEASE_SYS><<<r->sms, tpb, 0, e->stream>>>(e->d_sq, *c, d);
 		else
-			rate_warp<ORD><<<r->sms, tpb, 0, e->stream>>>(e->d_sq, *c, d);
+			rate_warp<O><<<r->sms, tpb, 0, e->stream>>>(e->d_sq, *c, d);
 		break;
 	}
+}
+
+/* Launches the row's kernel with the order env_order() picks. */
+static void launch(gpu_env *e, const rate_row *r, const rate_cfg *c, span *d)
+{
+	if (env_order(e) == GIC_ORDER_FENCE_SYS)
+		launch_order<GIC_ORDER_FENCE_SYS>(e, r, c, d);
+	else
+		launch_order<GIC_ORDER_FENCE_GPU>(e, r, c, d);
 }
 
 /* The payload byte j of message i of thread t in round tag (sizes != 8). */
@@ -629,7 +656,8 @@ static void emit_rate(gic_sink *sink, const gic_opts *o, const rate_row *r, cons
 		 r->mode == GIC_RATE_LOCK || r->mode == GIC_RATE_CASLOCK ? 1
 		 : r->mode == GIC_RATE_WARP || r->mode == GIC_RATE_CTA ? 32 : r->batch,
 		 gic_rate_mode_name(r->mode), gic_rate_payload_name(r), r->size, c->per,
-		 RATE_ROUNDS, r->host_rung ? "release-sys" : "fence-gpu",
+		 RATE_ROUNDS, r->host_rung ? "release-sys"
+			      : !o->gpu_engine || o->provider == GIC_PROV_MLX5 ? "fence-sys" : "fence-gpu",
 		 1 << (r->log_bb ? r->log_bb : RATE_LOG_BB), gic_rate_doorbell_name(r));
 	snprintf(res.note, sizeof(res.note), "%s", note);
 	gpu_result_transport(&res, o, o->gpu_engine);
