@@ -35,6 +35,18 @@ int gpu_softnic_only(const gic_opts *o, const char *sub, const char *what);
 
 #define GPU_DEADLINE(ns) (gic_now_ns() + (ns))
 
+/* The order of the GPU modes' posts on env e: fence-gpu (the paper's
+ * rows; exact for softnic's GPU engine on this GPU) or fence-sys when the
+ * queues' reader is outside the GPU (softnic's CPU engine, an mlx5
+ * device: queues in host memory, read across PCIe, where a GPU-scope
+ * fence does not order the WQE before the doorbell). Kernels take it as a
+ * template parameter, so that the choice costs no register. */
+static inline int gpu_env_post_order(const gpu_env *e)
+{
+	return !e->cfg.gpu_engine || e->cfg.provider == ENV_PROVIDER_MLX5 ? GIC_ORDER_FENCE_SYS
+									    : GIC_ORDER_FENCE_GPU;
+}
+
 /* Sample index i tied to a clock reading. ptxas schedules ordinary
  * instructions freely across clock reads, and hoists the next sample's
  * input computation (payload hash, addresses, constant-bank loads) into

@@ -52,8 +52,7 @@ typedef struct conns_dirs {
 } conns_dirs;
 
 /* Blocks [0, ctas) run direction dir_first, [ctas, 2 ctas) the other.
- * O: fence-gpu for softnic's GPU engine on this GPU, fence-sys when the
- * queues' reader is outside the GPU (softnic's CPU engine, mlx5). */
+ * O: gpu_env_post_order(). */
 template <int O>
 __global__ void conns_kernel(conns_dirs d, conns_plan p, cspan *out)
 {
@@ -168,7 +167,7 @@ static int gpu_round(gconns *g, int role, const conns_plan *p, double *rate, int
 	if (gpu_env_write(&g->e, g->d_span, g->h_span, sizeof(cspan) * g->nspan))
 		return EIO;
 	g->d.dir_first = first;
-	if (!g->e.cfg.gpu_engine || g->e.cfg.provider == ENV_PROVIDER_MLX5)
+	if (gpu_env_post_order(&g->e) == GIC_ORDER_FENCE_SYS)
 		conns_kernel<GIC_ORDER_FENCE_SYS><<<g->d.ctas * ndirs, g->tpb, 0, g->e.stream>>>(
 			g->d, *p, g->d_span);
 	else

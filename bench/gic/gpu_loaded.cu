@@ -34,7 +34,6 @@
 enum { BG_SLOTS = 2048, LOADED_MAX_BG = GIC_LOADED_GPU_MAX_BG, LOADED_REGION = 4 << 20 };
 
 #define DL (gic_now_ns() + ENV_DEADLINE_NS)
-#define ORD GIC_ORDER_FENCE_GPU
 
 static __host__ __device__ uint64_t lval(uint64_t i, uint64_t tag)
 {
@@ -64,6 +63,7 @@ static __host__ __device__ uint64_t bg_off(int n, int b, uint64_t k)
 /* An 8-byte write on a queue, exclusive or shared; signaled every 16
  * positions, and always when final (the thread's last write, whose
  * position *end then follows). */
+template <int O>
 static __device__ int post8(gic_sq *sq, int shared, uint64_t raddr, uint32_t rkey, uint64_t v,
 			    int final, uint64_t *end)
 {
@@ -71,30 +71,33 @@ static __device__ int post8(gic_sq *sq, int shared, uint64_t raddr, uint32_t rke
 	int rc, sig;
 
 	if (shared) {
-		rc = gic_sq_handoff_write_inline_u64(sq, raddr, rkey, v, final ? 1 : 16, 1, ORD, DL,
+		rc = gic_sq_handoff_write_inline_u64(sq, raddr, rkey, v, final ? 1 : 16, 1, O, DL,
 						     &pos);
 		*end = pos + 1;
 		return rc;
 	}
-	rc = gic_sq_reserve_excl(sq, 1, &pos, ORD, DL);
+	rc = gic_sq_reserve_excl(sq, 1, &pos, O, DL);
 	if (rc)
 		return rc;
 	sig = final || (pos + 1) % 16 == 0;
 	gic_wqe_write_inline_u64(sq, pos, raddr, rkey, v, sig ? GIC_CTRL_CQ_UPDATE : 0);
 	if (sig)
 		gic_sq_note_signaled(sq, pos + 1, 0);
-	gic_sq_publish_excl(sq, ORD);
+	gic_sq_publish_excl(sq, O);
 	*end = pos + 1;
 	return 0;
 }
 
 /* Waits until the thread's final write (ending at end) has retired. */
+template <int O>
 static __device__ int drain(gic_sq *sq, int shared, uint64_t end)
 {
-	return gic_sq_wait_retired(sq, end, shared, ORD, DL);
+	return gic_sq_wait_retired(sq, end, shared, O, DL);
 }
 
-/* CTA 0: the probe; CTA 1: the responder; CTAs 2..: writers. */
+/* CTA 0: the probe; CTA 1: the responder; CTAs 2..: writers. O:
+ * gpu_env_post_order(). */
+template <int O>
 __global__ void loaded_kernel(gic_sq *pe0, gic_sq *pe1, loaded_cfg c, long long *cycles, int *rc_out)
 {
 	int b = blockIdx.x;
@@ -112,7 +115,7 @@ __global__ void loaded_kernel(gic_sq *pe0, gic_sq *pe1, loaded_cfg c, long long 
 			if (b == 1)
 				rc = gpu_wait_word((const uint64_t *)(c.dst + 8 * i), lval(i, 1));
 			if (!rc)
-				rc = post8(sq, c.shared, (uint64_t)((b ? c.back : c.dst) + 8 * i),
+				rc = post8<O>(sq, c.shared, (uint64_t)((b ? c.back : c.dst) + 8 * i),
 					   b ? c.back_rkey : c.dst_rkey, b ? ~lval(i, 1) : lval(i, 1),
 					   i + 1 == c.n, &end);
 			if (!rc && b == 0)
@@ -125,7 +128,7 @@ __global__ void loaded_kernel(gic_sq *pe0, gic_sq *pe1, loaded_cfg c, long long 
 			gic_st_release_gpu_u32(c.stop, 1);
 		}
 		if (!rc)
-			rc = drain(sq, c.shared, end);
+			rc = drain<O>(sq, c.shared, end);
 	} else {
 		int w = b - 2, to_pe1 = w % 2 == 0;
 		gic_sq *sq = c.shared ? (to_pe1 ? &pe0[0] : &pe1[0])
@@ -138,14 +141,14 @@ __global__ void loaded_kernel(gic_sq *pe0, gic_sq *pe1, loaded_cfg c, long long 
 		/* Writes until the probe is done, then one final (signaled) write. */
 		while (!rc && !final) {
 			final = gic_ld_acquire_gpu_u32(c.stop) || gic_now_ns() > deadline;
-			rc = post8(sq, c.shared, (uint64_t)(base + bg_off(c.n, w, i % BG_SLOTS)), rkey,
+			rc = post8<O>(sq, c.shared, (uint64_t)(base + bg_off(c.n, w, i % BG_SLOTS)), rkey,
 				   lval(i, 100 + w), final, &end);
 			i += !rc;
 			if (c.pace_ns && !final)
 				__nanosleep((unsigned)c.pace_ns);
 		}
 		if (!rc)
-			rc = drain(sq, c.shared, end);
+			rc = drain<O>(sq, c.shared, end);
 		c.bg_count[w] = i;
 	}
 	rc_out[b] = rc;
@@ -395,7 +398,9 @@ static int run_gda(const gic_opts *o, const loaded_state *st, const gic_run_info
 	c.window = d->window;
 	c.bg_count = d->bg_count;
 	cudaMemsetAsync(d->stop, 0, 4, e.stream);
-	loaded_kernel<<<2 + out.nbg, 1, 0, e.stream>>>(e.d_sq, e.d_peer_sq, c, d->cycles, d->rc);
+	(gpu_env_post_order(&e) == GIC_ORDER_FENCE_SYS ? loaded_kernel<GIC_ORDER_FENCE_SYS>
+						       : loaded_kernel<GIC_ORDER_FENCE_GPU>)
+		<<<2 + out.nbg, 1, 0, e.stream>>>(e.d_sq, e.d_peer_sq, c, d->cycles, d->rc);
 	ran = !gpu_env_wait(&e, "gic loaded", 180);
 	ok = ran && !fetch(d, &out, read_gpu_env, &e) && all_ok(&out) &&
 	     check(&out, e.dst, e.back, read_gpu_env, &e);

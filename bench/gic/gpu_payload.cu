@@ -23,7 +23,6 @@
 enum { PAYLOAD_REGION = 64 << 20 };
 
 #define DL (gic_now_ns() + ENV_DEADLINE_NS)
-#define ORD GIC_ORDER_FENCE_GPU
 
 static __host__ __device__ uint8_t pbyte(uint64_t i, uint64_t j)
 {
@@ -36,7 +35,9 @@ typedef struct span2 {
 	int pad;
 } span2;
 
-/* Write i copies source slot i % slots to the same destination slot. */
+/* Write i copies source slot i % slots to the same destination slot; O:
+ * gpu_env_post_order(). */
+template <int O>
 __global__ void payload_gda_kernel(gic_sq *g, uint8_t *dst, uint32_t rkey, const uint8_t *src,
 				   uint32_t lkey, uint32_t size, int n, int slots, int window,
 				   span2 *out)
@@ -52,19 +53,19 @@ __global__ void payload_gda_kernel(gic_sq *g, uint8_t *dst, uint32_t rkey, const
 		int sig = (i + 1) % every == 0 || i + 1 == n;
 
 		if (s.resv >= (uint64_t)window)
-			rc = gic_sq_wait_retired(&s, s.resv + 1 - window, 0, ORD, DL);
+			rc = gic_sq_wait_retired(&s, s.resv + 1 - window, 0, O, DL);
 		if (!rc)
-			rc = gic_sq_reserve_excl(&s, 1, &pos, ORD, DL);
+			rc = gic_sq_reserve_excl(&s, 1, &pos, O, DL);
 		if (rc)
 			break;
 		gic_wqe_write(&s, pos, GIC_OPCODE_RDMA_WRITE, (uint64_t)(dst + off), rkey,
 			      (uint64_t)(src + off), lkey, size, sig ? GIC_CTRL_CQ_UPDATE : 0, 0);
 		if (sig)
 			gic_sq_note_signaled(&s, pos + 1, 0);
-		gic_sq_publish_excl(&s, ORD);
+		gic_sq_publish_excl(&s, O);
 	}
 	if (!rc)
-		rc = gic_sq_quiet(&s, ORD, DL);
+		rc = gic_sq_quiet(&s, O, DL);
 	out->t1 = gic_now_ns();
 	out->rc = rc;
 	gic_sq_local_end(g, &s);
@@ -152,9 +153,10 @@ static double gda_size(gpu_env *e, const gic_opts *o, const payload_state *st, u
 		return 0;
 	/* Writes in flight never share a destination slot: softnic runs a
 	 * batch whose destinations overlap one WQE at a time, in order. */
-	payload_gda_kernel<<<1, 1, 0, e->stream>>>(e->d_sq, e->dst, e->dst_rkey, e->src,
-						    e->src_lkey, size, o->iters, slots,
-						    st->window < slots ? st->window : slots, d);
+	(gpu_env_post_order(e) == GIC_ORDER_FENCE_SYS ? payload_gda_kernel<GIC_ORDER_FENCE_SYS>
+						       : payload_gda_kernel<GIC_ORDER_FENCE_GPU>)
+		<<<1, 1, 0, e->stream>>>(e->d_sq, e->dst, e->dst_rkey, e->src, e->src_lkey, size,
+					 o->iters, slots, st->window < slots ? st->window : slots, d);
 	if (gpu_env_wait(e, "gic payload", 120) || gpu_env_read(e, &sp, d, sizeof(sp)))
 		return 0;
 	if (sp.rc) {

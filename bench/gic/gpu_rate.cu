@@ -55,15 +55,7 @@ enum { RATE_ROUNDS = 5, RATE_LOG_BB = 14, RATE_REGION = 16 << 20, RATE_ENGINE_BL
 #define DL (gic_now_ns() + ENV_DEADLINE_NS)
 
 /* Every kernel posts with order O, a template parameter that launch()
- * picks from who reads the queues: fence-gpu (the paper's rows; exact for
- * softnic's GPU engine on this GPU) or fence-sys (softnic's CPU engine, an
- * mlx5 device: the queues in host memory, read across PCIe, where a
- * GPU-scope fence does not order the WQE before the doorbell). */
-static int env_order(const gpu_env *e)
-{
-	return !e->cfg.gpu_engine || e->cfg.provider == ENV_PROVIDER_MLX5 ? GIC_ORDER_FENCE_SYS
-									    : GIC_ORDER_FENCE_GPU;
-}
+ * picks with gpu_env_post_order(). */
 
 static __host__ __device__ uint64_t rate_val(uint64_t i, uint64_t tag)
 {
@@ -497,10 +489,10 @@ static void launch_order(gpu_env *e, const rate_row *r, const rate_cfg *c, span 
 	}
 }
 
-/* Launches the row's kernel with the order env_order() picks. */
+/* Launches the row's kernel with the order gpu_env_post_order() picks. */
 static void launch(gpu_env *e, const rate_row *r, const rate_cfg *c, span *d)
 {
-	if (env_order(e) == GIC_ORDER_FENCE_SYS)
+	if (gpu_env_post_order(e) == GIC_ORDER_FENCE_SYS)
 		launch_order<GIC_ORDER_FENCE_SYS>(e, r, c, d);
 	else
 		launch_order<GIC_ORDER_FENCE_GPU>(e, r, c, d);
