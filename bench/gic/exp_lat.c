@@ -2,12 +2,13 @@
  * bench/gic/exp_lat.c - `gic lat` (exp_lat.h): parsing, and the host mode.
  *
  * Host mode: PE0 and PE1 on the --provider NIC (host.h: softnic's CPU
- * engine, or mlx5), a fixture of their own per --qps count. A host thread posts one write at a time on QP 0: issue is
- * the posting call (reserve, build, ring), put+completion adds the wait
- * for its CQE (--scope qp) or a PE-wide quiet over every configured QP
- * (--scope all: each QP's CQ polled; all-progress: each QP's progress
- * words, as NVSHMEM's quiet walks them). The round trip runs a responder thread on PE1
- * that answers each write with one of its own. Proxy paths go through a
+ * engine, or mlx5), a fixture of their own per --qps count. A host
+ * thread posts one write at a time on QP 0: issue is the posting call
+ * (reserve, build, ring), put+completion adds the wait for its CQE
+ * (--scope qp) or a PE-wide quiet over every configured QP (--scope all:
+ * each QP's CQ polled; all-progress: each QP's progress words, as
+ * NVSHMEM's quiet walks them). The round trip runs a responder thread on
+ * PE1 that answers each write with one of its own. Proxy paths go through a
  * mini-proxy (T1/R1/B1) per direction with host producers. Every payload
  * is checked after its completion (or, for round trips, is the value the
  * other side waits for).
