@@ -235,6 +235,34 @@ GIC_HD void gic_fence_acq_rel_gpu(void)
 #endif
 }
 
+/* Orders this thread's earlier loads and stores before its later stores
+ * (a release fence), at GPU scope: fence.release.gpu where the toolkit
+ * and the GPU have it (sm_90 and later, CUDA 13; no CCTL.IVALL follows
+ * its MEMBAR, which would wait for every outstanding load and empty the
+ * SM's L1), else fence.acq_rel.gpu, which also releases. */
+GIC_HD void gic_fence_release_gpu(void)
+{
+#if GIC_ON_DEVICE && __CUDA_ARCH__ >= 900 && defined(__CUDACC_VER_MAJOR__) && \
+	__CUDACC_VER_MAJOR__ >= 13
+	asm volatile("fence.release.gpu;" ::: "memory");
+#elif GIC_ON_DEVICE
+	asm volatile("fence.acq_rel.gpu;" ::: "memory");
+#else
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+#endif
+}
+
+/* fence.acq_rel.sys: orders this thread's earlier loads and stores
+ * before its later ones for every observer, host and devices. */
+GIC_HD void gic_fence_acq_rel_sys(void)
+{
+#if GIC_ON_DEVICE
+	asm volatile("fence.acq_rel.sys;" ::: "memory");
+#else
+	__atomic_thread_fence(__ATOMIC_ACQ_REL);
+#endif
+}
+
 /* As above, observed by every agent of the system: CPU, NIC, peer GPUs. */
 GIC_HD void gic_fence_sc_sys(void)
 {

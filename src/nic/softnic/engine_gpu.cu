@@ -630,21 +630,6 @@ static __device__ __forceinline__ int park_claim(snx_pass &p, cq_park *pk, snx_c
 	return 1;
 }
 
-/* fence.release.gpu where the toolkit and the GPU have it (PTX for sm_90
- * and later; verified with CUDA 13): the release half only, so no
- * CCTL.IVALL follows the MEMBAR (it would wait for every outstanding
- * load and empty the SM's L1). Elsewhere fence.acq_rel.gpu, which also
- * releases. */
-static __device__ __forceinline__ void fence_release_gpu(void)
-{
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900 && defined(__CUDACC_VER_MAJOR__) && \
-	__CUDACC_VER_MAJOR__ >= 13
-	asm volatile("fence.release.gpu;" ::: "memory");
-#else
-	gic_fence_acq_rel_gpu();
-#endif
-}
-
 /* Lane 0: one CQE's tail, after a fence at the softnic's scope: the
  * fence orders every data write of the batch and the CQE's body before
  * the tail (the PTX model's release pattern: a release fence followed by
@@ -654,9 +639,9 @@ static __device__ __forceinline__ void fence_release_gpu(void)
 static __device__ __forceinline__ void cqe_tail_fenced(uint32_t gpu_scope, uint64_t *at, uint64_t tail)
 {
 	if (gpu_scope)
-		fence_release_gpu(); /* orders the batch's writes (data, CQE body) before the tail */
+		gic_fence_release_gpu(); /* orders the batch's writes (data, CQE body) before the tail */
 	else
-		gic_fence_acquire_sys(); /* fence.acq_rel.sys: the same, for host consumers */
+		gic_fence_acq_rel_sys(); /* the same, for host consumers */
 	gic_st_relaxed_sys_u64(at, tail);
 }
 
