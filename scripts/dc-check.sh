@@ -18,29 +18,13 @@
 #   OUT          where the JSON and logs go (default dc-logs)
 set -uo pipefail
 cd "$(dirname "$0")/.."
-bin=${GIC_GPU_BIN:-build}
-out=${OUT:-dc-logs}
-mkdir -p "$out"
-export CUDA_MODULE_LOADING=EAGER # docs/DESIGN.md §4.5: lazy loading deadlocks persistent kernels
+source scripts/device-lib.sh
+device_setup dc
+device_build gic gic-gpu-dc
 
-gic=$bin/bench/gic/gic
-if [ ! -x "$gic" ] || [ ! -x "$bin/gic-gpu-dc" ]; then
-	{ cmake -S . -B "$bin" -DCMAKE_BUILD_TYPE=RelWithDebInfo &&
-		cmake --build "$bin" -j "$(nproc)" --target gic gic-gpu-dc; } >"$out/cmake.log" 2>&1 ||
-		{ echo "build failed (see $out/cmake.log)"; tail -20 "$out/cmake.log"; exit 1; }
-fi
-
-status=0
-run() { # name timeout args...
-	local name=$1 limit=$2
-	shift 2
-	if ! timeout "$limit" "$gic" "$@" --json "$out/$name.json" >"$out/$name.log" 2>&1; then
-		echo "FAIL $name (rc $?): gic $*"; tail -8 "$out/$name.log"; status=1
-	fi
-}
 paths="--path gda-inline --path gda-dc --path gda-dc-full --order fence-gpu"
-run lat-gpu 120 lat $paths
-run lat-cpu 120 lat --engine cpu $paths
+run_gic lat-gpu 120 lat $paths
+run_gic lat-cpu 120 lat --engine cpu $paths
 if timeout 120 "$bin/gic-gpu-dc" dc_inline_u64_builders >"$out/gpu-dc.log" 2>&1; then
 	echo "gic-gpu-dc dc_inline_u64_builders: ok"
 else

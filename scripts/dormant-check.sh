@@ -14,20 +14,12 @@
 #   OUT          where the CSVs and logs go (default dormant-logs)
 set -uo pipefail
 cd "$(dirname "$0")/.."
-bin=${GIC_GPU_BIN:-build}
-out=${OUT:-dormant-logs}
+source scripts/device-lib.sh
+device_setup dormant
 sms=${SMS:-132}
 quick=()
 [ "${1:-}" = "--quick" ] && quick=(--quick)
-mkdir -p "$out"
-export CUDA_MODULE_LOADING=EAGER # docs/DESIGN.md §4.5: lazy loading deadlocks persistent kernels
-
-gic=$bin/bench/gic/gic
-if [ ! -x "$gic" ]; then
-	cmake -S . -B "$bin" -DCMAKE_BUILD_TYPE=RelWithDebInfo >"$out/cmake.log" 2>&1 &&
-		cmake --build "$bin" -j "$(nproc)" --target gic >>"$out/cmake.log" 2>&1 ||
-		{ echo "build failed (see $out/cmake.log)"; tail -20 "$out/cmake.log"; exit 1; }
-fi
+device_build gic
 
 failed=0
 row() { # label, gic kernel arguments...

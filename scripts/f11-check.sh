@@ -17,31 +17,15 @@
 #   OUT          where the JSON, logs and figures go (default f11-logs)
 set -uo pipefail
 cd "$(dirname "$0")/.."
-bin=${GIC_GPU_BIN:-build}
-out=${OUT:-f11-logs}
-mkdir -p "$out"
-export CUDA_MODULE_LOADING=EAGER # docs/DESIGN.md §4.5: lazy loading deadlocks persistent kernels
+source scripts/device-lib.sh
+device_setup f11
+device_build gic
 
-gic=$bin/bench/gic/gic
-if [ ! -x "$gic" ]; then
-	{ cmake -S . -B "$bin" -DCMAKE_BUILD_TYPE=RelWithDebInfo &&
-		cmake --build "$bin" -j "$(nproc)" --target gic; } >"$out/cmake.log" 2>&1 ||
-		{ echo "build failed (see $out/cmake.log)"; tail -20 "$out/cmake.log"; exit 1; }
-fi
-
-status=0
-run() { # name timeout args...
-	local name=$1 limit=$2
-	shift 2
-	if ! timeout "$limit" "$gic" "$@" --json "$out/$name.json" >"$out/$name.log" 2>&1; then
-		echo "FAIL $name (rc $?): gic $*"; tail -8 "$out/$name.log"; status=1
-	fi
-}
 ptr="--path gda-pointer --path proxy-baseline --path proxy-tuned --order fence-gpu"
-run f11-gpu 300 lat --sweep $ptr --metric issue --metric putc
-run f11-cpu 300 lat --sweep $ptr --metric issue --metric putc --engine cpu -e 65536
-run f3a 240 lat --sweep --path gda-inline --order fence-gpu --metric issue --metric putc
-run lat8 240 lat --path all --order fence-gpu --metric putc
+run_gic f11-gpu 300 lat --sweep $ptr --metric issue --metric putc
+run_gic f11-cpu 300 lat --sweep $ptr --metric issue --metric putc --engine cpu -e 65536
+run_gic f3a 240 lat --sweep --path gda-inline --order fence-gpu --metric issue --metric putc
+run_gic lat8 240 lat --path all --order fence-gpu --metric putc
 
 python3 - "$out" <<'PY' || status=1
 import json, os, sys

@@ -20,31 +20,15 @@
 #   OUT          where the JSON and logs go (default hostdb-logs)
 set -uo pipefail
 cd "$(dirname "$0")/.."
-bin=${GIC_GPU_BIN:-build}
-out=${OUT:-hostdb-logs}
-mkdir -p "$out"
-export CUDA_MODULE_LOADING=EAGER # docs/DESIGN.md §4.5: lazy loading deadlocks persistent kernels
+source scripts/device-lib.sh
+device_setup hostdb
+device_build gic
 
-gic=$bin/bench/gic/gic
-if [ ! -x "$gic" ]; then
-	{ cmake -S . -B "$bin" -DCMAKE_BUILD_TYPE=RelWithDebInfo &&
-		cmake --build "$bin" -j "$(nproc)" --target gic; } >"$out/cmake.log" 2>&1 ||
-		{ echo "build failed (see $out/cmake.log)"; tail -20 "$out/cmake.log"; exit 1; }
-fi
-
-status=0
-run() { # name timeout args...
-	local name=$1 limit=$2
-	shift 2
-	if ! timeout "$limit" "$gic" "$@" --json "$out/$name.json" >"$out/$name.log" 2>&1; then
-		echo "FAIL $name (rc $?): gic $*"; tail -8 "$out/$name.log"; status=1
-	fi
-}
-run rate-gpu 240 rate --row t16-q16-s16-b16 --row t16-q16-s16-b16-hostdb --row t4096-q16-s16-cta --row t4096-q16-s16-cta-hostdb
-run rate-cpu 240 rate --engine cpu --row t16-q16-s16-b16-hostdb
-run lat 180 lat --path gda-hostdb --path gda-inline --order fence-gpu --metric issue --metric putc
-run payload-t4r16 240 payload --path proxy -T 4 -R 16 -B 16 -e 65536
-run payload-t1r1 240 payload --path proxy -T 1 -R 1 -B 16 -e 65536
+run_gic rate-gpu 240 rate --row t16-q16-s16-b16 --row t16-q16-s16-b16-hostdb --row t4096-q16-s16-cta --row t4096-q16-s16-cta-hostdb
+run_gic rate-cpu 240 rate --engine cpu --row t16-q16-s16-b16-hostdb
+run_gic lat 180 lat --path gda-hostdb --path gda-inline --order fence-gpu --metric issue --metric putc
+run_gic payload-t4r16 240 payload --path proxy -T 4 -R 16 -B 16 -e 65536
+run_gic payload-t1r1 240 payload --path proxy -T 1 -R 1 -B 16 -e 65536
 
 python3 - "$out" <<'PY' || status=1
 import json, os, sys

@@ -22,18 +22,10 @@
 #   ITERS        samples per sweep size after the warm-up (default 2000)
 set -uo pipefail
 cd "$(dirname "$0")/.."
-bin=${GIC_GPU_BIN:-build}
-out=${OUT:-inline-logs}
+source scripts/device-lib.sh
+device_setup inline
 iters=${ITERS:-2000}
-mkdir -p "$out"
-export CUDA_MODULE_LOADING=EAGER # docs/DESIGN.md §4.5: lazy loading deadlocks persistent kernels
-
-gic=$bin/bench/gic/gic
-if [ ! -x "$gic" ]; then
-	cmake -S . -B "$bin" -DCMAKE_BUILD_TYPE=RelWithDebInfo >"$out/cmake.log" 2>&1 &&
-		cmake --build "$bin" -j "$(nproc)" --target gic >>"$out/cmake.log" 2>&1 ||
-		{ echo "build failed (see $out/cmake.log)"; tail -20 "$out/cmake.log"; exit 1; }
-fi
+device_build gic
 
 failed=0
 if ! timeout 600 "$gic" lat --path gda-inline --order fence-gpu --metric issue --sweep \

@@ -20,19 +20,10 @@
 #   ROWS         gic rate --row arguments (default: all)
 set -uo pipefail
 cd "$(dirname "$0")/.."
-bin=${GIC_GPU_BIN:-build}
-out=${OUT:-t5-logs}
-mkdir -p "$out"
-export CUDA_MODULE_LOADING=EAGER # docs/DESIGN.md §4.5: lazy loading deadlocks persistent kernels
-
-gic=$bin/bench/gic/gic
+source scripts/device-lib.sh
+device_setup t5
+device_build gic gic-gpu-conformance
 conf=$bin/gic-gpu-conformance
-if [ ! -x "$gic" ] || [ ! -x "$conf" ]; then
-	{ cmake -S . -B "$bin" -DCMAKE_BUILD_TYPE=RelWithDebInfo &&
-		cmake --build "$bin" -j "$(nproc)" --target gic gic-gpu-conformance; } \
-		>"$out/cmake.log" 2>&1 ||
-		{ echo "build failed (see $out/cmake.log)"; tail -20 "$out/cmake.log"; exit 1; }
-fi
 
 status=0
 for c in threads_ticket_lock threads_handoff_add threads_ticket_handoff_mixed; do
