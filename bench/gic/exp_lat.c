@@ -867,18 +867,23 @@ static int proxy_oneway(lat_run *L, hxp *px, size_t size, gic_samples *iss, gic_
 {
 	const uint8_t *dst = L->h->pe[1].dst, *src = L->h->pe[0].src;
 
-	for (int i = 0; i < L->total && size; i++) {
-		size_t slot = (size_t)i % lat_slots(L, size) * lat_stride(size);
-		uint64_t t0, t1;
+	for (int i = 0; i < L->total; i++) {
+		size_t slot = size ? (size_t)i % lat_slots(L, size) * lat_stride(size)
+				   : (size_t)(i % LAT_SLOTS) * 8 + 64;
+		uint64_t v = hx_value(3, (uint64_t)i), t0, t1;
+		const uint8_t *want = size ? src + slot : (const uint8_t *)&v;
 		gic_proxy_desc d;
-		int rc;
+		int rc = 0;
 
-		hx_fill(L->h->pe[0].src + slot, size, ((uint64_t)7 << 32) ^ (uint64_t)i);
-		hx_poison(L->h->pe[1].dst + slot, src + slot, size);
-		rc = gic_proxy_desc_pointer(&d, slot, slot, (uint32_t)size, 1);
+		if (size) { /* the source's pattern, the destination poisoned */
+			hx_fill(L->h->pe[0].src + slot, size, ((uint64_t)7 << 32) ^ (uint64_t)i);
+			hx_poison(L->h->pe[1].dst + slot, src + slot, size);
+			rc = gic_proxy_desc_pointer(&d, slot, slot, (uint32_t)size, 1);
+		}
 		t0 = gic_now_ns();
 		if (!rc)
-			rc = gic_proxy_enqueue(&px->views[0], &d, hx_deadline(), NULL);
+			rc = size ? gic_proxy_enqueue(&px->views[0], &d, hx_deadline(), NULL)
+				  : hxp_put_u64(px, 0, slot, v, 1, hx_deadline());
 		t1 = gic_now_ns();
 		if (!rc)
 			rc = gic_proxy_wait_counter(&px->views[0], &px->counters[1],
@@ -887,23 +892,7 @@ static int proxy_oneway(lat_run *L, hxp *px, size_t size, gic_samples *iss, gic_
 			return hxp_fail(px, SUB, "put+completion", rc);
 		gic_samples_add(putc, (double)(gic_now_ns() - t0) / 1e3);
 		gic_samples_add(iss, (double)(t1 - t0) / 1e3);
-		if (!hx_check(SUB, "proxy payload", dst + slot, src + slot, size))
-			*valid = 0;
-	}
-	for (int i = 0; i < L->total && !size; i++) {
-		size_t slot = (size_t)(i % LAT_SLOTS) * 8 + 64;
-		uint64_t v = hx_value(3, (uint64_t)i), t0 = gic_now_ns(), t1;
-		int rc = hxp_put_u64(px, 0, slot, v, 1, hx_deadline());
-
-		t1 = gic_now_ns();
-		if (!rc)
-			rc = gic_proxy_wait_counter(&px->views[0], &px->counters[1],
-						    (uint64_t)i + 1, hx_deadline());
-		if (rc)
-			return hxp_fail(px, SUB, "put+completion", rc);
-		gic_samples_add(putc, (double)(gic_now_ns() - t0) / 1e3);
-		gic_samples_add(iss, (double)(t1 - t0) / 1e3);
-		if (!hx_check(SUB, "proxy payload", dst + slot, (const uint8_t *)&v, 8))
+		if (!hx_check(SUB, "proxy payload", dst + slot, want, size ? size : 8))
 			*valid = 0;
 	}
 	return 0;
