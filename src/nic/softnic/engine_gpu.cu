@@ -240,6 +240,21 @@ static __device__ __forceinline__ uint64_t be64_words(uint32_t hi, uint32_t lo)
 	return ((uint64_t)gic_be32toh(hi) << 32) | gic_be32toh(lo);
 }
 
+/* The fields every decoded write fills from its first BB b: no segment
+ * yet, the signaled bit, the remote address and key, and the BB's last
+ * 28 bytes (an inline payload's first bytes). */
+static __device__ __forceinline__ void lane_fill_common(const uint32_t b[16], lane_write *lw)
+{
+	lw->len0 = lw->len1 = lw->lkey0 = lw->lkey1 = 0;
+	lw->addr0 = lw->addr1 = 0;
+	lw->signaled = (b[2] >> 24) & GIC_CTRL_CQ_UPDATE; /* byte 11: fm_ce_se */
+	lw->raddr = be64_words(b[4], b[5]);
+	lw->rkey = gic_be32toh(b[6]);
+#pragma unroll
+	for (int k = 0; k < 7; k++)
+		lw->pw[k] = b[9 + k];
+}
+
 /* lane_decode() of the common WQE, as one predicate and one branch: a
  * one-BB RDMA write (ds 3 or 4) whose one inline segment fills it, i.e.
  * 2 * GIC_SEG_SIZE + round16(4 + len) == ds * GIC_SEG_SIZE, at index pos
@@ -259,15 +274,8 @@ static __device__ __forceinline__ int lane_decode_inline1(const uint32_t b[16], 
 		return 0;
 	lw->nsge = 0;
 	lw->inl = 1;
-	lw->len0 = lw->len1 = lw->lkey0 = lw->lkey1 = 0;
-	lw->addr0 = lw->addr1 = 0;
 	lw->total_len = ilen;
-	lw->signaled = (b[2] >> 24) & GIC_CTRL_CQ_UPDATE; /* byte 11: fm_ce_se */
-	lw->raddr = be64_words(b[4], b[5]);
-	lw->rkey = gic_be32toh(b[6]);
-#pragma unroll
-	for (int k = 0; k < 7; k++)
-		lw->pw[k] = b[9 + k];
+	lane_fill_common(b, lw);
 	return 1;
 }
 
@@ -282,15 +290,8 @@ static __device__ __forceinline__ int lane_decode(const uint32_t b[16], uint32_t
 	uint32_t w0 = gic_be32toh(b[0]), ds = gic_be32toh(b[1]) & 0xffu, end = ds * GIC_SEG_SIZE;
 	uint32_t word = gic_be32toh(b[8]);
 	lw->nsge = lw->inl = 0;
-	lw->len0 = lw->len1 = lw->lkey0 = lw->lkey1 = 0;
-	lw->addr0 = lw->addr1 = 0;
 	lw->total_len = 0;
-	lw->signaled = (b[2] >> 24) & GIC_CTRL_CQ_UPDATE; /* byte 11: fm_ce_se */
-	lw->raddr = be64_words(b[4], b[5]);
-	lw->rkey = gic_be32toh(b[6]);
-#pragma unroll
-	for (int k = 0; k < 7; k++)
-		lw->pw[k] = b[9 + k];
+	lane_fill_common(b, lw);
 	/* snx_decode_ctrl: ds in range (and, being nbb's, within the BBs). */
 	if ((uint8_t)w0 != GIC_OPCODE_RDMA_WRITE || ds == 0 || ds > GIC_WQE_MAX_DS ||
 	    gic_bb_for_ds(ds) != nbb || end < 2 * GIC_SEG_SIZE)
