@@ -6,9 +6,11 @@
  *   own      thread t owns QP t (threads == qps), `batch` WQEs per doorbell;
  *   rr       thread t owns QPs [t k, t k + k), k = qps / threads, and posts
  *            round-robin: `batch` WQEs and a doorbell on one, then the next;
- *   lock     threads share QP (t % qps) under a ticket lock, one hold per
- *            WQE (gic_sq_ticket_write_inline_u64);
- *   caslock  the same under the compare-and-swap lock
+ *   lock     threads share QP (t % qps) under a ticket lock held for one
+ *            WQE's doorbell, the WQE built before the turn
+ *            (gic_sq_ticket_write_inline_u64);
+ *   caslock  threads share QP (t % qps) under the compare-and-swap lock,
+ *            held while the WQE is built and rung
  *            (gic_sq_locked_write_inline_u64);
  *   handoff  threads share QP (t % qps), per-thread slot hand-off;
  *   warp     warps share QP (warp % qps), 32 WQEs and one doorbell per warp;
@@ -276,7 +278,8 @@ __global__ void rate_rr(gic_sq *g, rate_cfg c, span *out)
 }
 
 /* Threads share QP t % qps under the ticket lock, one hold per WQE: each
- * thread reserves, builds and rings its own WQE while it holds the lock. */
+ * thread reserves (its ticket), builds its WQE, and rings for it while it
+ * holds the lock. */
 template <int O>
 __global__ void rate_lock(gic_sq *g, rate_cfg c, span *out)
 {
@@ -689,7 +692,7 @@ static void note_rates(const rate_row *r, const double *post, const double *drai
 	if (r->mode == GIC_RATE_LOCK || r->mode == GIC_RATE_HANDOFF || r->mode == GIC_RATE_CASLOCK)
 		snprintf(unit, sizeof(unit), "; one dependent L2 atomic round trip here: %.0f ns; "
 			 "a WQE's chain: %s", cas_ns,
-			 r->mode == GIC_RATE_LOCK ? "turn load, fence, fence (ticket lock)"
+			 r->mode == GIC_RATE_LOCK ? "turn load, doorbell's fences, add (ticket lock)"
 			 : r->mode == GIC_RATE_CASLOCK ? "test, CAS, loads, fence, release"
 						       : "turn load (hand-off by atomic add)");
 	if (r->log_bb) {

@@ -25,7 +25,8 @@
  *    calls, gic_sq_post_unlock(); or gic_sq_locked_write_inline_u64(),
  *    which does all of it for one 8-byte write; or the ticket lock
  *    (gic_sq_ticket_write_inline_u64(), gic_sq_ticket_quiet()), whose
- *    tickets are the WQE positions (the hand-off layout).
+ *    tickets are the WQE positions (the hand-off layout), held for the
+ *    doorbell of one WQE built before the turn.
  *  - warp-cooperative (device): gic_sq_warp_begin() once, then
  *    gic_sq_warp_write_inline(), one reservation and one doorbell per warp.
  * Completion: gic_sq_wait_retired() / gic_sq_quiet() for one queue,
@@ -1129,53 +1130,6 @@ GIC_HD int gic_sq_ticket_room(gic_sq *sq, uint64_t pos, uint64_t *room_end, int 
 	return 0;
 }
 
-/* One 8-byte inline write under the ticket lock; signaled when its end is
- * a multiple of signal_every (a power of two). EIO after an error CQE,
- * ETIMEDOUT at the deadline. */
-GIC_HD int gic_sq_ticket_write_inline_u64(gic_sq *sq, uint64_t raddr, uint32_t rkey,
-					  uint64_t value, uint32_t signal_every, int order,
-					  uint64_t deadline_ns)
-{
-	uint64_t pos = gic_atomic_add_relaxed_gpu_u64(&sq->resv, 1); /* ticket = position */
-	uint64_t room_end = gic_ld_acquire_gpu_u64(&sq->retired); /* a lower bound */
-	gic_sq c;
-
-	gic_sq_consts(&c, sq);
-	room_end += c.bb_cnt;
-	for (;;) {
-		uint32_t err = gic_ld_relaxed_sys_u32(&sq->err);
-
-		/* The work happens in the branch that found its turn, for the
-		 * reason gic_sq_publish_inorder() gives. */
-		if (gic_chain_ld_gpu_u64(&sq->ready) == pos) {
-			int sig = ((pos + 1) & (signal_every - 1)) == 0;
-			int rc = pos + 1 > room_end
-					 ? gic_sq_ticket_room(sq, pos, &room_end, order, deadline_ns)
-					 : 0;
-
-			if (rc)
-				return rc;
-			gic_wqe_write_inline_u64(&c, pos, raddr, rkey, value,
-						 sig ? GIC_CTRL_CQ_UPDATE : 0);
-			if (sig) /* an atomic max, not waited for */
-				gic_sq_note_signaled(sq, pos + 1, 1);
-			/* Acquires the earlier holders' doorbells (ours must
-			 * follow theirs) and orders our WQE before ours. */
-			gic_sq_ring_acquired(&c, pos + 1, order);
-			/* Release: our doorbell stores before the add that hands
-			 * the lock on. */
-			gic_fence_acq_rel_gpu();
-			gic_chain_add_gpu_u64(&sq->ready, 1);
-			return 0;
-		}
-		if (err)
-			return EIO;
-		if (gic_now_ns() > deadline_ns)
-			return ETIMEDOUT;
-		gic_cpu_relax();
-	}
-}
-
 /* Completion of a ticket-locked (or hand-off) queue from any thread that
  * shares it: takes a ticket, posts a signaled NOP under the lock, and waits
  * until it retires, so everything published before it has completed. */
@@ -1208,7 +1162,8 @@ GIC_HD int gic_sq_ticket_quiet(gic_sq *sq, int order, uint64_t deadline_ns)
 	}
 }
 
-/* One 8-byte inline write on a queue shared by per-thread hand-off:
+/* gic_sq_handoff_write_inline_u64() (below, the one to call; this is its
+ * body): one 8-byte inline write on a queue shared by per-thread hand-off:
  * reserve (an atomic add), then one loop that builds the WQE once its slot
  * is free (polling the CQ meanwhile) and publishes it once every earlier
  * reservation is published. Everything the thread still owes happens
@@ -1231,10 +1186,9 @@ GIC_HD int gic_sq_ticket_quiet(gic_sq *sq, int order, uint64_t deadline_ns)
  * earlier fence to the ringer's acquire): a turn is one relaxed load that
  * sees the previous add, and only every ring_every-th thread fences on the
  * chain (two fences: acquire before its doorbell, release after). */
-GIC_HD int gic_sq_handoff_write_inline_u64(gic_sq *sq, uint64_t raddr, uint32_t rkey,
-					   uint64_t value, uint32_t signal_every,
-					   uint32_t ring_every, int order, uint64_t deadline_ns,
-					   uint64_t *pos_out)
+GIC_HD int gic_sq_handoff_write_turn(gic_sq *sq, uint64_t raddr, uint32_t rkey, uint64_t value,
+				     uint32_t signal_every, uint32_t ring_every, int order,
+				     uint64_t deadline_ns, uint64_t *pos_out)
 {
 	uint64_t pos = gic_atomic_add_relaxed_gpu_u64(&sq->resv, 1);
 	uint64_t room_end = 0;
@@ -1298,6 +1252,53 @@ GIC_HD int gic_sq_handoff_write_inline_u64(gic_sq *sq, uint64_t raddr, uint32_t 
 			return ETIMEDOUT;
 		gic_cpu_relax();
 	}
+}
+
+/* gic_sq_handoff_write_inline_u64() as its contract above says; on a GPU
+ * the lanes of a warp that call it together also return together.
+ *
+ * Without that, the lane whose turn comes first goes on alone: its next
+ * reservation is an atomic add of its own, so positions interleave across
+ * warps and lanes, and nearly every turn of the chain waits for another
+ * warp (or another divergent group of lanes) to be scheduled. With the
+ * lanes together, a warp reserves consecutive positions and the chain runs
+ * through its lanes (t256-q1-handoff on the H200: 0.84 against 2.70 M
+ * msg/s; results/2026-12-01-h200-handoff-converge/). A lane reaches the
+ * barrier only after it has handed its turn on, so no lane there waits for
+ * one that waits for it. */
+GIC_HD int gic_sq_handoff_write_inline_u64(gic_sq *sq, uint64_t raddr, uint32_t rkey,
+					   uint64_t value, uint32_t signal_every,
+					   uint32_t ring_every, int order, uint64_t deadline_ns,
+					   uint64_t *pos_out)
+{
+#if GIC_ON_DEVICE
+	unsigned lanes = __activemask(); /* the lanes that call together */
+	int rc = gic_sq_handoff_write_turn(sq, raddr, rkey, value, signal_every, ring_every,
+					   order, deadline_ns, pos_out);
+
+	/* Reconverges the calling lanes (orders no memory access). */
+	__syncwarp(lanes);
+	return rc;
+#else
+	return gic_sq_handoff_write_turn(sq, raddr, rkey, value, signal_every, ring_every, order,
+					 deadline_ns, pos_out);
+#endif
+}
+
+/* One 8-byte inline write under the ticket lock: a doorbell lock per WQE
+ * (the paper's Table 5, dagger row). The ticket is the WQE's position, so
+ * the slot is the thread's from the start and it builds its WQE before its
+ * turn; the lock, held from its turn to the add that hands it on, covers
+ * the ordered doorbell sequence of that one WQE. That is the hand-off
+ * ringing every WQE, and this calls it so. Signaled when its end is a
+ * multiple of signal_every (a power of two). EIO after an error CQE,
+ * ETIMEDOUT at the deadline. */
+GIC_HD int gic_sq_ticket_write_inline_u64(gic_sq *sq, uint64_t raddr, uint32_t rkey,
+					  uint64_t value, uint32_t signal_every, int order,
+					  uint64_t deadline_ns)
+{
+	return gic_sq_handoff_write_inline_u64(sq, raddr, rkey, value, signal_every, 1, order,
+					       deadline_ns, NULL);
 }
 
 /* Rings the doorbell for everything published by hand-off writers that
