@@ -63,7 +63,68 @@ typedef struct softnic_gpu_attr {
 			      * variable GIC_SOFTNIC_GPU_TRACE=N, read at open,
 			      * sets it too. 0: off (one predicted branch per
 			      * step) */
+	int engine_sms;      /* where the engine runs (below, "SM placement"):
+			      * 0: on the device's SMs, shared with every other
+			      * kernel (as before); N > 0: on SMs of its own, a
+			      * CUDA green context of at least N SMs (the driver
+			      * rounds N up to its split granularity: 8 on
+			      * sm_90), the rest of the device a second green
+			      * context for the callers
+			      * (softnic_gpu_caller_stream) */
 } softnic_gpu_attr;
+
+/* SM placement (softnic_gpu_attr.engine_sms > 0). softnic_open_gpu splits the
+ * device's SMs with CUDA green contexts (driver API, reached through the
+ * runtime's cudaGetDriverEntryPointByVersion, so nothing links libcuda):
+ * one group of at least engine_sms SMs for the engine, the remaining SMs
+ * for the callers; it makes both contexts and a non-blocking stream in
+ * each before the engine kernel starts, launches the engine on the first
+ * and hands out the second. Both are views of the device's primary
+ * context: memory allocated there (cudaMalloc, managed, mapped host) is
+ * the same in both. At open a probe kernel on each stream records the SMs
+ * it ran on (smid), so the record says what the hardware did, not only
+ * what was asked. Kernels launched on other streams still run on every
+ * SM, the engine's included: launch the work that must keep off the
+ * engine's SMs on the caller stream. softnic_open_gpu fails (NULL) with
+ * ENOTSUP when the driver has no green contexts (CUDA 12.5 drivers and
+ * later have them), EINVAL when engine_sms leaves no SM for the callers
+ * or the engine's blocks cannot all be resident on its SMs; the message
+ * says which.
+ *
+ * The engine on another GPU than its posters (the queues fetched across
+ * NVLink, the measured GPU keeping all its SMs) needs two GPUs and is not
+ * built: gattr->device is where the engine runs and where its arenas
+ * prefer to live; posters on another GPU would reach its managed queues
+ * through page migration, not a NIC's fetch. */
+typedef struct softnic_gpu_placement {
+	int engine_sms_asked; /* softnic_gpu_attr.engine_sms (0: shared) */
+	int engine_sms;       /* SMs of the engine's green context (0: shared) */
+	int caller_sms;       /* SMs of the callers' green context (0: shared) */
+	int device_sms;       /* SMs of the device */
+	int min_partition;    /* the driver's smallest SM group */
+	int alignment;        /* the driver's SM co-scheduling alignment */
+	int engine_seen;      /* distinct SMs the probe saw on the engine's stream */
+	int caller_seen;      /* ... on the callers' stream */
+	int overlap_seen;     /* SMs seen on both (0 when the split holds) */
+} softnic_gpu_placement;
+
+struct CUstream_st;
+
+/* The split softnic_open_gpu would make on device for engine_sms (> 0),
+ * without making contexts: engine_sms, caller_sms, device_sms,
+ * min_partition and alignment of *p (the _seen fields 0). 0; ENOTSUP
+ * when the driver has no green contexts, EINVAL when engine_sms is out of
+ * range, ENODEV without the device; each with the reason in stderr. */
+int softnic_gpu_sm_split(int device, int engine_sms, softnic_gpu_placement *p);
+
+/* The stream in the callers' green context (engine_sms > 0), owned by nic
+ * and destroyed by softnic_close(); NULL when the engine shares the SMs
+ * (launch anywhere) or nic has no GPU engine. */
+struct CUstream_st *softnic_gpu_caller_stream(const softnic *nic);
+
+/* The placement nic runs with (all zero but device_sms for a shared
+ * engine). 0, or EINVAL when nic has no GPU engine. */
+int softnic_gpu_placement_get(const softnic *nic, softnic_gpu_placement *p);
 
 /* The steps of a WQE's life that the engine records when tracing
  * (docs/softnic.md, "The GPU engine's pipeline"). A batch of WQEs run one
@@ -94,8 +155,10 @@ typedef struct softnic_gpu_trace_rec {
 
 
 /* Opens a softnic whose engine is a persistent kernel on gattr->device,
- * started at once. attr->engine_threads must be 0. NULL with errno set
- * (ENODEV: no CUDA device; ENOTSUP: no concurrent managed access) and the
+ * started at once (on SMs of its own with gattr->engine_sms: SM placement
+ * above). attr->engine_threads must be 0. NULL with errno set (ENODEV: no
+ * CUDA device; ENOTSUP: no concurrent managed access, or no green
+ * contexts for engine_sms; EINVAL: attributes out of range) and the
  * reason in stderr when it cannot start. */
 softnic *softnic_open_gpu(const softnic_attr *attr, const softnic_gpu_attr *gattr);
 

@@ -30,6 +30,7 @@
 #include "gic/softnic_gpu.h"
 #include "softnic_internal.h"
 #include "engine_core.h"
+#include "green.h"
 
 enum { STOP_DEADLINE_NS = 5000000000ull };
 
@@ -54,6 +55,8 @@ typedef struct gpu_engine {
 	arena state, queues;
 	softnic_gpu_trace_rec *trace; /* device memory, nwarps * trace_cap; NULL: off */
 	uint32_t trace_cap;           /* records per warp */
+	snx_green green;              /* attr.engine_sms > 0: the SM split (green.h);
+				       * stream is then green.engine_stream */
 } gpu_engine;
 
 /* ------------------------------------------------------------------ */
@@ -1282,8 +1285,9 @@ static void engine_release(void *ctx)
 	arena_close(&g->queues);
 	if (g->trace)
 		cudaFree(g->trace);
-	if (g->stream)
+	if (g->stream && !g->green.on)
 		cudaStreamDestroy(g->stream);
+	snx_green_close(&g->green); /* its streams, then its contexts */
 	if (g->copy_stream)
 		cudaStreamDestroy(g->copy_stream);
 	pthread_mutex_destroy(&g->lock);
@@ -1320,6 +1324,33 @@ static int trace_prepare(gpu_engine *g)
 	return 0;
 }
 
+/* engine_sms: every engine block must be resident on the engine's SMs at
+ * once (a persistent block left waiting would never serve its QPs), and
+ * the SM probe (green.h) runs on both green streams, in state-arena
+ * memory (allocated in the primary context, zeroed), before the engine
+ * starts. 0, EINVAL or EIO after a message. */
+static int green_prepare(gpu_engine *g)
+{
+	int per_sm = 0, threads = 32 * g->attr.warps_per_block;
+	unsigned *bitmap = (unsigned *)arena_alloc(g, &g->state, 2 * 32 * sizeof(unsigned), 64);
+	cudaError_t e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+		&per_sm, snx_gpu_engine_kernel, threads, 0);
+
+	if (e != cudaSuccess) {
+		fprintf(stderr, "softnic GPU engine: engine_sms %d: occupancy of the engine kernel: "
+			"%s\n", g->attr.engine_sms, cudaGetErrorString(e));
+		return EIO;
+	}
+	if ((long)per_sm * g->green.pl.engine_sms < g->attr.blocks) {
+		fprintf(stderr, "softnic GPU engine: engine_sms %d: %d blocks of %d warps do not "
+			"all fit on the engine's %d SMs (%d such blocks per SM): ask for more SMs "
+			"or fewer blocks\n", g->attr.engine_sms, g->attr.blocks,
+			g->attr.warps_per_block, g->green.pl.engine_sms, per_sm);
+		return EINVAL;
+	}
+	return bitmap ? snx_green_probe(&g->green, bitmap) : ENOMEM;
+}
+
 /* Checks the device and prepares g; 0 or an errno (message on stderr). */
 static int engine_prepare(gpu_engine *g)
 {
@@ -1336,9 +1367,19 @@ static int engine_prepare(gpu_engine *g)
 		return ENOTSUP;
 	}
 	if (cudaSetDevice(g->attr.device) != cudaSuccess ||
-	    cudaStreamCreateWithFlags(&g->stream, cudaStreamNonBlocking) != cudaSuccess ||
 	    cudaStreamCreateWithFlags(&g->copy_stream, cudaStreamNonBlocking) != cudaSuccess)
 		return ENODEV;
+	/* SMs of its own: both green contexts and their streams before the
+	 * engine starts (and before any of its memory is touched there). */
+	if (g->attr.engine_sms > 0) {
+		int rc = snx_green_open(&g->green, g->attr.device, g->attr.engine_sms);
+
+		if (rc)
+			return rc;
+		g->stream = g->green.engine_stream;
+	} else if (cudaStreamCreateWithFlags(&g->stream, cudaStreamNonBlocking) != cudaSuccess) {
+		return ENODEV;
+	}
 	size_t bytes = g->attr.arena_bytes ? g->attr.arena_bytes : (size_t)256 << 20;
 
 	g->nwarps = g->attr.blocks * g->attr.warps_per_block;
@@ -1349,6 +1390,12 @@ static int engine_prepare(gpu_engine *g)
 						     sizeof(softnic_stats) * g->nwarps, 64);
 	if (!g->warp_stats)
 		return ENOMEM;
+	if (g->green.on) {
+		int rc = green_prepare(g);
+
+		if (rc)
+			return rc;
+	}
 	return trace_prepare(g);
 }
 
@@ -1414,7 +1461,7 @@ softnic *softnic_open_gpu(const softnic_attr *attr, const softnic_gpu_attr *gatt
 	int rc;
 
 	if (!gattr || gattr->blocks < 1 || gattr->warps_per_block < 1 ||
-	    gattr->warps_per_block > 32 || a.engine_threads) {
+	    gattr->warps_per_block > 32 || a.engine_threads || gattr->engine_sms < 0) {
 		errno = EINVAL;
 		return NULL;
 	}
@@ -1476,6 +1523,30 @@ int softnic_gpu_engine_alive(const softnic *nic)
 		return 0;
 	}
 	return 1;
+}
+
+struct CUstream_st *softnic_gpu_caller_stream(const softnic *nic)
+{
+	gpu_engine *g = nic && nic->backend.release == engine_release
+				? (gpu_engine *)nic->backend.ctx : NULL;
+
+	return g && g->green.on ? g->green.caller_stream : NULL;
+}
+
+int softnic_gpu_placement_get(const softnic *nic, softnic_gpu_placement *p)
+{
+	gpu_engine *g = nic && nic->backend.release == engine_release
+				? (gpu_engine *)nic->backend.ctx : NULL;
+
+	memset(p, 0, sizeof(*p));
+	if (!g)
+		return EINVAL;
+	if (g->green.on) {
+		*p = g->green.pl;
+		return 0;
+	}
+	cudaDeviceGetAttribute(&p->device_sms, cudaDevAttrMultiProcessorCount, g->attr.device);
+	return 0;
 }
 
 const char *softnic_gpu_engine_error(const softnic *nic)
