@@ -2,7 +2,7 @@
 """Checks gic result files (gic <sub> --json FILE) against a JSON Schema.
 
 usage: check-results.py [--schema SCHEMA] [--repeat N] [--timer-row] [--timer-grows]
-       [--scope-rows QPS SCOPES] [--state] FILE...
+       [--scope-rows QPS SCOPES] [--state] [--placement KIND] FILE...
 
 Implements the subset of JSON Schema (draft 2020-12) that
 bench/gic/result.schema.json uses: type (a name or a list of names),
@@ -20,7 +20,11 @@ QPS SCOPES (comma-separated, as gic lat's --qps and --scope): the file must
 hold, per count N and scope S, a `gic lat` put+completion row named
 '<path> <order> qps=N scope=S' with qps=N and scope=S in its params, and per
 count an rtt row '<path> <order> qps=N' with scope=none (Figure 4's sweep).
---state: every
+--placement KIND (shared, green or off-gpu): the run's
+placement record must be KIND with counts that follow from it (green: the
+engine's group at least the SMs asked, both groups within the device and
+the SM probe's counts within them, in every kernel and lat row of the GPU
+engine; shared and off-gpu: no split). --state: every
 result carries the processor state measured for it (cpu0_mhz= and
 governor= in params; sm_mhz= too where the run measured an SM clock).
 Python standard library only.
@@ -196,6 +200,44 @@ def check_scope(doc, counts, scopes, errors):
                               % (r["name"], r.get("params"), n))
 
 
+def check_placement(doc, kind, errors):
+    """The run's placement record is kind, and its counts (and, for green,
+    every GPU-engine kernel and lat row's split) follow from it."""
+    pl = doc.get("run", {}).get("placement")
+    if not isinstance(pl, dict):
+        errors.append("run.placement: missing")
+        return
+    if pl.get("kind") != kind:
+        errors.append("run.placement.kind: %r, expected %r" % (pl.get("kind"), kind))
+        return
+    asked, eng, cal, dev = (pl.get(k, 0) for k in
+                            ("engine_sms_asked", "engine_sms", "caller_sms", "device_sms"))
+    if kind != "green":
+        if asked or eng or cal:
+            errors.append("run.placement: %s with a split (asked %r, engine %r, callers %r)"
+                          % (kind, asked, eng, cal))
+        return
+    if not (asked >= 1 and eng >= asked and cal >= 1 and eng + cal <= dev):
+        errors.append("run.placement: asked %r, engine %r, callers %r, device %r do not "
+                      "follow" % (asked, eng, cal, dev))
+    for r in doc.get("results", []):
+        if r.get("experiment") not in ("kernel", "lat") or r.get("transport") != "softnic-gpu":
+            continue
+        kv = dict(t.split("=", 1) for t in r.get("params", "").split() if "=" in t)
+        where = "%s row %r / %s" % (r["experiment"], r.get("name"), r.get("metric"))
+        try:
+            got = [int(kv[k]) for k in ("engine_sms", "caller_sms", "engine_sms_seen",
+                                        "caller_sms_seen")]
+        except (KeyError, ValueError):
+            errors.append("%s: params lack the split (placement=green engine_sms= "
+                          "caller_sms= ..._seen=): %r" % (where, r.get("params")))
+            continue
+        if kv.get("placement") != "green" or got[0] != eng or got[1] != cal or \
+                not (1 <= got[2] <= got[0] and 1 <= got[3] <= got[1]):
+            errors.append("%s: split %r does not follow the run's (engine %r, callers %r)"
+                          % (where, got, eng, cal))
+
+
 def check_results(doc, errors, timer_row=False):
     """The checks beyond the schema: validation and ordered statistics."""
     results = doc.get("results", []) if isinstance(doc, dict) else []
@@ -225,6 +267,7 @@ def main(argv):
     timer_grows = False
     scope_rows = None
     state = False
+    placement = None
     i = 1
     while i < len(argv):
         if argv[i] == "--schema" and i + 1 < len(argv):
@@ -240,6 +283,10 @@ def main(argv):
         elif argv[i] == "--scope-rows" and i + 2 < len(argv):
             scope_rows = (argv[i + 1].split(","), argv[i + 2].split(","))
             i += 3
+        elif argv[i] == "--placement" and i + 1 < len(argv) and \
+                argv[i + 1] in ("shared", "green", "off-gpu"):
+            placement = argv[i + 1]
+            i += 2
         elif argv[i] == "--state":
             state = True
             i += 1
@@ -273,6 +320,8 @@ def main(argv):
                     check_scope(doc, scope_rows[0], scope_rows[1], errors)
                 if state:
                     check_state(doc, errors)
+                if placement:
+                    check_placement(doc, placement, errors)
         for e in errors:
             print("%s: %s" % (name, e), file=sys.stderr)
         if errors:

@@ -50,6 +50,10 @@ typedef struct gic_opts {
 	const char *nic;    /* --nic NAME: the mlx5 provider's RDMA device (NULL: the first) */
 	int procs;          /* --procs: 1 (both PEs in this process; 0 means 1 too) or 2
 			     * (PE1 a process of its own: gic lat --host, mlx5) */
+	int engine_sms;     /* --engine-sms N: 0 (softnic's GPU engine shares the SMs
+			     * with the callers) or N > 0 (the engine on a green
+			     * context of at least N SMs, every mini-gda fixture's
+			     * kernels on the remaining SMs: softnic_gpu_attr.engine_sms) */
 	unsigned given;     /* GIC_GIVEN_* bits: which flags the command line set (the
 			     * others hold defaults an experiment may replace) */
 } gic_opts;
@@ -79,7 +83,23 @@ typedef struct gic_run_info {
 			     * "process" (--procs 2: a process of its own) */
 	char commit[48];    /* git commit of the build, "-dirty" when modified */
 	char date[32];      /* ISO 8601, UTC */
+	/* Where softnic's engine ran against the callers' SMs (GIC_PLACE_*
+	 * names; --engine-sms): the split as the driver makes it for
+	 * engine_sms_asked (the fixtures' rows carry what each got, in their
+	 * params). Counts are 0 where they do not apply. */
+	char placement[16];  /* "shared", "green" or "off-gpu" */
+	int engine_sms_asked, engine_sms, caller_sms, device_sms;
+	int sm_min_partition, sm_alignment; /* the driver's split granularity (green) */
 } gic_run_info;
+
+/* gic_run_info.placement: softnic's GPU engine on the callers' SMs; on a
+ * green context of its own, the callers on the rest; no GPU engine (host
+ * mode, the CPU engine, the mlx5 provider's device). The engine on another
+ * GPU needs two GPUs and is not built (GIC_PLACE_OTHER_GPU says so). */
+#define GIC_PLACE_SHARED "shared"
+#define GIC_PLACE_GREEN "green"
+#define GIC_PLACE_OFF_GPU "off-gpu"
+#define GIC_PLACE_OTHER_GPU "not built: the engine on another GPU needs two GPUs"
 
 /* One row of output: a named measurement and its statistics. */
 typedef struct gic_result {
@@ -170,6 +190,15 @@ const char *gic_transport(const gic_opts *o);
  * ENOTSUP from the stubs of a build without CUDA; ENODEV when no GPU. */
 
 int gic_gpu_available(char *name, size_t len, double *sm_mhz, int device);
+
+/* 1 when this binary has the GPU modes (0: the stubs of a CPU-only build). */
+int gic_gpu_built(void);
+
+/* Fills info's placement fields for o (after gic_gpu_available): "shared"
+ * with the device's SM count, or for o->engine_sms the split the driver
+ * makes (softnic_gpu_sm_split); 0, or ENOTSUP/EINVAL/ENODEV after a
+ * message (no green contexts, a count out of range). */
+int gic_gpu_placement(const gic_opts *o, gic_run_info *info);
 
 /* The SM clock measured now by a 20 ms kernel on device (clock64 against
  * globaltimer), waited for with a time limit; 0, ENOTSUP without CUDA, or

@@ -53,6 +53,12 @@ static const char help[] =
 	"  --size B       bytes per message: 8 or 7168 (default 8)\n"
 	"  -c N, -t N     blocks (default 528) and threads per block (GPU default 256;\n"
 	"                 host: threads, default 2)\n"
+	"  --engine-sms N (a common flag, below) softnic's GPU engine on a green context\n"
+	"                 of its own N SMs or more, the caller and its baseline (none) on\n"
+	"                 the remaining SMs, so that every variant runs on the same SMs\n"
+	"                 and the waiting loss is the submitter's, not the engine's\n"
+	"                 share of them; the rows' params give the split\n"
+	"                 (placement=green engine_sms= caller_sms=); gda path only\n"
 	"  --path P       gda | nvshmem (repeatable; default gda).\n"
 	"                 nvshmem: the NVSHMEM path between two GPUs (PE r on CUDA\n"
 	"                 device r, one process each): the same fma caller on PE 0 with\n"
@@ -411,6 +417,9 @@ static int kernel_run(const gic_opts *o, void *state, const gic_run_info *info,
 		     .engine_threads = 1, .log_sq_bb = 10 };
 	int maxm = 0, rc;
 
+	if (o->engine_sms && (st->paths & (1u << GIC_KERNEL_NVSHMEM)))
+		fprintf(stderr, "gic kernel: --engine-sms places softnic's GPU engine: the nvshmem "
+			"path has none, its rows run on every SM of their GPUs\n");
 	if (o->host && (st->paths & (1u << GIC_KERNEL_NVSHMEM))) {
 		fprintf(stderr, "gic kernel: --path nvshmem runs on GPUs (not with --host)\n");
 		return EINVAL;

@@ -116,6 +116,52 @@ void gpu_env_cfg_nic(gpu_env_cfg *c, const gic_opts *o)
 {
 	c->provider = o->provider == GIC_PROV_MLX5 ? ENV_PROVIDER_MLX5 : ENV_PROVIDER_SOFTNIC;
 	c->nic = o->nic;
+	c->engine_sms = c->gpu_engine ? o->engine_sms : 0;
+}
+
+void gpu_result_placement(gic_result *r, const gpu_env *e)
+{
+	const softnic_gpu_placement *p = &e->placement;
+
+	if (!e->cfg.gpu_engine || !p->engine_sms)
+		return;
+	gic_result_param(r, "placement=green engine_sms=%d caller_sms=%d engine_sms_seen=%d "
+			 "caller_sms_seen=%d", p->engine_sms, p->caller_sms, p->engine_seen,
+			 p->caller_seen);
+}
+
+int gic_gpu_built(void)
+{
+	return 1;
+}
+
+int gic_gpu_placement(const gic_opts *o, gic_run_info *info)
+{
+	softnic_gpu_placement p;
+	int rc;
+
+	info->engine_sms_asked = o->engine_sms;
+	if (o->host || !o->gpu_engine || o->provider == GIC_PROV_MLX5) {
+		snprintf(info->placement, sizeof(info->placement), "%s", GIC_PLACE_OFF_GPU);
+		return 0;
+	}
+	if (!o->engine_sms) {
+		snprintf(info->placement, sizeof(info->placement), "%s", GIC_PLACE_SHARED);
+		cudaDeviceGetAttribute(&info->device_sms, cudaDevAttrMultiProcessorCount, o->device);
+		return 0;
+	}
+	if ((rc = softnic_gpu_sm_split(o->device, o->engine_sms, &p))) {
+		fprintf(stderr, "gic: --engine-sms %d: cannot place softnic's GPU engine (above)\n",
+			o->engine_sms);
+		return rc;
+	}
+	snprintf(info->placement, sizeof(info->placement), "%s", GIC_PLACE_GREEN);
+	info->engine_sms = p.engine_sms;
+	info->caller_sms = p.caller_sms;
+	info->device_sms = p.device_sms;
+	info->sm_min_partition = p.min_partition;
+	info->sm_alignment = p.alignment;
+	return 0;
 }
 
 void gpu_proxy_env_nic(proxy_env_cfg *c, const gic_opts *o)

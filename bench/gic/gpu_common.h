@@ -22,8 +22,15 @@ void gpu_result_transport(gic_result *r, const gic_opts *o, int gpu_engine);
 /* The same name, returned. */
 const char *gpu_transport_name(const gic_opts *o, int gpu_engine);
 
-/* The NIC o names into the fixture's configuration (provider, device). */
+/* The NIC o names into the fixture's configuration (provider, device),
+ * and the engine's SM placement (--engine-sms, for the GPU engine: set
+ * c->gpu_engine first). */
 void gpu_env_cfg_nic(gpu_env_cfg *c, const gic_opts *o);
+
+/* Appends to r->params the SM split env e's engine ran with when it had
+ * SMs of its own ("placement=green engine_sms=N caller_sms=M" and the SM
+ * probe's counts); nothing for a shared engine (the run info says so). */
+void gpu_result_placement(gic_result *r, const gpu_env *e);
 /* The same for mini-proxy's fixture: with --provider mlx5 its PEs are the
  * provider's (PROXY_NIC_MLX5) instead of softnic's CPU engine. */
 void gpu_proxy_env_nic(proxy_env_cfg *c, const gic_opts *o);

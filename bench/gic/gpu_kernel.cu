@@ -296,6 +296,7 @@ static void emit(krun *K, const char *name, const char *metric, const char *unit
 		 K->sys ? "fence-sys" : "fence-gpu");
 	snprintf(r.note, sizeof(r.note), "%s", note);
 	gpu_result_transport(&r, K->o, K->o->gpu_engine);
+	gpu_result_placement(&r, &K->e); /* --engine-sms: the split every variant ran on */
 	gic_result_set_value(&r, value);
 	r.validated = valid;
 	gic_emit(K->sink, &r);

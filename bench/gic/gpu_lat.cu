@@ -696,6 +696,8 @@ static void emit_cycles(lat_run *L, const char *name, const char *metric, int to
 	snprintf(r.params, sizeof(r.params), "%s", params);
 	snprintf(r.note, sizeof(r.note), "%s", note);
 	gpu_result_transport(&r, L->o, gpu_engine);
+	if (gpu_engine) /* a mini-gda row: the engine of L->e (--engine-sms) */
+		gpu_result_placement(&r, &L->e);
 	r.validated = valid && m == L->n;
 	gpu_samples_emit(L->sink, &r, L->v, m, L->o->warmup);
 }
@@ -1465,6 +1467,7 @@ static void gda_hostdb(lat_run *L, const lat_state *st)
 	gic_sq view;
 
 	cfg.host_doorbells = 1;
+	cfg.engine_sms = L->o->gpu_engine ? L->o->engine_sms : 0;
 	if (!progress || !zeros) { /* before the engine starts (docs/DESIGN.md §4.5) */
 		free(zeros);
 		L->failed++;

@@ -32,6 +32,17 @@ int gic_gpu_sm_clock(int device, double *mhz)
 	*mhz = 0;
 	return ENOTSUP;
 }
+
+int gic_gpu_built(void)
+{
+	return 0;
+}
+
+int gic_gpu_placement(const gic_opts *o, gic_run_info *info)
+{
+	(void)o, (void)info;
+	return ENOTSUP;
+}
 #endif
 
 #ifndef GIC_HAVE_GPU_LAT

@@ -88,6 +88,14 @@ static const char common_help[] =
 	"                 (PE1 a process of its own; gic lat --host --provider mlx5 only)\n"
 	"  --quick        short settings (what CI runs)\n"
 	"  --engine E     softnic engine: cpu | gpu (GPU mode only); default gpu\n"
+	"  --engine-sms N where softnic's GPU engine runs: 0 (default) on the SMs the\n"
+	"                 callers use; N > 0 on SMs of its own, a CUDA green context of\n"
+	"                 at least N SMs (the driver rounds up: 8 on sm_90), the mini-gda\n"
+	"                 fixtures' kernels (the callers, and gic kernel's baseline) on\n"
+	"                 the remaining SMs; the JSON run record and the kernel and lat\n"
+	"                 rows give the counts got (0..1024; GPU engine only; needs a\n"
+	"                 driver with green contexts, CUDA 12.5+). The engine on another\n"
+	"                 GPU needs two GPUs and is not built\n"
 	"  --device N     CUDA device (0..63); default 0\n"
 	"  --json FILE    write the run info and every result as one JSON object\n"
 	"  --csv FILE     write the results as CSV (header + one line per result)\n"
@@ -185,6 +193,8 @@ static int apply_value(gic_opts *o, const char *flag, const char *val)
 		o->nic = val;
 	else if (!strcmp(flag, "--procs") && !(rc = parse_long(flag, val, 1, 2, &v)))
 		o->procs = (int)v;
+	else if (!strcmp(flag, "--engine-sms") && !(rc = parse_long(flag, val, 0, 1024, &v)))
+		o->engine_sms = (int)v;
 	else if (!strcmp(flag, "--provider")) {
 		if (strcmp(val, "softnic") && strcmp(val, "mlx5"))
 			return bad(flag, val, "softnic or mlx5");
@@ -206,7 +216,7 @@ static int value_flag(const char *arg, char *flag, size_t len)
 {
 	static const char *const names[] = { "-n", "-w", "-b", "-e", "-f", "-c", "-t",
 					     "--device", "--json", "--csv", "--engine", "--provider",
-					     "--nic", "--procs", NULL };
+					     "--nic", "--procs", "--engine-sms", NULL };
 
 	for (int i = 0; names[i]; i++) {
 		if (gic_arg_is(arg, names[i]) ||
@@ -263,6 +273,21 @@ static int finish_opts(gic_opts *o)
 			"the queues (the emulated device's: GIC_EMU_ENGINE)\n");
 		return EINVAL;
 	}
+	if (o->engine_sms && (o->host || o->provider == GIC_PROV_MLX5 ||
+			      ((o->given & GIC_GIVEN_ENGINE) && !o->gpu_engine))) {
+		fprintf(stderr, "gic: --engine-sms %d places softnic's GPU engine: not with %s\n",
+			o->engine_sms, o->host ? "--host (the host mode has no GPU engine)"
+				       : o->provider == GIC_PROV_MLX5
+					       ? "--provider mlx5 (the device's own engine serves "
+						 "the queues)"
+					       : "--engine cpu");
+		return EINVAL;
+	}
+	if (o->engine_sms && !gic_gpu_built()) {
+		fprintf(stderr, "gic: --engine-sms %d: this gic was built without CUDA (GIC_CUDA=OFF "
+			"or no nvcc): it has no GPU engine to place\n", o->engine_sms);
+		return EINVAL;
+	}
 	if (o->nic && o->provider != GIC_PROV_MLX5) {
 		fprintf(stderr, "gic: --nic %s names an RDMA device: it goes with --provider mlx5\n",
 			o->nic);
@@ -314,6 +339,10 @@ static int fill_info(const gic_opts *o, gic_run_info *info, int gpu_optional)
 	snprintf(info->engine, sizeof(info->engine), "%s", o->gpu_engine ? "gpu" : "cpu");
 	snprintf(info->peer, sizeof(info->peer), "%s", o->procs > 1 ? "process" : "in-process");
 	snprintf(info->commit, sizeof(info->commit), "%s", GIC_GIT_COMMIT);
+	snprintf(info->placement, sizeof(info->placement), "%s",
+		 o->host || !o->gpu_engine || o->provider == GIC_PROV_MLX5 ? GIC_PLACE_OFF_GPU
+									     : GIC_PLACE_SHARED);
+	info->engine_sms_asked = o->engine_sms;
 	gmtime_r(&now, &tm);
 	strftime(info->date, sizeof(info->date), "%Y-%m-%dT%H:%M:%SZ", &tm);
 	gic_cpu_state_line(info->cpu, sizeof(info->cpu));
@@ -337,7 +366,7 @@ static int fill_info(const gic_opts *o, gic_run_info *info, int gpu_optional)
 	else if (rc)
 		fprintf(stderr, "gic: no usable GPU (device %d): %s; run with --host\n",
 			o->device, strerror(rc));
-	return rc;
+	return rc ? rc : gic_gpu_placement(o, info);
 }
 
 /* ------------------------------------------------------------------ */

@@ -427,7 +427,14 @@ static void json_run_info(FILE *f, const gic_run_info *info)
 	json_str(f, "commit", info->commit);
 	fputs(", ", f);
 	json_str(f, "date", info->date);
-	fputs("}", f);
+	fputs(", \"placement\": {", f);
+	json_str(f, "kind", info->placement[0] ? info->placement : GIC_PLACE_OFF_GPU);
+	fprintf(f, ", \"engine_sms_asked\": %d, \"engine_sms\": %d, \"caller_sms\": %d, "
+		"\"device_sms\": %d, \"sm_min_partition\": %d, \"sm_alignment\": %d, ",
+		info->engine_sms_asked, info->engine_sms, info->caller_sms, info->device_sms,
+		info->sm_min_partition, info->sm_alignment);
+	json_str(f, "other_gpu", GIC_PLACE_OTHER_GPU);
+	fputs("}}", f);
 }
 
 static void json_result(FILE *f, const gic_result *r)

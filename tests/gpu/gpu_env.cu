@@ -70,7 +70,13 @@ static void open_nic(gpu_env *e)
 					e->cfg.engine_warps ? e->cfg.engine_warps : 4, 0, 0,
 					e->cfg.arena_bytes, e->cfg.host_doorbells };
 
+		ga.engine_sms = e->cfg.engine_sms;
 		e->nic = softnic_open_gpu(&na, &ga);
+		if (e->nic) {
+			softnic_gpu_placement_get(e->nic, &e->placement);
+			if (softnic_gpu_caller_stream(e->nic))
+				e->stream = (cudaStream_t)softnic_gpu_caller_stream(e->nic);
+		}
 	} else {
 		e->host_alloc.alloc = gpu_mapped_alloc;
 		e->host_alloc.free = gpu_mapped_free;
@@ -362,6 +368,11 @@ void gpu_env_open(gpu_env *e, const gpu_env_cfg *cfg)
 	e->cfg = *cfg;
 	if (cfg->nqps < 1 || cfg->nqps > ENV_MAX_QPS)
 		fail(e, "nqps");
+	if (cfg->engine_sms && (!cfg->gpu_engine || cfg->provider == ENV_PROVIDER_MLX5)) {
+		fprintf(stderr, "gpu_env: engine_sms %d places softnic's GPU engine: not with %s\n",
+			cfg->engine_sms, cfg->gpu_engine ? "the mlx5 provider" : "the CPU engine");
+		exit(1);
+	}
 	if (cfg->provider == ENV_PROVIDER_MLX5 &&
 	    (cfg->gpu_engine || cfg->strict || cfg->peer_gpu || cfg->host_doorbells)) {
 		fprintf(stderr, "gpu_env: mlx5 provider: softnic's options (its GPU engine, strict "
@@ -369,7 +380,8 @@ void gpu_env_open(gpu_env *e, const gpu_env_cfg *cfg)
 			"engine serves the queues\n");
 		exit(1);
 	}
-	CUDA_OK(cudaStreamCreateWithFlags(&e->stream, cudaStreamNonBlocking));
+	CUDA_OK(cudaStreamCreateWithFlags(&e->own_stream, cudaStreamNonBlocking));
+	e->stream = e->own_stream;
 	CUDA_OK(cudaMalloc(&e->d_sq, sizeof(gic_sq) * cfg->nqps));
 	CUDA_OK(cudaMalloc(&e->d_cq, sizeof(gic_cq) * cfg->nqps));
 	CUDA_OK(cudaMalloc(&e->d_rcq, sizeof(gic_cq)));
@@ -416,6 +428,10 @@ void gpu_env_open(gpu_env *e, const gpu_env_cfg *cfg)
 
 void gpu_env_close(gpu_env *e)
 {
+	if (e->stream != e->own_stream) { /* the callers' stream goes with the softnic */
+		gpu_env_wait(e, "gpu_env close", 10);
+		e->stream = e->own_stream;
+	}
 	if (e->cfg.provider == ENV_PROVIDER_MLX5)
 		close_mlx5(e);
 	else
@@ -444,12 +460,12 @@ void gpu_env_close(gpu_env *e)
 	cudaStreamDestroy(e->stream);
 }
 
-int gpu_env_wait(gpu_env *e, const char *what, double seconds)
+static int wait_stream(cudaStream_t s, const char *what, double seconds)
 {
 	uint64_t deadline = gic_now_ns() + (uint64_t)(seconds * 1e9);
 	cudaError_t rc;
 
-	while ((rc = cudaStreamQuery(e->stream)) == cudaErrorNotReady) {
+	while ((rc = cudaStreamQuery(s)) == cudaErrorNotReady) {
 		if (gic_now_ns() > deadline) {
 			fprintf(stderr, "%s: GPU work did not finish within %.0f s\n", what, seconds);
 			return ETIMEDOUT;
@@ -463,16 +479,33 @@ int gpu_env_wait(gpu_env *e, const char *what, double seconds)
 	return 0;
 }
 
+int gpu_env_wait(gpu_env *e, const char *what, double seconds)
+{
+	return wait_stream(e->stream, what, seconds);
+}
+
+/* Copies go on the env's own stream (the primary context, current to this
+ * thread): a driver copy on a green context's stream is checked against
+ * the current context. With the callers' stream in use, its work is
+ * waited for first, so that the copy still follows it. */
+static int env_copy(gpu_env *e, void *to, const void *from, size_t n, const char *what)
+{
+	int rc = e->stream != e->own_stream ? wait_stream(e->stream, what, 10) : 0;
+
+	if (rc)
+		return rc;
+	CUDA_OK(cudaMemcpyAsync(to, from, n, cudaMemcpyDefault, e->own_stream));
+	return wait_stream(e->own_stream, what, 10);
+}
+
 int gpu_env_read(gpu_env *e, void *host, const void *region, size_t n)
 {
-	CUDA_OK(cudaMemcpyAsync(host, region, n, cudaMemcpyDefault, e->stream));
-	return gpu_env_wait(e, "read back", 10);
+	return env_copy(e, host, region, n, "read back");
 }
 
 int gpu_env_write(gpu_env *e, void *region, const void *host, size_t n)
 {
-	CUDA_OK(cudaMemcpyAsync(region, host, n, cudaMemcpyDefault, e->stream));
-	return gpu_env_wait(e, "write", 10);
+	return env_copy(e, region, host, n, "write");
 }
 
 static __global__ void sm_clock_kernel(double *mhz)

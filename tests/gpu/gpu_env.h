@@ -77,6 +77,10 @@ typedef struct gpu_env_cfg {
 	int dc;              /* 1: a DCI and a DCT per PE (above) */
 	int provider;        /* ENV_PROVIDER_SOFTNIC (0) or ENV_PROVIDER_MLX5 (above) */
 	const char *nic;     /* mlx5: the RDMA device (NULL: the first) */
+	int engine_sms;      /* GPU engine: 0 shares the device's SMs; N > 0 puts the
+			      * engine on SMs of its own (softnic_gpu_attr.engine_sms)
+			      * and `stream` below in the callers' green context, so
+			      * that everything launched on it keeps off them */
 } gpu_env_cfg;
 
 /* gpu_env_cfg.provider (the values of gic_opts.provider). */
@@ -102,7 +106,11 @@ typedef struct gpu_env {
 	gic_sq *d_peer_sq;          /* PE1's QPs (16-BB rings), connected to PE0's */
 	gic_cq *d_peer_cq;
 	gic_cq *d_rcq;
-	cudaStream_t stream;        /* non-blocking: never waits for the engine */
+	cudaStream_t stream;        /* non-blocking: never waits for the engine; with
+				     * cfg.engine_sms the callers' green-context stream
+				     * (owned by the softnic) */
+	cudaStream_t own_stream;    /* the env's own stream (the primary context) */
+	softnic_gpu_placement placement; /* GPU engine: the SM split it runs with */
 	uint64_t *host_db;          /* host_doorbells: nqps lines of mapped pinned memory */
 	softnic_qp *dci[2], *dct[2]; /* cfg.dc: [pe] */
 	softnic_srq *dct_srq[2];
