@@ -12,6 +12,7 @@
 # Prints one line per kernel row with the three placements side by side
 # (time, loss, waiting loss), the lat p50s, and each run's placement record
 # (checked by check-results.py --placement); full logs and JSON in OUT.
+# Every run has a limit (kernel 140 s, lat 50 s: the six fit one 600 s call).
 # Usage: scripts/green-check.sh [--quick]
 #   GIC_GPU_BIN  build directory with bench/gic/gic (default build; built when absent)
 #   SMS_A, SMS_B the two reserved counts (default 8, 16)
@@ -32,10 +33,10 @@ flags() { case $1 in shared) ;; g*) echo "--engine-sms ${1#g}" ;; esac; }
 
 for p in "${places[@]}"; do
 	# shellcheck disable=SC2046 # flags() is a word list on purpose
-	run_gic "kernel-$p" 600 kernel "${quick[@]}" --caller both --live 8 --msgs 1,16 \
+	run_gic "kernel-$p" 140 kernel "${quick[@]}" --caller both --live 8 --msgs 1,16 \
 		-c 528 -t 256 $(flags "$p")
 	# shellcheck disable=SC2046
-	run_gic "lat-$p" 300 lat "${quick[@]}" --path gda-inline --order fence-gpu \
+	run_gic "lat-$p" 50 lat "${quick[@]}" --path gda-inline --order fence-gpu \
 		--metric putc --metric rtt $(flags "$p")
 done
 
