@@ -51,6 +51,10 @@ static const char help[] =
 	"  --variant V    none | code | send | sendwait | all (repeatable; default all)\n"
 	"  --msgs LIST    messages per block, comma-separated (0..1024; default 0,1,4,16)\n"
 	"  --size B       bytes per message: 8 or 7168 (default 8)\n"
+	"  --work-us T    GPU, gda path: size each caller's work so that \"none\" takes T\n"
+	"                 us (one probe of 4096 iterations, scaled); 0: a fixed 4096\n"
+	"                 iterations; default: the paper's times, fma 2100, stream 2600\n"
+	"                 (--quick: a fixed 256); the rows' params give the iterations\n"
 	"  -c N, -t N     blocks (default 528) and threads per block (GPU default 256;\n"
 	"                 host: threads, default 2)\n"
 	"  (--engine-sms N, a common flag below: every variant, none included, runs on\n"
@@ -75,7 +79,8 @@ static int kernel_flag(kernel_state *st, int argc, char **argv, int *i)
 
 	if (!gic_arg_is(arg, "--caller") && !gic_arg_is(arg, "--live") &&
 	    !gic_arg_is(arg, "--variant") && !gic_arg_is(arg, "--msgs") &&
-	    !gic_arg_is(arg, "--size") && !gic_arg_is(arg, "--path"))
+	    !gic_arg_is(arg, "--size") && !gic_arg_is(arg, "--path") &&
+	    !gic_arg_is(arg, "--work-us"))
 		return gic_arg_unknown(SUB, arg);
 	if (!(val = gic_arg_value(SUB, argc, argv, i)))
 		return EINVAL;
@@ -83,6 +88,11 @@ static int kernel_flag(kernel_state *st, int argc, char **argv, int *i)
 		if (gic_arg_int(SUB, "--live", val, 1, GIC_KERNEL_MAX_LIVE, &v))
 			return EINVAL;
 		return st->live = (int)v, 0;
+	}
+	if (gic_arg_is(arg, "--work-us")) {
+		if (gic_arg_int(SUB, "--work-us", val, 0, 10000000, &v))
+			return EINVAL;
+		return st->work_us = (int)v, 0;
 	}
 	if (gic_arg_is(arg, "--variant"))
 		return gic_arg_choice_bits(SUB, "--variant", val, variant_names, 4,
@@ -116,6 +126,7 @@ static int kernel_parse(int argc, char **argv, void **state)
 		return ENOMEM;
 	st->live = 8;
 	st->size = 8;
+	st->work_us = GIC_KERNEL_WORK_PAPER;
 	for (int i = 1; i < argc; i++) {
 		if (kernel_flag(st, argc, argv, &i)) {
 			free(st);
@@ -417,6 +428,14 @@ static int kernel_run(const gic_opts *o, void *state, const gic_run_info *info,
 	if (o->engine_sms && (st->paths & (1u << GIC_KERNEL_NVSHMEM)))
 		fprintf(stderr, "gic kernel: --engine-sms places softnic's GPU engine: the nvshmem "
 			"path has none, its rows run on every SM of their GPUs\n");
+	if (o->host && st->work_us != GIC_KERNEL_WORK_PAPER) {
+		fprintf(stderr, "gic kernel: --work-us sizes the GPU callers' work (not with "
+			"--host)\n");
+		return EINVAL;
+	}
+	if (st->work_us && !o->quick && (st->paths & (1u << GIC_KERNEL_NVSHMEM)))
+		fprintf(stderr, "gic kernel: the nvshmem path runs a fixed 4096 iterations "
+			"(--work-us sizes the gda path's)\n");
 	if (o->host && (st->paths & (1u << GIC_KERNEL_NVSHMEM))) {
 		fprintf(stderr, "gic kernel: --path nvshmem runs on GPUs (not with --host)\n");
 		return EINVAL;

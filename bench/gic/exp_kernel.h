@@ -64,7 +64,13 @@ typedef struct kernel_state {
 	unsigned paths;    /* --path gda|nvshmem (repeatable): bits 1u << GIC_KERNEL_*;
 			    * default gda */
 	int msgs_given;    /* 1: --msgs was given (else nvshmem sends 16) */
+	int work_us;       /* --work-us T (GPU, gda path): the work is sized so that
+			    * "none" takes T us; 0: a fixed 4096 iterations; default
+			    * GIC_KERNEL_WORK_PAPER: the paper's times (Figure 9:
+			    * fma 2100 us, stream 2600 us) */
 } kernel_state;
+
+enum { GIC_KERNEL_WORK_PAPER = -1 };
 
 /* "none", "code", "send", "sendwait" / "fma", "stream"; NULL when bad. */
 const char *gic_kernel_variant_name(unsigned variant_bit);

@@ -31,7 +31,7 @@
 
 /* Blocks: one QP each, so at most the fixture's ENV_MAX_QPS (2048: the
  * paper's 8 blocks/SM on 132 SMs is -c 1056). */
-enum { K_ROUNDS = 5 };
+enum { K_ROUNDS = 5, K_PROBE_ITERS = 4096, K_QUICK_ITERS = 256, K_MAX_ITERS = 1 << 24 };
 enum { V_NONE = 0, V_CODE = 1, V_SEND = 2, V_SENDWAIT = 3 };
 
 #define DL (gic_now_ns() + ENV_DEADLINE_NS)
@@ -184,6 +184,8 @@ typedef struct krun {
 	int *d_rc;
 	int sys;             /* 1: the queues' reader is outside the GPU (K_ORDER) */
 	uint8_t *h;          /* host copy of the destination */
+	int iters;           /* the current caller's work iterations (size_work) */
+	double work_us;      /* the time they were sized to (0: fixed) */
 } krun;
 
 /* Fills the source and clears the destination for the run's messages. */
@@ -239,15 +241,16 @@ static int check(krun *K, int msgs, uint32_t size)
 	return 1;
 }
 
-/* Runs one configuration K_ROUNDS times; *ms gets the median time. */
-static int run_config(krun *K, enclosing_fn fn, int variant, int msgs, double *ms)
+/* Runs one configuration K_ROUNDS times with `iters` work iterations; *ms
+ * gets the median time. */
+static int run_config(krun *K, enclosing_fn fn, int variant, int msgs, int iters, double *ms)
 {
 	double t[K_ROUNDS];
 	kcfg c;
 	int ok = 1;
 
 	memset(&c, 0, sizeof(c));
-	c.iters = K->o->quick ? 256 : 4096;
+	c.iters = iters;
 	c.enable = variant >= V_SEND;
 	c.msgs = msgs;
 	c.max_msgs = K->max_msgs;
@@ -292,14 +295,45 @@ static void emit(krun *K, const char *name, const char *metric, const char *unit
 
 	gic_result_init(&r, "kernel", name, metric, unit);
 	snprintf(r.params, sizeof(r.params), "blocks=%d threads=%d live=%d size=%zu rounds=%d "
-		 "order=%s", K->blocks, K->threads, K->st->live, K->st->size, K_ROUNDS,
-		 K->sys ? "fence-sys" : "fence-gpu");
+		 "order=%s iters=%d work_us=%.0f", K->blocks, K->threads, K->st->live, K->st->size,
+		 K_ROUNDS, K->sys ? "fence-sys" : "fence-gpu", K->iters, K->work_us);
 	snprintf(r.note, sizeof(r.note), "%s", note);
 	gpu_result_transport(&r, K->o, K->o->gpu_engine);
 	gpu_result_placement(&r, &K->e); /* --engine-sms: the split every variant ran on */
 	gic_result_set_value(&r, value);
 	r.validated = valid;
 	gic_emit(K->sink, &r);
+}
+
+/* The paper's kernel times without communication code (Figure 9): the
+ * compute caller 2.1 ms, the streaming caller 2.6 ms. */
+static const double paper_work_us[2] = { 2100.0, 2600.0 };
+
+/* Sets K->iters and K->work_us for a caller: a fixed count (--quick, or
+ * --work-us 0), or the count that makes "none" take the target time (the
+ * paper's, or --work-us): one probe of K_PROBE_ITERS iterations, scaled,
+ * since the work is linear in them. 0, or EIO when the probe failed. */
+static int size_work(krun *K, int caller)
+{
+	double target = K->st->work_us == GIC_KERNEL_WORK_PAPER ? paper_work_us[caller]
+								 : (double)K->st->work_us;
+	double ms = 0, n;
+
+	K->work_us = 0;
+	K->iters = K->o->quick ? K_QUICK_ITERS : K_PROBE_ITERS;
+	if (K->o->quick || target <= 0)
+		return 0;
+	if (!run_config(K, pick(caller, V_NONE, K->st->live, K->sys), V_NONE, 0, K_PROBE_ITERS,
+			&ms) || ms <= 0) {
+		fprintf(stderr, "gic kernel: %s: the probe that sizes the work failed\n",
+			caller_names[caller]);
+		return EIO;
+	}
+	n = (double)K_PROBE_ITERS * target / (ms * 1e3);
+	n = n < 2 ? 2 : n > (double)K_MAX_ITERS ? (double)K_MAX_ITERS : n;
+	K->iters = 2 * (int)(n / 2 + 0.5); /* two halves of work */
+	K->work_us = target;
+	return 0;
 }
 
 /* Every variant and message count of one caller. */
@@ -309,6 +343,14 @@ static void run_caller(krun *K, int caller)
 	int regs_none = 0;
 	char regs_note[160] = "per thread (sm_90, -O3)";
 
+	if (size_work(K, caller)) { /* a failed row says so */
+		char name[96];
+
+		snprintf(name, sizeof(name), "%s none msgs=0 size=%zu", caller_names[caller],
+			 K->st->size);
+		emit(K, name, "time", "us", 0, 0, "the probe that sizes the work failed");
+		return;
+	}
 	for (int v = V_NONE; v <= V_SENDWAIT; v++) {
 		enclosing_fn fn = pick(caller, v, K->st->live, K->sys);
 		int nm = v >= V_SEND ? K->st->nmsgs : 1;
@@ -323,7 +365,7 @@ static void run_caller(krun *K, int caller)
 			int msgs = v >= V_SEND ? K->st->msgs[k] : 0;
 			char name[96];
 			double ms = 0;
-			int ok = run_config(K, fn, v, msgs, &ms);
+			int ok = run_config(K, fn, v, msgs, K->iters, &ms);
 
 			snprintf(name, sizeof(name), "%s %s msgs=%d size=%zu", caller_names[caller],
 				 variant_names[v], msgs, K->st->size);
