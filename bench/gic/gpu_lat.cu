@@ -41,9 +41,11 @@
  * gda-hostdb (--path gda-hostdb): gda-inline's 8-byte write (kind
  * K_HOSTDB) whose poster writes the doorbell record and publishes its
  * position in a progress word of mapped host memory instead of ringing; a
- * pinned host thread rings (hostdb.h). Its fixture keeps PE0's doorbells in
- * mapped host memory (gpu_env_cfg.host_doorbells) and first runs the
- * poster-rung write as "gda-hostdb control".
+ * pinned host thread rings (hostdb.h). On softnic its fixture keeps PE0's
+ * doorbells in mapped host memory (gpu_env_cfg.host_doorbells); on mlx5 the
+ * ringer stores to the UAR through the provider's host view
+ * (gpu_env_host_doorbell). It first runs the poster-rung write as
+ * "gda-hostdb control" (the order gpu_env_post_order() gives).
  *
  * gda-dc, gda-dc-full (--path gda-dc / gda-dc-full): gda-inline's 8-byte
  * write (kinds K_DC, K_DC_FULL) posted on PE0's DCI to PE1's DCT
@@ -1465,6 +1467,8 @@ static void gda_hostdb(lat_run *L, const lat_state *st)
 	double control_p50 = 0;
 	gic_hostdb ringer;
 	gic_sq view;
+	int control_order;
+	const char *where;
 
 	cfg.host_doorbells = 1;
 	cfg.engine_sms = L->o->gpu_engine ? L->o->engine_sms : 0;
@@ -1474,6 +1478,9 @@ static void gda_hostdb(lat_run *L, const lat_state *st)
 		return;
 	}
 	gpu_env_open(&L->e, &cfg);
+	/* The control's order follows the queues' reader (fence-gpu for
+	 * softnic's GPU engine, fence-sys for a reader outside the GPU). */
+	control_order = gpu_env_post_order(&L->e);
 	for (int host_rung = 0; host_rung <= 1; host_rung++) {
 		const char *name = host_rung ? "gda-hostdb" : "gda-hostdb control";
 		char params[160], note[160]; /* gic_result.note */
@@ -1498,7 +1505,10 @@ static void gda_hostdb(lat_run *L, const lat_state *st)
 			}
 			gic_st_release_sys_u64(progress, view.resv);
 			target = view.resv + (uint64_t)L->n; /* a BB per sample */
-			if (gic_hostdb_init(&ringer, &view, 1, progress,
+			/* The ringer stores where a host thread can (on mlx5 the
+			 * provider's host view of the UAR). */
+			if (!(view.db = gpu_env_host_doorbell(&L->e, 0)) ||
+			    gic_hostdb_init(&ringer, &view, 1, progress,
 					    LAT_RINGER_CPU < sysconf(_SC_NPROCESSORS_ONLN)
 						    ? LAT_RINGER_CPU : -1, 0) ||
 			    gic_hostdb_start(&ringer, &target, 60ull * 1000000000ull)) {
@@ -1510,7 +1520,7 @@ static void gda_hostdb(lat_run *L, const lat_state *st)
 			started = 1;
 		}
 		clear_samples(L, L->e.stream);
-		(host_rung ? hostdb_kernel : gda_kernels[GIC_ORDER_FENCE_GPU][K_INLINE8])
+		(host_rung ? hostdb_kernel : gda_kernels[control_order][K_INLINE8])
 			<<<1, 1, 0, L->e.stream>>>(L->e.d_sq, L->e.d_peer_sq, c, L->d);
 		bad = run_samples(L, name);
 		if (started) { /* the kernel ended: a ringer short of its target ends now */
@@ -1526,15 +1536,19 @@ static void gda_hostdb(lat_run *L, const lat_state *st)
 		if (!host_rung)
 			control_p50 = run_p50(L, 1);
 		snprintf(params, sizeof(params), "size=8 qps=1 scope=qp order=%s payload=registers "
-			 "doorbell=%s", host_rung ? "release-sys" : "fence-gpu",
+			 "doorbell=%s", host_rung ? "release-sys" : gic_lat_order_name(control_order),
 			 host_rung ? "host-rung" : "poster");
+		where = L->o->provider == GIC_PROV_MLX5 ? "the UAR rung through the provider's "
+							  "host view"
+							: "doorbells in mapped host memory, "
+							  "softnic at system scope";
 		if (host_rung)
 			snprintf(note, sizeof(note), "host-rung: put+completion p50 %+.3f us against "
-				 "the control (paper: 2.6-5.8 us more); doorbells in mapped host memory, "
-				 "softnic at system scope", run_p50(L, 1) - control_p50);
+				 "the control (paper: 2.6-5.8 us more); %s",
+				 run_p50(L, 1) - control_p50, where);
 		else
-			snprintf(note, sizeof(note), "control: the poster rings (gda-inline fence-gpu's "
-				 "kernel), doorbells in mapped host memory, softnic at system scope");
+			snprintf(note, sizeof(note), "control: the poster rings (gda-inline %s's "
+				 "kernel); %s", gic_lat_order_name(control_order), where);
 		if (st->metrics & GIC_LAT_ISSUE)
 			emit_cycles(L, name, "issue", 0, valid, params, note, L->o->gpu_engine);
 		if (st->metrics & GIC_LAT_PUTC)
@@ -1548,27 +1562,11 @@ static void gda_hostdb(lat_run *L, const lat_state *st)
 
 /* ------------------------------------------------------------------ */
 
-/* With --provider mlx5: the path whose fixture is softnic's (host-rung
- * doorbells), said once and left out of *out. */
-static void mlx5_paths(const gic_opts *o, const lat_state *st, lat_state *out)
-{
-	const unsigned soft = GIC_LAT_GDA_HOSTDB;
-
-	*out = *st;
-	if (o->provider == GIC_PROV_MLX5 && (st->paths & soft)) {
-		gpu_softnic_only(o, "lat", "--path gda-hostdb");
-		out->paths &= ~soft;
-	}
-}
-
-int gic_gpu_lat(const gic_opts *o, const lat_state *st_in, const gic_run_info *info,
+int gic_gpu_lat(const gic_opts *o, const lat_state *st, const gic_run_info *info,
 		gic_sink *sink)
 {
-	lat_state mst;
-	const lat_state *st = &mst;
 	lat_run L;
 
-	mlx5_paths(o, st_in, &mst);
 	memset(&L, 0, sizeof(L));
 	L.o = o;
 	L.info = info;

@@ -36,9 +36,11 @@
  * of rate_own wait for a start word the host writes, build as always, then
  * write the doorbell record and publish their position in a progress word
  * in mapped host memory (gic_hostdb_publish) instead of ringing; a pinned
- * host thread rings (bench/gic/hostdb.h). The fixture keeps PE0's doorbell
- * words in mapped host memory (gpu_env_cfg.host_doorbells), which the GPU
- * engine reads through the mapping at system scope. "message rate" is
+ * host thread rings (bench/gic/hostdb.h). On softnic the fixture keeps
+ * PE0's doorbell words in mapped host memory (gpu_env_cfg.host_doorbells),
+ * which the GPU engine reads through the mapping at system scope; on mlx5
+ * the ringer stores to each QP's UAR through the provider's host view
+ * (gpu_env_host_doorbell), as a host thread rings a ConnectX. "message rate" is
  * then the host's: the start word to the last doorbell it rang
  * (CLOCK_MONOTONIC); "message rate with drain" the GPU's, to the last CQE.
  * Ordering: GPU-scope fence.
@@ -717,29 +719,40 @@ static void note_rates(const rate_row *r, const double *post, const double *drai
 		 src);
 }
 
-/* Host-rung rows: prepares the ringer for the row's QPs. Mode own
- * publishes positions (gic_hostdb_publish); the shared modes ring through
- * gic_sq_ring as always, so their views' doorbell pointers are moved to
- * the ringer's words (on: 1), which it forwards, and moved back before the
- * fixture closes (on: 0). 1 on success. */
+/* Host-rung rows: prepares the ringer for the row's QPs. It rings each QP
+ * at the address a host thread can store to (gpu_env_host_doorbell: on
+ * mlx5 the provider's host view of the UAR, not the device view's word).
+ * Mode own publishes positions (gic_hostdb_publish); the shared modes ring
+ * through gic_sq_ring as always, so their views' doorbell pointers are
+ * moved to the ringer's words (on: 1), which it forwards, and moved back
+ * to dev_db (saved at on: 1) before the fixture closes (on: 0). 1 on
+ * success. */
 static int redirect_doorbells(gpu_env *e, const rate_row *r, gic_hostdb *ringer, uint64_t *words,
-			      int on)
+			      uint64_t **dev_db, int on)
 {
-	gic_sq views[GIC_HOSTDB_MAX_QPS];
+	gic_sq views[GIC_HOSTDB_MAX_QPS], rung[GIC_HOSTDB_MAX_QPS];
 	int cpu = RATE_RINGER_CPU < sysconf(_SC_NPROCESSORS_ONLN) ? RATE_RINGER_CPU : -1;
 	int fwd = r->mode != GIC_RATE_OWN;
 
 	if (cudaMemcpy(views, e->d_sq, sizeof(gic_sq) * r->qps, cudaMemcpyDeviceToHost) !=
 	    cudaSuccess)
 		return 0;
-	if (on && (fwd ? gic_hostdb_init_forward(ringer, views, r->qps, words, cpu, 0)
-		       : gic_hostdb_init(ringer, views, r->qps, words, cpu, 0)))
-		return 0;
+	if (on) {
+		for (int q = 0; q < r->qps; q++) {
+			rung[q] = views[q];
+			dev_db[q] = views[q].db;
+			if (!(rung[q].db = gpu_env_host_doorbell(e, q)))
+				return 0;
+		}
+		if (fwd ? gic_hostdb_init_forward(ringer, rung, r->qps, words, cpu, 0)
+			: gic_hostdb_init(ringer, rung, r->qps, words, cpu, 0))
+			return 0;
+	}
 	if (!fwd)
 		return 1;
 	/* Mapped pinned memory: its host pointer is its device pointer (UVA). */
 	for (int q = 0; q < r->qps; q++)
-		views[q].db = on ? &words[(size_t)q * GIC_HOSTDB_STRIDE] : ringer->db[q];
+		views[q].db = on ? &words[(size_t)q * GIC_HOSTDB_STRIDE] : dev_db[q];
 	return cudaMemcpy(e->d_sq, views, sizeof(gic_sq) * r->qps, cudaMemcpyHostToDevice) ==
 	       cudaSuccess;
 }
@@ -759,10 +772,8 @@ static int run_row(const gic_opts *o, const rate_row *r, double cas_ns, gic_sink
 
 	uint8_t *stage = NULL;
 
-	if (r->host_rung && gpu_softnic_only(o, "rate", r->name)) {
-		free(h);
-		return 0; /* a row left out, not a failure */
-	}
+	uint64_t *dev_db[GIC_HOSTDB_MAX_QPS]; /* host-rung shared modes: the views' own */
+
 	gpu_env_cfg_nic(&cfg, o);
 	cfg.host_doorbells = r->host_rung;
 	/* Every CUDA allocation before the engine starts (docs/DESIGN.md §4.5). */
@@ -792,7 +803,7 @@ static int run_row(const gic_opts *o, const rate_row *r, double cas_ns, gic_sink
 	c.src = e.src;
 	c.lkey = e.src_lkey;
 	c.stage = stage;
-	if (r->host_rung && !redirect_doorbells(&e, r, ringer, words, 1))
+	if (r->host_rung && !redirect_doorbells(&e, r, ringer, words, dev_db, 1))
 		ok = 0;
 	if (r->host_rung) {
 		c.host_rung = 1;
@@ -804,7 +815,8 @@ static int run_row(const gic_opts *o, const rate_row *r, double cas_ns, gic_sink
 		c.go_value = (uint64_t)k + 1;
 		ok = run_round(&e, r, &c, d, h, &post[k], &drain[k], ringer);
 	}
-	if (r->host_rung && r->mode != GIC_RATE_OWN && !redirect_doorbells(&e, r, ringer, words, 0))
+	if (r->host_rung && r->mode != GIC_RATE_OWN &&
+	    !redirect_doorbells(&e, r, ringer, words, dev_db, 0))
 		ok = 0;
 	gpu_env_close(&e);
 	cudaFree(d);

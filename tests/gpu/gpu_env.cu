@@ -360,6 +360,23 @@ const char *gpu_env_qp_error(const gpu_env *e, int qp)
 	return text;
 }
 
+uint64_t *gpu_env_host_doorbell(const gpu_env *e, int q)
+{
+	gic_sq sq;
+	gic_cq cq;
+
+	if (q < 0 || q >= e->cfg.nqps)
+		return NULL;
+	if (e->cfg.provider != ENV_PROVIDER_MLX5)
+		return e->host_db ? e->host_db + (size_t)q * 8 : NULL;
+	if (gic_nic_qp_view(e->p_qp[q], GIC_VIEW_HOST, &sq, &cq)) {
+		fprintf(stderr, "gpu_env: QP %d: no host view of its doorbell: %s\n", q,
+			gic_nic_error(e->pe_nic[0]));
+		return NULL;
+	}
+	return sq.db;
+}
+
 /* ------------------------------------------------------------------ */
 
 void gpu_env_open(gpu_env *e, const gpu_env_cfg *cfg)

@@ -139,6 +139,14 @@ typedef struct gpu_env {
  * ENV_QP_DCI0): softnic's recorded error, or the mlx5 provider's text. */
 const char *gpu_env_qp_error(const gpu_env *e, int qp);
 
+/* The host address at which a host thread rings PE0's QP q (hostdb.h's
+ * ringer), or NULL when there is none. softnic: the QP's doorbell word,
+ * in mapped pinned host memory only with cfg.host_doorbells. mlx5: the
+ * provider's host view of the QP's doorbell register (the UAR, which the
+ * CPU can store to whatever the GPU can map; on the emulated device a
+ * page its doorbell watcher reads). */
+uint64_t *gpu_env_host_doorbell(const gpu_env *e, int q);
+
 /* Builds the fixture; exits with a message on failure. */
 void gpu_env_open(gpu_env *e, const gpu_env_cfg *cfg);
 
