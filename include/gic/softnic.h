@@ -121,6 +121,8 @@ enum softnic_vsynd {
 	SOFTNIC_VSYND_DC_BAD_AV = 0x1d,        /* ds too small for the AV's form */
 	SOFTNIC_VSYND_DC_NOT_DCI = 0x1e,       /* an AV (full form) on a QP that is no DCI */
 	SOFTNIC_VSYND_DC_NOT_DCT = 0x1f,       /* the AV names a QP that is no DCT */
+	SOFTNIC_VSYND_COPY_TIMEOUT = 0x20,     /* GPU engine: a large write's shared copy
+						* was not done within its deadline */
 	SOFTNIC_VSYND_STRICT_DB_AHEAD = 0x21,   /* strict: dbrec behind doorbell */
 	SOFTNIC_VSYND_STRICT_DB_QPN = 0x22,     /* strict: doorbell for another QP */
 	SOFTNIC_VSYND_STRICT_WQE_INDEX = 0x23,  /* strict: ctrl index != slot */

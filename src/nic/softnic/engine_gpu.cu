@@ -53,6 +53,7 @@ typedef struct gpu_engine {
 	softnic_allocator queue_alloc;
 	pthread_mutex_t lock; /* the arenas */
 	arena state, queues;
+	struct snx_gpu_jobs *jobs;    /* the large writes' shared copies (state arena) */
 	softnic_gpu_trace_rec *trace; /* device memory, nwarps * trace_cap; NULL: off */
 	uint32_t trace_cap;           /* records per warp */
 	snx_green green;              /* attr.engine_sms > 0: the SM split (green.h);
@@ -443,13 +444,25 @@ static __device__ __forceinline__ int lanes_overlap(uint64_t lo, uint64_t hi, in
 	return __any_sync(FULL_WARP, clash);
 }
 
+/* Per architecture, what fits SNX_GPU_MAXNREG without a spill (ptxas -v):
+ * sm_90 takes 8 loads in flight per lane and the shared copies below;
+ * sm_100 spills with either (124-168 bytes), so it keeps 4 and copies
+ * alone (SNX_GPU_COPY_JOBS 0). */
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 1000
+#define SNX_GPU_COPY_DEPTH 4
+#define SNX_GPU_COPY_JOBS 0
+#else
+#define SNX_GPU_COPY_DEPTH 8
+#define SNX_GPU_COPY_JOBS 1
+#endif
+
 enum {
 	WARP_COPY_MIN = 256, /* bytes from which a payload is moved by the whole warp */
 	/* 16-byte loads in flight per lane in warp_copy()'s main loop: 8
 	 * (4 KiB per warp and step; 4 before, 2 KiB, gave 9.7 GB/s at 1 MiB
 	 * on the H200: a copy bound by the loads' latency). 12 and 16 spill
 	 * under SNX_GPU_MAXNREG (ptxas -v: 4 and 112 bytes), 8 does not. */
-	WARP_COPY_DEPTH = 8,
+	WARP_COPY_DEPTH = SNX_GPU_COPY_DEPTH,
 	WARP_COPY_STEP = WARP_COPY_DEPTH * 512
 };
 
@@ -475,31 +488,33 @@ enum { WARP_COPY_AHEAD = 4 }; /* steps warp_copy() prefetches ahead of its loads
  * lanes call it with the same arguments. Plain loads (not ld.global.nc:
  * a source may change between WQEs while the kernel runs, and the
  * non-coherent path could serve stale lines). */
-static __device__ void warp_copy(uint8_t *d, const uint8_t *s, uint64_t len, int lane)
+static __device__ __forceinline__ void warp_copy_n(uint8_t *d, const uint8_t *s, uint64_t len,
+						   int lane, const int depth)
 {
 	uint64_t i = 0;
+	const uint64_t step = (uint64_t)depth * 512;
 
 	if ((((uintptr_t)d | (uintptr_t)s) & 15) == 0) {
 		/* Lane 0 keeps L2 WARP_COPY_AHEAD steps ahead of the loads
 		 * (the first steps' lines are asked for before the loop): the
 		 * loads of a step then wait for L2, not for HBM. */
-		uint64_t steps = len / WARP_COPY_STEP;
+		uint64_t steps = len / step;
 
 		if (steps > WARP_COPY_AHEAD + 1)
 			steps = WARP_COPY_AHEAD + 1;
 		if (lane == 0 && steps > 1) /* steps 1 .. steps - 1 */
-			prefetch_l2(s + WARP_COPY_STEP, (uint32_t)(steps - 1) * WARP_COPY_STEP);
-		for (; i + WARP_COPY_STEP <= len; i += WARP_COPY_STEP) {
+			prefetch_l2(s + step, (uint32_t)((steps - 1) * step));
+		for (; i + step <= len; i += step) {
 			uint4 v[WARP_COPY_DEPTH];
 
-			if (lane == 0 && i + (WARP_COPY_AHEAD + 1) * (uint64_t)WARP_COPY_STEP <= len)
-				prefetch_l2(s + i + WARP_COPY_AHEAD * (uint64_t)WARP_COPY_STEP, WARP_COPY_STEP);
+			if (lane == 0 && i + (WARP_COPY_AHEAD + 1) * (uint64_t)step <= len)
+				prefetch_l2(s + i + WARP_COPY_AHEAD * step, (uint32_t)step);
 
 #pragma unroll
-			for (int k = 0; k < WARP_COPY_DEPTH; k++)
+			for (int k = 0; k < depth; k++)
 				v[k] = *(const uint4 *)(s + i + k * 512 + lane * 16);
 #pragma unroll
-			for (int k = 0; k < WARP_COPY_DEPTH; k++)
+			for (int k = 0; k < depth; k++)
 				*(uint4 *)(d + i + k * 512 + lane * 16) = v[k];
 		}
 		for (; i + 512 <= len; i += 512)
@@ -509,17 +524,424 @@ static __device__ void warp_copy(uint8_t *d, const uint8_t *s, uint64_t len, int
 		d[j] = s[j];
 }
 
+static __device__ void warp_copy(uint8_t *d, const uint8_t *s, uint64_t len, int lane)
+{
+	warp_copy_n(d, s, len, lane, WARP_COPY_DEPTH);
+}
+
+/* ------------------------------------------------------------------ */
+/* Large copies shared out to idle warps (issue 17's bandwidth axis).
+ *
+ * One warp moves about 4 KiB per load round trip (warp_copy), far below
+ * what the GPU's memory moves. So when a batch's large pointer writes add
+ * up to JOB_MIN bytes or more, the warp that owns the QP publishes them as
+ * one job in its slot of a table in global memory (snx_gpu_jobs, one slot
+ * per warp below JOB_SLOTS: a 32-bit pending word, one register in the
+ * scan loop, where a 64-bit one made ptxas spill), cut into chunks of 32-256 KiB, and sets its
+ * bit in `pending`. Any warp whose scan found nothing to do (any block)
+ * sees the bit in the one load of `pending` its pass issues anyway (no
+ * atomic while no bit is set), takes chunks with a CAS on the slot's
+ * claim word and copies them; the owner takes chunks too, then waits, with
+ * a deadline, until every helper's chunk is counted done before the batch
+ * writes its CQEs. Data therefore lands before the CQE, as before; WQE
+ * order is unchanged (the batch's destinations never overlap, and its
+ * CQEs follow all of its data).
+ *
+ * Reuse. The claim word carries the job's sequence number beside its
+ * chunk count and next chunk (JOB_NEXT_BITS each), so a helper that read
+ * an older job's word fails its CAS; the owner publishes the next job only
+ * after every chunk of the last one is done, so no helper holds a chunk
+ * then. A job past its deadline (a helper that never finished: the batch
+ * then fails with SOFTNIC_VSYND_COPY_TIMEOUT) leaves its slot dead for the
+ * table's life, since a late helper may still write: that warp then copies
+ * alone. */
+
+enum {
+	JOB_SLOTS = 32,             /* warps 0..31 share out chunks (a bit each in pending) */
+	JOB_SEGS = 64,              /* a batch's pointer segments: 32 lanes, 2 each */
+	JOB_MIN = 64 << 10,         /* a batch's large-copy bytes from which it is shared */
+	JOB_SHIFT_MIN = 15,         /* chunks of 32 KiB .. */
+	JOB_SHIFT_MAX = 18,         /* .. 256 KiB, about 32 per job */
+	JOB_HELP_BYTES = 256 << 10, /* a helper's bytes per visit before it scans again */
+	JOB_CAS_TRIES = 64,         /* a helper's failed claims per visit, at most */
+	JOB_NEXT_BITS = 20,         /* claim word: next and nchunks fields */
+	JOB_HELP_DEPTH = WARP_COPY_DEPTH /* a helper's warp_copy_n() depth */
+};
+#define JOB_DEADLINE_NS 1000000000ull /* an owner's wait for its helpers, at most */
+#define JOB_FIELD ((1ull << JOB_NEXT_BITS) - 1)
+
+/* One pointer segment of a job: chunks first .. first + ceil(len / chunk) - 1. */
+typedef struct gpu_job_seg {
+	uint8_t *dst;
+	const uint8_t *src;
+	uint64_t len;     /* 0: no segment */
+	uint32_t first, pad;
+} gpu_job_seg;
+
+typedef struct gpu_job {
+	/* seq << 2 * JOB_NEXT_BITS | nchunks << JOB_NEXT_BITS | next: the
+	 * chunks of job seq handed out so far (next may pass nchunks). */
+	unsigned long long claim;
+	uint32_t done;    /* chunks helpers finished, over the slot's life */
+	uint32_t shift;   /* log2 of the chunk size of the job in claim */
+	uint32_t dead;    /* 1: a job passed its deadline; never reused */
+	uint8_t pad[108];
+	gpu_job_seg seg[JOB_SEGS]; /* entry 2l, 2l + 1: the owner's lane l */
+} gpu_job;
+
+typedef struct snx_gpu_jobs {
+	uint32_t pending;           /* bit w: slot w may have chunks to hand out */
+	uint32_t pad0;
+	uint8_t pad[120];
+	gpu_job slot[JOB_SLOTS];
+} snx_gpu_jobs;
+
+/* What the owner keeps of its slot (shared memory, one per warp). */
+typedef struct job_own {
+	snx_gpu_jobs *jobs;
+	gpu_job *job;     /* NULL: this warp shares out nothing (dead is then 1) */
+	uint32_t bit;     /* its bit in pending: the warp's index */
+	uint32_t seq;     /* the slot's last job */
+	uint32_t done;    /* the slot's done once that job was complete */
+	uint32_t dead;    /* the slot's dead */
+} job_own;
+
+/* A lane's two entries of a job (entry 2 * lane and 2 * lane + 1). */
+typedef struct job_pair {
+	uint8_t *d0, *d1;
+	const uint8_t *s0, *s1;
+	uint64_t l0, l1;
+	uint32_t f0, f1;
+} job_pair;
+
+static __device__ __forceinline__ unsigned long long job_cas_acquire(unsigned long long *p,
+								      unsigned long long expect,
+								      unsigned long long desired)
+{
+	unsigned long long old;
+
+	/* Acquire: a successful claim synchronizes with the owner's release
+	 * of the job (job_publish), so the job's fields read after it are
+	 * that job's; it also empties this SM's L1. */
+	asm volatile("atom.acquire.gpu.global.cas.b64 %0, [%1], %2, %3;"
+		     : "=l"(old) : "l"(p), "l"(expect), "l"(desired) : "memory");
+	return old;
+}
+
+/* Sets (on) or clears the owner's bit in pending; nothing waits for it. */
+static __device__ __forceinline__ void job_pending_set(snx_gpu_jobs *J, uint32_t bit, int on)
+{
+	if (on)
+		asm volatile("red.relaxed.gpu.global.or.b32 [%0], %1;" ::"l"(&J->pending), "r"(bit)
+			     : "memory");
+	else
+		asm volatile("red.relaxed.gpu.global.and.b32 [%0], %1;" ::"l"(&J->pending), "r"(~bit)
+			     : "memory");
+}
+
+/* Each warp's job_own (lane 0 writes it, every lane reads it): at file
+ * scope, so that the batch finds its own (job_mine) without one more
+ * parameter through the scan's inlined calls. */
+static __shared__ job_own job_owns[32];
+
+static __device__ __forceinline__ job_own *job_mine(void)
+{
+	return &job_owns[threadIdx.x >> 5];
+}
+
+/* Lane 0 at the kernel's start: its slot as the table holds it (an
+ * on-demand run starts a new kernel over the same table). */
+static __device__ __forceinline__ void job_own_init(job_own *jo, snx_gpu_jobs *J, int warp)
+{
+	gpu_job *j = J && warp < JOB_SLOTS ? &J->slot[warp] : NULL;
+
+	jo->jobs = J;
+	jo->job = j;
+	jo->bit = (uint32_t)warp;
+	jo->seq = j ? (uint32_t)(j->claim >> (2 * JOB_NEXT_BITS)) : 0;
+	jo->done = j ? j->done : 0;
+	jo->dead = j ? j->dead : 1;
+}
+
+/* Lane l's entries 2l and 2l + 1 of job j, as job_publish() wrote them. */
+static __device__ __forceinline__ void job_pair_load(const gpu_job *j, int lane, job_pair *e)
+{
+	const gpu_job_seg *a = &j->seg[2 * lane], *b = a + 1;
+
+	e->d0 = a->dst;
+	e->s0 = a->src;
+	e->l0 = a->len;
+	e->f0 = a->first;
+	e->d1 = b->dst;
+	e->s1 = b->src;
+	e->l1 = b->len;
+	e->f1 = b->first;
+}
+
+/* Copies chunk k of job j (chunks of 1 << shift bytes), its entries read
+ * from the slot (so that no entry stays in a register across the copy:
+ * the owner's batch has none to spare): the entry holding k is the last
+ * nonempty one whose first chunk is at or before k (firsts never
+ * decrease). All lanes call, with the same k, below the job's chunk
+ * count, after the job's entries are visible to them. */
+static __device__ __forceinline__ void job_copy_chunk(const gpu_job *j, uint32_t k, uint32_t shift,
+						      int lane, const int depth)
+{
+	job_pair e;
+	unsigned b0, b1;
+	int h0, h1, odd, at;
+	uint8_t *d;
+	const uint8_t *s;
+	uint64_t len, off, n;
+	uint32_t first;
+
+	job_pair_load(j, lane, &e);
+	b0 = __ballot_sync(FULL_WARP, e.l0 && e.f0 <= k);
+	b1 = __ballot_sync(FULL_WARP, e.l1 && e.f1 <= k);
+	h0 = b0 ? 31 - __clz((int)b0) : -1;
+	h1 = b1 ? 31 - __clz((int)b1) : -1;
+	odd = h1 >= h0; /* entry 2 * h1 + 1 follows entry 2 * h0 */
+	at = odd ? h1 : h0;
+	d = (uint8_t *)__shfl_sync(FULL_WARP, (unsigned long long)(odd ? e.d1 : e.d0), at);
+	s = (const uint8_t *)__shfl_sync(FULL_WARP, (unsigned long long)(odd ? e.s1 : e.s0), at);
+	len = __shfl_sync(FULL_WARP, odd ? e.l1 : e.l0, at);
+	first = __shfl_sync(FULL_WARP, odd ? e.f1 : e.f0, at);
+	off = (uint64_t)(k - first) << shift;
+	n = len - off < (1ull << shift) ? len - off : 1ull << shift;
+	warp_copy_n(d + off, s + off, n, lane, depth);
+}
+
+/* The sum over the warp of v (all lanes call). */
+static __device__ __forceinline__ uint64_t warp_sum_u64(uint64_t v)
+{
+#pragma unroll
+	for (int m = 16; m; m >>= 1)
+		v += __shfl_xor_sync(FULL_WARP, v, m);
+	return v;
+}
+
+/* Writes this lane's segments w (lengths 0: none) into the slot with
+ * their first chunks (1 << shift bytes each, numbered over the warp in
+ * lane order) and publishes the job: the claim word, then the pending
+ * bit. Returns the job's chunk count. All lanes call. */
+static __device__ __forceinline__ uint32_t job_publish(job_own *jo, const job_pair *w,
+						       uint32_t shift, int lane)
+{
+	gpu_job *j = jo->job;
+	uint64_t c0 = (w->l0 + (1ull << shift) - 1) >> shift;
+	uint64_t c1 = (w->l1 + (1ull << shift) - 1) >> shift;
+	uint32_t c = (uint32_t)(c0 + c1), incl = c, n, f0;
+
+#pragma unroll
+	for (int m = 1; m < 32; m <<= 1) { /* inclusive scan over the lanes */
+		uint32_t v = __shfl_up_sync(FULL_WARP, incl, m);
+
+		if (lane >= m)
+			incl += v;
+	}
+	f0 = incl - c;
+	n = __shfl_sync(FULL_WARP, incl, 31);
+	j->seg[2 * lane] = (gpu_job_seg){ w->d0, w->s0, w->l0, f0, 0 };
+	j->seg[2 * lane + 1] = (gpu_job_seg){ w->d1, w->s1, w->l1, f0 + (uint32_t)c0, 0 };
+	/* Orders every lane's entry stores before lane 0's release below
+	 * (and before every lane's reads of the entries, job_copy_chunk). */
+	__syncwarp(FULL_WARP);
+	if (lane == 0) {
+		jo->seq = (jo->seq + 1) & 0xffffffu;
+		j->shift = shift;
+		/* Release: the entries and shift before the claim word that
+		 * helpers' acquiring CAS reads (the PTX release pattern). */
+		gic_fence_release_gpu();
+		gic_st_relaxed_sys_u64((uint64_t *)&j->claim,
+				       (uint64_t)jo->seq << (2 * JOB_NEXT_BITS) |
+					       (uint64_t)n << JOB_NEXT_BITS);
+		job_pending_set(jo->jobs, 1u << jo->bit, 1);
+	}
+	return n;
+}
+
+/* Lane 0: waits until the helpers' chunks of the slot's job (helped of
+ * them) are done, at most JOB_DEADLINE_NS. 1: done (every helper's data
+ * is then ordered before this thread's later stores, the CQE's
+ * included); 0: the deadline passed, and the slot is dead. */
+static __device__ __forceinline__ int job_wait(job_own *jo, uint32_t helped)
+{
+	gpu_job *j = jo->job;
+	uint32_t want = jo->done + helped;
+	uint64_t deadline = 0;
+
+	for (;;) {
+		/* Acquire: synchronizes with each helper's release of its
+		 * chunk (job_help), so its data precedes the batch's CQE. */
+		uint32_t d = gic_ld_acquire_gpu_u32(&j->done);
+		uint64_t now;
+
+		if (d == want) {
+			jo->done = want;
+			return 1;
+		}
+		now = gic_now_ns();
+		if (!deadline) {
+			deadline = now + JOB_DEADLINE_NS;
+		} else if (now > deadline) {
+			jo->dead = 1;
+			j->dead = 1; /* a later kernel over this table sees it too */
+			return 0;
+		}
+	}
+}
+
+/* The owner's side of a batch's large copies (w: this lane's segments,
+ * lengths 0 when it has none; total: their bytes over the warp, JOB_MIN or
+ * more): publishes them as a job, copies chunks until none is left,
+ * withdraws the pending bit, then waits for the helpers' chunks
+ * (job_wait). 1 when every byte is written; 0 past the deadline. All
+ * lanes call. (w by value: an address taken here would put the caller's
+ * lane_write into local memory.) */
+static __device__ __forceinline__ int job_run(job_own *jo, job_pair w, uint64_t total, int lane)
+{
+	gpu_job *j = jo->job;
+	uint32_t shift = JOB_SHIFT_MIN, n, own = 0;
+	int ok = 1;
+
+	while (shift < JOB_SHIFT_MAX && (total >> shift) > 32)
+		shift++;
+	n = job_publish(jo, &w, shift, lane);
+	for (;;) {
+		unsigned long long old = 0;
+		uint32_t k;
+
+		/* The owner's claims need no CAS: it published the job, whose
+		 * sequence cannot change under it (next may pass n once). */
+		if (lane == 0)
+			old = gic_atomic_add_relaxed_gpu_u64((uint64_t *)&j->claim, 1);
+		k = __shfl_sync(FULL_WARP, (uint32_t)(old & JOB_FIELD), 0);
+		if (k >= n)
+			break;
+		job_copy_chunk(j, k, shift, lane, WARP_COPY_DEPTH);
+		own++;
+	}
+	if (lane == 0) {
+		job_pending_set(jo->jobs, 1u << jo->bit, 0); /* nothing left to hand out */
+		ok = job_wait(jo, n - own);
+	}
+	return __shfl_sync(FULL_WARP, ok, 0);
+}
+
+/* Lane 0: claims the next chunk of job j into *k with an acquiring CAS
+ * (job_cas_acquire) of the claim word it last read; 0 when the job has no
+ * chunk left (or another job replaced it), or after JOB_CAS_TRIES lost
+ * races. */
+static __device__ __forceinline__ int job_claim(gpu_job *j, uint32_t *k)
+{
+	unsigned long long c = gic_ld_relaxed_sys_u64((const uint64_t *)&j->claim);
+
+	for (int t = 0; t < JOB_CAS_TRIES; t++) {
+		unsigned long long old;
+
+		if ((c & JOB_FIELD) >= (c >> JOB_NEXT_BITS & JOB_FIELD))
+			return 0;
+		old = job_cas_acquire(&j->claim, c, c + 1);
+		if (old == c) {
+			*k = (uint32_t)(c & JOB_FIELD);
+			return 1;
+		}
+		c = old;
+	}
+	return 0;
+}
+
+/* An idle warp's visit to the job table (pend: lane 0's load of pending,
+ * nonzero): takes chunks of one slot's job (the first bit set at or after
+ * the warp's own index, so that helpers spread over several owners) and
+ * copies them until none is left or about JOB_HELP_BYTES are copied (then
+ * the warp scans its own QPs again); each chunk's data is released before
+ * it is counted done. Returns the chunks copied.
+ * All lanes call. */
+static __device__ __forceinline__ int job_help(snx_gpu_jobs *J, int warp, int lane)
+{
+	/* pending again: the scan kept only whether it was nonzero (a
+	 * register held across the scan made ptxas spill). */
+	uint32_t pend = __shfl_sync(FULL_WARP, lane ? 0 : gic_ld_relaxed_sys_u32(&J->pending), 0);
+	unsigned r = (unsigned)warp & (JOB_SLOTS - 1);
+	uint32_t rot = r ? (pend >> r) | (pend << (32 - r)) : pend;
+	int slot = (__ffs((int)rot) - 1 + (int)r) & (JOB_SLOTS - 1);
+	gpu_job *j = &J->slot[slot];
+	uint64_t bytes = 0;
+	int got = 0;
+
+	if (!pend)
+		return 0;
+
+	while (bytes < JOB_HELP_BYTES) {
+		uint32_t k = 0, shift;
+		int ok = 0;
+
+		if (lane == 0)
+			ok = job_claim(j, &k);
+		/* Orders the other lanes' reads of the job after lane 0's
+		 * acquiring claim (the job's entries are that job's). */
+		__syncwarp(FULL_WARP);
+		if (!__shfl_sync(FULL_WARP, ok, 0))
+			break;
+		k = __shfl_sync(FULL_WARP, k, 0);
+		shift = j->shift;
+		job_copy_chunk(j, k, shift, lane, JOB_HELP_DEPTH);
+		/* Orders every lane's chunk stores before lane 0's release. */
+		__syncwarp(FULL_WARP);
+		if (lane == 0) {
+			/* Release at GPU scope: the chunk's data before its
+			 * count, which the owner's acquire (job_wait, GPU scope:
+			 * helper and owner are threads of one GPU) reads. The
+			 * owner's CQE fence at the softnic's scope then orders
+			 * them for any reader of the CQE (causality order is
+			 * transitive), so a system-scope fence here would add
+			 * only its cost. */
+			gic_fence_release_gpu();
+			asm volatile("red.relaxed.gpu.global.add.u32 [%0], 1;" ::"l"(&j->done) : "memory");
+		}
+		bytes += 1ull << shift;
+		got++;
+	}
+	return got;
+}
+
+/* Lane's big write (big) as job entries: dst and src0 for len0 bytes,
+ * then, with a second segment, dst + len0 and src1 for len1. */
+static __device__ __forceinline__ job_pair job_pair_of(const lane_write *lw, int big)
+{
+	job_pair w;
+
+	w.d0 = big ? lw->dst : NULL;
+	w.s0 = big ? lw->src0 : NULL;
+	w.l0 = big ? lw->len0 : 0;
+	w.d1 = big ? lw->dst + lw->len0 : NULL;
+	w.s1 = big ? lw->src1 : NULL;
+	w.l1 = big && lw->nsge > 1 ? lw->len1 : 0;
+	w.f0 = w.f1 = 0;
+	return w;
+}
+
 /* Moves the batch's payloads: each lane its own small one; the large
- * pointer writes one after another, each by the whole warp. */
-static __device__ __forceinline__ void warp_move(const lane_write *lw, const uint8_t *sq,
-						 uint32_t bb_cnt, uint64_t cons, uint32_t nbb,
-						 int n, int lane)
+ * pointer writes shared out as one job when they add up to JOB_MIN bytes
+ * and the warp has a live slot (job_run), else one after another, each
+ * by the whole warp. 1 when every byte is written; 0 when a shared copy
+ * passed its deadline (job_wait). All lanes call. */
+static __device__ __forceinline__ int warp_move(job_own *jo, const lane_write *lw, const uint8_t *sq,
+						uint32_t bb_cnt, uint64_t cons, uint32_t nbb,
+						int n, int lane)
 {
 	int big = lane < n && !lw->inl && lw->total_len >= WARP_COPY_MIN;
 	unsigned bigmask = __ballot_sync(FULL_WARP, big);
 
 	if (lane < n && !big)
 		lane_move(lw, sq, bb_cnt, cons + (uint64_t)lane * nbb, nbb);
+	if (SNX_GPU_COPY_JOBS && bigmask && !jo->dead) {
+		uint64_t total = warp_sum_u64(big ? lw->total_len : 0);
+
+		if (total >= JOB_MIN)
+			return job_run(jo, job_pair_of(lw, big), total, lane);
+	}
 	while (bigmask) {
 		int l = __ffs(bigmask) - 1;
 		uint32_t nsge = __shfl_sync(FULL_WARP, lw->nsge, l);
@@ -536,6 +958,7 @@ static __device__ __forceinline__ void warp_move(const lane_write *lw, const uin
 		if (nsge > 1)
 			warp_copy(d + len0, s1, len1, lane);
 	}
+	return 1;
 }
 
 /* ------------------------------------------------------------------ */
@@ -727,6 +1150,25 @@ static __device__ __forceinline__ void batch_cqes(snx_pass &p, gpu_consts kc, gp
 	}
 }
 
+/* Lane 0: a batch whose shared copy passed its deadline (warp_move 0).
+ * Gives back the CQE slots it claimed (the CQ stays parked) and fails the
+ * QP at the batch's first WQE as a doorbell error does (snx_doorbell_error):
+ * the serial core, which runs next, completes that WQE with
+ * SOFTNIC_VSYND_COPY_TIMEOUT and flushes the later ones. Their data may be
+ * written in part, as a failed or flushed WQE's may be on a NIC. */
+static __device__ __forceinline__ void batch_fail_copy(snx_pass &p, cq_park *pk, snx_qp *qp,
+						       uint64_t cons, unsigned sigmask)
+{
+	if (sigmask)
+		pk->claimed -= (uint32_t)__popc(sigmask); /* snx_cq_unclaim, on the parked copy */
+	if (!qp->in_error) {
+		qp->pending_synd = GIC_SYND_LOCAL_QP_OP_ERR;
+		qp->pending_vs = SOFTNIC_VSYND_COPY_TIMEOUT;
+	}
+	snx_qp_set_error(qp, (uint16_t)cons, GIC_OPCODE_RDMA_WRITE, GIC_SYND_LOCAL_QP_OP_ERR,
+			 SOFTNIC_VSYND_COPY_TIMEOUT, &p.st);
+}
+
 /* Runs up to 32 WQEs of the left BBs at cons one per lane, when all are
  * RDMA writes of as many BBs as the first (nbb) that lane_decode() takes,
  * each checks out, no two destinations overlap (so order cannot show) and
@@ -810,7 +1252,13 @@ static __device__ __forceinline__ int warp_batch(snx_pass &p, gpu_consts kc, gpu
 	}
 	if (lane == 0)
 		trace_now(kc, tr, SOFTNIC_TRACE_CQ_CLAIMED, cons, (uint32_t)n);
-	warp_move(&lw, sq, bb_cnt, cons, nbb, n, lane);
+	if (!warp_move(job_mine(), &lw, sq, bb_cnt, cons, nbb, n, lane)) {
+		if (lane == 0) {
+			batch_fail_copy(p, pk, qp, cons, sigmask);
+			trace_drop(kc, tr, TRACE_BATCH_STEPS);
+		}
+		return 0; /* the serial core reports the error at cons */
+	}
 	/* Orders every lane's data writes before lane 0's CQE releases. */
 	__syncwarp(FULL_WARP);
 	if (lane == 0)
@@ -1084,7 +1532,7 @@ static __device__ __forceinline__ int scan_run(snx_pass &p, gpu_consts kc, gpu_t
  * registers from one small change to the next. */
 __global__ void SNX_GPU_MAXNREG snx_gpu_engine_kernel(snx_shared *sh, softnic_stats *warp_stats, int nwarps,
 				      int idle_exit, softnic_gpu_trace_rec *trace,
-				      uint32_t trace_cap)
+				      uint32_t trace_cap, snx_gpu_jobs *jobs)
 {
 	int idle = 0;
 	int warp = (int)((blockIdx.x * blockDim.x + threadIdx.x) >> 5);
@@ -1114,7 +1562,10 @@ __global__ void SNX_GPU_MAXNREG snx_gpu_engine_kernel(snx_shared *sh, softnic_st
 	if (lane == 0) { /* only lane 0 stamps and takes CQ locks */
 		trace_init(tr, trace, trace_cap, warp);
 		pk->cq = NULL;
+		job_own_init(job_mine(), jobs, warp);
 	}
+	/* Orders lane 0's job_own before the other lanes' reads of it. */
+	__syncwarp(FULL_WARP);
 	/* A service loop, not a wait: it ends when softnic_close() sets stop. */
 	for (;;) {
 		/* Every lane loads stop and the table generation (one
@@ -1123,12 +1574,17 @@ __global__ void SNX_GPU_MAXNREG snx_gpu_engine_kernel(snx_shared *sh, softnic_st
 		uint32_t stop = gic_ld_relaxed_sys_u32(&sh->stop);
 		uint32_t gen = gic_ld_relaxed_sys_u32(&sh->table_gen);
 		uint32_t want = lane == 0 ? park_want(pk) : 0; /* a writer waits for the parked CQ */
+		/* Chunks of large writes to help with (job_help): one load per
+		 * pass, issued here and used after the scan, no atomic. */
+		uint32_t pend = lane == 0 ? gic_ld_relaxed_sys_u32(&jobs->pending) : 0;
+		int help;
 		uint64_t db, cons;
 		int busy = lane_scan(kc, mine, mine_db, &db, &cons), done = 0;
 
 		if (__shfl_sync(FULL_WARP, stop, 0))
 			break;
 		gen = __shfl_sync(FULL_WARP, gen, 0);
+		help = __shfl_sync(FULL_WARP, pend, 0) != 0;
 		if (lane == 0 && (want || gen != gen_seen))
 			park_release(pk);
 		if (gen != gen_seen) {
@@ -1155,6 +1611,9 @@ __global__ void SNX_GPU_MAXNREG snx_gpu_engine_kernel(snx_shared *sh, softnic_st
 			busy = lane_scan(kc, q, q ? q->db : NULL, &db, &cons);
 			done += scan_run(p, kc, tr, pk, st, lane, busy, q, r, db, cons);
 		}
+		/* A warp that found nothing to do helps with a large write. */
+		if (SNX_GPU_COPY_JOBS && !done && help)
+			done = job_help(jobs, warp, lane);
 		idle = done ? 0 : idle + 1;
 		if (idle_exit && idle >= idle_exit)
 			break;
@@ -1427,7 +1886,8 @@ static int engine_prepare(gpu_engine *g)
 		return ENOMEM;
 	g->warp_stats = (softnic_stats *)arena_alloc(g, &g->state,
 						     sizeof(softnic_stats) * g->nwarps, 64);
-	if (!g->warp_stats)
+	g->jobs = (snx_gpu_jobs *)arena_alloc(g, &g->state, sizeof(snx_gpu_jobs), 128);
+	if (!g->warp_stats || !g->jobs)
 		return ENOMEM;
 	if (g->green.on) {
 		int rc = green_prepare(g);
@@ -1452,7 +1912,8 @@ static int engine_launch(softnic *nic, gpu_engine *g, int idle_exit)
 	}
 	if (e == cudaSuccess) {
 		snx_gpu_engine_kernel<<<g->attr.blocks, 32 * g->attr.warps_per_block, 0, g->stream>>>(
-			nic->shared, g->warp_stats, g->nwarps, idle_exit, g->trace, g->trace_cap);
+			nic->shared, g->warp_stats, g->nwarps, idle_exit, g->trace, g->trace_cap,
+			g->jobs);
 		e = cudaGetLastError();
 	}
 	if (e != cudaSuccess) {

@@ -70,6 +70,9 @@ const char *softnic_vsynd_text(uint8_t vs)
 		       "no DCI";
 	case SOFTNIC_VSYND_DC_NOT_DCT:
 		return "the address vector names a QP that is no DCT (or an RC WQE on a DCI)";
+	case SOFTNIC_VSYND_COPY_TIMEOUT:
+		return "GPU engine: the engine warps sharing a large write's copy did not finish it "
+		       "within 1 s";
 	case SOFTNIC_VSYND_STRICT_DB_AHEAD:
 		return "strict: doorbell ahead of the doorbell record, never covered within the watch";
 	case SOFTNIC_VSYND_STRICT_DB_QPN: return "strict: doorbell names another QP";
