@@ -16,6 +16,7 @@
  * the same sizes as the GPU mode.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,7 +44,12 @@ static const char help[] =
 	"  -T N           --path proxy: CPU workers (1..16; default 1)\n"
 	"  -R N           --path proxy: rings, a producer each (1..32, at least -T;\n"
 	"                 default 1; GPU: a producer CTA each, write i from ring i %% R)\n"
-	"  -B N           --path proxy: requests per doorbell (1..16; default 16)\n";
+	"  -B N           --path proxy: requests per doorbell (1..16; default 16)\n"
+	"  --qps N        GPU gda path: N QPs, a poster CTA each (1..64; default 1)\n"
+	"  --reps N       GPU gda path: runs per size, the row's samples (1..100; default 1)\n"
+	"  --engine-blocks N, --engine-warps N\n"
+	"                 GPU gda path on softnic's GPU engine: its blocks (1..132) and\n"
+	"                 warps per block (1..9); default 4 x 4\n";
 
 static const char *const path_names[] = { "gda", "proxy", "nvshmem" };
 
@@ -52,12 +58,29 @@ static int payload_flag(payload_state *st, int argc, char **argv, int *i)
 	const char *arg = argv[*i], *val;
 	long v;
 
-	if (!gic_arg_is(arg, "--path") && !gic_arg_is(arg, "--window") &&
+	static const struct { const char *flag; long lo, hi; size_t off; } ints[] = {
+		{ "--qps", 1, 64, offsetof(payload_state, qps) },
+		{ "--reps", 1, 100, offsetof(payload_state, reps) },
+		{ "--engine-blocks", 1, 132, offsetof(payload_state, engine_blocks) },
+		{ "--engine-warps", 1, 9, offsetof(payload_state, engine_warps) },
+	};
+	int k = -1;
+
+	for (int j = 0; j < (int)(sizeof(ints) / sizeof(ints[0])); j++)
+		if (gic_arg_is(arg, ints[j].flag))
+			k = j;
+	if (k < 0 && !gic_arg_is(arg, "--path") && !gic_arg_is(arg, "--window") &&
 	    !gic_arg_is(arg, "--reference") && !gic_arg_is(arg, "-T") && !gic_arg_is(arg, "-R") &&
 	    !gic_arg_is(arg, "-B"))
 		return gic_arg_unknown(SUB, arg);
 	if (!(val = gic_arg_value(SUB, argc, argv, i)))
 		return EINVAL;
+	if (k >= 0) {
+		if (gic_arg_int(SUB, ints[k].flag, val, ints[k].lo, ints[k].hi, &v))
+			return EINVAL;
+		*(int *)((char *)st + ints[k].off) = (int)v;
+		return 0;
+	}
 	if (gic_arg_is(arg, "-T") || gic_arg_is(arg, "-R") || gic_arg_is(arg, "-B"))
 		return gic_arg_proxy_shape(SUB, arg, val, 1, &st->T, &st->R, &st->B);
 	if (gic_arg_is(arg, "--window")) {
@@ -92,6 +115,14 @@ static int payload_parse(int argc, char **argv, void **state)
 		free(st);
 		return EINVAL;
 	}
+	if ((st->qps || st->reps || st->engine_blocks || st->engine_warps) &&
+	    !(st->paths & (1u << GIC_PAYLOAD_GDA))) {
+		fprintf(stderr, "gic payload: --qps, --reps and --engine-* shape the gda path\n");
+		free(st);
+		return EINVAL;
+	}
+	st->qps = st->qps ? st->qps : 1;
+	st->reps = st->reps ? st->reps : 1;
 	st->T = st->T ? st->T : 1;
 	st->R = st->R ? st->R : 1;
 	st->B = st->B ? st->B : 16;
@@ -292,6 +323,10 @@ static int payload_host(const gic_opts *o, const payload_state *st, gic_sink *si
 {
 	pl_host P = { .o = o, .st = st };
 
+	if (st->qps > 1 || st->reps > 1 || st->engine_blocks || st->engine_warps) {
+		fprintf(stderr, "gic payload: --qps, --reps and --engine-* are GPU-mode flags\n");
+		return EINVAL;
+	}
 	P.b = o->given & GIC_GIVEN_B ? o->size_begin : 8;
 	P.e = o->given & GIC_GIVEN_E ? o->size_end : (o->quick ? 16384 : (size_t)1 << 20);
 	P.f = o->given & GIC_GIVEN_F ? o->size_factor : (o->quick ? 4 : 2);

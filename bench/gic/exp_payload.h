@@ -17,6 +17,9 @@
  * -B requests per doorbell (default T1/R1/B16; the paper's Figure 8 runs
  * four workers), in every proxy row's params as T=, R=, B=.
  *
+ * GPU gda path with --qps N > 1: rows "gda qps=N size=<B>" (the same
+ * metric); --reps gives each row that many samples (p50/p99/max).
+ *
  * Result names: "<path> size=<B>" with metric "goodput" (GB/s), and one
  * "<path>" row with metric "first size at 90% of own max" (unit "B"): the
  * smallest size from which every larger size run keeps at least 90% of the
@@ -43,6 +46,13 @@ typedef struct payload_state {
 	int T, R, B;      /* --path proxy: -T workers, -R rings (one producer each: host
 			   * mode one host thread round-robin over them, GPU mode a CTA
 			   * each), -B requests per doorbell; defaults 1, 1, 16 */
+	int qps;          /* --qps N: GPU gda path, N QPs with a poster CTA each (1..64;
+			   * default 1); goodput = all QPs' bytes over the first post to
+			   * the last completion */
+	int reps;         /* --reps N: GPU gda path, runs per size, the samples of its
+			   * row (1..100; default 1) */
+	int engine_blocks, engine_warps; /* --engine-blocks/--engine-warps: the GPU
+			   * engine's shape for the gda path (0: gpu_env's 4 x 4) */
 } payload_state;
 
 /* GPU mode (bench/gic/gpu_payload.cu): st->path (the driver loops over
