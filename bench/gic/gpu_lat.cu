@@ -1471,7 +1471,7 @@ static void gda_hostdb(lat_run *L, const lat_state *st)
 	const char *where;
 
 	cfg.host_doorbells = 1;
-	cfg.engine_sms = L->o->gpu_engine ? L->o->engine_sms : 0;
+	gpu_env_cfg_nic(&cfg, L->o);
 	if (!progress || !zeros) { /* before the engine starts (docs/DESIGN.md §4.5) */
 		free(zeros);
 		L->failed++;
@@ -1538,10 +1538,13 @@ static void gda_hostdb(lat_run *L, const lat_state *st)
 		snprintf(params, sizeof(params), "size=8 qps=1 scope=qp order=%s payload=registers "
 			 "doorbell=%s", host_rung ? "release-sys" : gic_lat_order_name(control_order),
 			 host_rung ? "host-rung" : "poster");
-		where = L->o->provider == GIC_PROV_MLX5 ? "the UAR rung through the provider's "
-							  "host view"
-							: "doorbells in mapped host memory, "
-							  "softnic at system scope";
+		if (L->o->provider != GIC_PROV_MLX5)
+			where = "doorbells in mapped host memory, softnic at system scope";
+		else if (host_rung)
+			where = "the ringer stores to the UAR through the provider's host view";
+		else
+			where = "the poster rings its device view's doorbell (the provider "
+				"forwards it where the GPU cannot map the UAR)";
 		if (host_rung)
 			snprintf(note, sizeof(note), "host-rung: put+completion p50 %+.3f us against "
 				 "the control (paper: 2.6-5.8 us more); %s",

@@ -390,11 +390,10 @@ void gpu_env_open(gpu_env *e, const gpu_env_cfg *cfg)
 			cfg->engine_sms, cfg->gpu_engine ? "the mlx5 provider" : "the CPU engine");
 		exit(1);
 	}
-	if (cfg->provider == ENV_PROVIDER_MLX5 &&
-	    (cfg->gpu_engine || cfg->strict || cfg->peer_gpu || cfg->host_doorbells)) {
+	if (cfg->provider == ENV_PROVIDER_MLX5 && (cfg->gpu_engine || cfg->strict || cfg->peer_gpu)) {
 		fprintf(stderr, "gpu_env: mlx5 provider: softnic's options (its GPU engine, strict "
-			"mode, a peer GPU, host-rung doorbells) do not apply; the device's own "
-			"engine serves the queues\n");
+			"mode, a peer GPU) do not apply; the device's own engine serves the "
+			"queues\n");
 		exit(1);
 	}
 	CUDA_OK(cudaStreamCreateWithFlags(&e->own_stream, cudaStreamNonBlocking));
@@ -412,7 +411,7 @@ void gpu_env_open(gpu_env *e, const gpu_env_cfg *cfg)
 	e->src = region_alloc(e, cfg->region);
 	e->res = region_alloc(e, cfg->region);
 	e->back = region_alloc(e, cfg->region);
-	if (cfg->host_doorbells &&
+	if (cfg->host_doorbells && cfg->provider != ENV_PROVIDER_MLX5 &&
 	    !(e->host_db = (uint64_t *)gpu_mapped_alloc((size_t)cfg->nqps * 64, 64, NULL)))
 		fail(e, "host doorbells");
 	if (cfg->provider == ENV_PROVIDER_MLX5) {

@@ -27,8 +27,9 @@
  * in host memory mapped into the GPU by the provider's device views,
  * the doorbell GPU-rung or forwarded (the provider says which), regions
  * in mapped pinned host memory. softnic's own options (gpu_engine,
- * strict, engine sizes, arenas, peer_gpu, host_doorbells) are refused
- * there; d_rcq is then an empty view. cfg.dc works on both (the DCTs'
+ * strict, engine sizes, arenas, peer_gpu) are refused there;
+ * host_doorbells asks nothing of mlx5 (a host thread rings the UAR through
+ * the provider's host view: gpu_env_host_doorbell); d_rcq is then an empty view. cfg.dc works on both (the DCTs'
  * key is then GIC_DC_KEY; use dc_av, which carries the key and route). Use the gpu_env_* keys and
  * gpu_env_qp_error() below, which serve both.
  */
@@ -73,7 +74,8 @@ typedef struct gpu_env_cfg {
 			      * (a 64-byte line each, host_db), so that a host thread
 			      * can ring them (bench/gic/hostdb.h); the GPU engine then
 			      * reads them through the mapping and synchronizes at
-			      * system scope (softnic_gpu_attr.host_submitters) */
+			      * system scope (softnic_gpu_attr.host_submitters);
+			      * mlx5: nothing to place, the UAR is the host's */
 	int dc;              /* 1: a DCI and a DCT per PE (above) */
 	int provider;        /* ENV_PROVIDER_SOFTNIC (0) or ENV_PROVIDER_MLX5 (above) */
 	const char *nic;     /* mlx5: the RDMA device (NULL: the first) */
