@@ -30,6 +30,8 @@
 extern "C" {
 #endif
 
+struct gic_pair; /* pe_pair.h */
+
 /* Common options, after defaults and parsing. */
 typedef struct gic_opts {
 	int iters;          /* -n: measured samples (or messages per thread for rates) */
@@ -49,7 +51,8 @@ typedef struct gic_opts {
 			     * modes, through gic/provider.h */
 	const char *nic;    /* --nic NAME: the mlx5 provider's RDMA device (NULL: the first) */
 	int procs;          /* --procs: 1 (both PEs in this process; 0 means 1 too) or 2
-			     * (PE1 a process of its own: gic lat --host, mlx5) */
+			     * (PE1 a process of its own: the host modes of the
+			     * experiments with check_procs, mlx5; pe_pair.h) */
 	int engine_sms;     /* --engine-sms N: 0 (softnic's GPU engine shares the SMs
 			     * with the callers) or N > 0 (the engine on a green
 			     * context of at least N SMs, every mini-gda fixture's
@@ -158,6 +161,13 @@ typedef struct gic_experiment {
 	 * the experiment runs its PEs in one process only, and the driver
 	 * refuses --procs 2. */
 	int (*check_procs)(const gic_opts *o, const void *state);
+	/* --procs 2, in each PE's process (pe_pair.h): runs the experiment's
+	 * host-mode rows as this PE of pair, from the driver's state
+	 * (state_len bytes, a copy of what parse() made and run() handed to
+	 * gic_pair_run); 0, or errno after a message (a malformed state:
+	 * EPROTO). Set exactly when check_procs is. */
+	int (*run_pe)(struct gic_pair *pair, const gic_opts *o, const void *state,
+		      size_t state_len);
 } gic_experiment;
 
 /* ------------------------------------------------------------------ */

@@ -13,9 +13,13 @@
  * is checked after its completion (or, for round trips, is the value the
  * other side waits for).
  *
- * --procs 2 (lat_procs.h): the same mini-gda bodies with each PE in a
- * process of its own; lat_run.pe says which one this process is, PE 0
- * posting and timing, PE 1 answering and checking.
+ * --procs 2 (pe_pair.h): the same mini-gda bodies with each PE in a
+ * process of its own; lat_run.pair says which one this process is, PE 0
+ * posting and timing, PE 1 answering and checking. A one-way measurement
+ * runs in laps of at most the region's slots: PE 1 poisons the lap's
+ * slots (gic_pair_begin), PE 0 posts the lap (gic_pair_end), PE 1 checks
+ * every slot; a round trip starts with PE 1's signal, each side then
+ * waiting for its word to change.
  */
 #include <errno.h>
 #include <math.h>
@@ -28,7 +32,7 @@
 #include "gic.h"
 #include "host.h"
 #include "hostdb.h"
-#include "lat_procs.h"
+#include "pe_pair.h"
 #include "nccl_pe.h"
 #include "nvshmem_pe.h"
 
@@ -355,37 +359,14 @@ typedef struct lat_run {
 			      * compact AV, 1 DC with the full AV (the DCIs) */
 	size_t region;       /* bytes of each PE's source and destination */
 	char row_params[96]; /* --sweep: more params of the rows being run ("" none) */
-	lat_pe *pe;          /* --procs 2: this process's PE (NULL: both PEs here) */
+	gic_pair *pair;      /* --procs 2: this process's PE (NULL: both PEs here) */
 } lat_run;
 
 /* 1 when this process is PE 1 of --procs 2: it answers and checks, and
  * emits no rows. */
 static int lat_answerer(const lat_run *L)
 {
-	return L->pe && L->pe->pl.rank == 1;
-}
-
-/* Hands row r on: into the sink, or (--procs 2, PE 0) to the driver as
- * the RESULT of the phase being run. */
-static int lat_put(lat_run *L, const gic_result *r)
-{
-	if (!L->pe)
-		return gic_emit(L->sink, r);
-	if (L->pe->pl.rank == 0)
-		gic_pl_emit(&L->pe->pl, L->pe->phase, r);
-	return 0;
-}
-
-/* The end of one measurement (its rows emitted): --procs 2 PE 1 sends its
- * verdict (valid: every payload it received checked out); both PEs count
- * the phase. */
-static void lat_phase_done(lat_run *L, int valid)
-{
-	if (!L->pe)
-		return;
-	if (L->pe->pl.rank == 1)
-		gic_pl_verdict(&L->pe->pl, L->pe->phase, valid);
-	L->pe->phase++;
+	return !gic_pair_posts(L->pair);
 }
 
 /* Destination (and source) bytes per slot of a size-byte write, and the
@@ -420,7 +401,7 @@ static int lat_emit(lat_run *L, const char *name, const char *metric, const gic_
 		gic_result_param(&r, "qps=%d", L->nq);
 	gic_result_param(&r, "scope=%s", L->scope < 0 ? "none" : scope_names[L->scope]);
 	gic_result_param(&r, "mode=host");
-	if (L->pe)
+	if (L->pair)
 		gic_result_param(&r, "procs=2");
 	if (L->row_params[0])
 		gic_result_param(&r, "%s", L->row_params);
@@ -428,7 +409,7 @@ static int lat_emit(lat_run *L, const char *name, const char *metric, const gic_
 	snprintf(r.note, sizeof(r.note), "%s", note);
 	r.validated = validated;
 	gic_result_paper(&r);
-	return lat_put(L, &r);
+	return gic_pair_put(L->pair, L->sink, &r);
 }
 
 /* lat_emit for the gda-hostdb rows: params also say the order and the
@@ -517,10 +498,10 @@ static int gda_oneway(lat_run *L, int pointer, int order, size_t size, gic_sampl
 
 		uint64_t v = 0;
 
-		if (L->pe && (size_t)i % slots == 0 && (rc = lat_pe_await(L->pe, L->h)))
+		if ((size_t)i % slots == 0 && (rc = gic_pair_begin(L->pair, L->h)))
 			return rc;
 		hx_fill(p0->src + slot, size, oneway_seed(order, i));
-		if (!L->pe) /* the peer process poisons its own */
+		if (!L->pair) /* the peer process poisons its own */
 			hx_poison(p1->dst + slot, want, size);
 		if (L->dc >= 0) /* the DC rows: 8 bytes, by value */
 			memcpy(&v, want, 8);
@@ -537,9 +518,9 @@ static int gda_oneway(lat_run *L, int pointer, int order, size_t size, gic_sampl
 			return hx_fail(L->h, 0, L->dc >= 0 ? HX_DCI : 0, "lat post+wait", rc);
 		gic_samples_add(putc, (double)(gic_now_ns() - t0) / 1e3);
 		gic_samples_add(iss, (double)(t1 - t0) / 1e3);
-		if (L->pe && lap_end && (rc = lat_pe_signal(L->pe, L->h)))
+		if (lap_end && (rc = gic_pair_end(L->pair, L->h)))
 			return rc;
-		if (!L->pe && !hx_check(SUB, "put+completion payload", p1->dst + slot, want, size))
+		if (!L->pair && !hx_check(SUB, "put+completion payload", p1->dst + slot, want, size))
 			*valid = 0;
 	}
 	return 0;
@@ -562,9 +543,9 @@ static int gda_oneway_check(lat_run *L, int order, size_t size, int *valid)
 			hx_fill(want, size, oneway_seed(order, i));
 			hx_poison(dst + (size_t)(i - first) * stride, want, size);
 		}
-		rc = lat_pe_signal(L->pe, L->h);
+		rc = gic_pair_begin(L->pair, L->h);
 		if (!rc)
-			rc = lat_pe_await(L->pe, L->h);
+			rc = gic_pair_end(L->pair, L->h);
 		for (int i = first; i < end && !rc; i++) {
 			hx_fill(want, size, oneway_seed(order, i));
 			if (!hx_check(SUB, "put+completion payload (PE1)",
@@ -635,7 +616,7 @@ static int rtt_receive(rtt_side *s, int pe, int i, uint64_t want)
 {
 	int rc;
 
-	if (s->L->pe) {
+	if (s->L->pair) {
 		uint64_t got;
 
 		rc = hx_wait_u64_change((const uint64_t *)s->L->h->pe[pe].dst, s->seen[pe],
@@ -688,11 +669,11 @@ static void *responder_main(void *arg)
  * own word (nothing writes it now); PE 1, ready, signals; PE 0 waits. */
 static int rtt_procs_begin(rtt_side *s)
 {
-	int me = s->L->pe->pl.rank;
+	int me = gic_pair_rank(s->L->pair);
 
 	memset(s->L->h->pe[me].dst, 0, 8);
 	s->seen[me] = 0;
-	return me ? lat_pe_signal(s->L->pe, s->L->h) : lat_pe_await(s->L->pe, s->L->h);
+	return gic_pair_begin(s->L->pair, s->L->h);
 }
 
 /* Runs the round trips; samples in us; 0 or errno. The responder is a
@@ -700,7 +681,7 @@ static int rtt_procs_begin(rtt_side *s)
 static int run_rtt(rtt_side *s, gic_samples *out)
 {
 	pthread_t t;
-	int rc = s->L->pe ? rtt_procs_begin(s) : pthread_create(&t, NULL, responder_main, s);
+	int rc = s->L->pair ? rtt_procs_begin(s) : pthread_create(&t, NULL, responder_main, s);
 
 	if (rc)
 		return rc;
@@ -723,7 +704,7 @@ static int run_rtt(rtt_side *s, gic_samples *out)
 		else if (i >= s->L->o->warmup) /* the timer check: odd samples were delayed */
 			gic_samples_add(i & 1 ? s->delayed : out, us);
 	}
-	if (s->L->pe) /* the responder is PE 1's process */
+	if (s->L->pair) /* the responder is PE 1's process */
 		return rc;
 	if (rc) /* lets the responder give up at once */
 		__atomic_store_n(&s->flag[1], UINT64_MAX, __ATOMIC_RELEASE);
@@ -776,7 +757,7 @@ static int run_gda(lat_run *L, int pointer, int order, size_t size, const char *
 		if (!rc && (L->st->metrics & GIC_LAT_PUTC) && !lat_answerer(L))
 			rc = lat_emit(L, rname, "put+completion", &putc, size, valid, note);
 		if (!rc)
-			lat_phase_done(L, valid);
+			gic_pair_phase_done(L->pair, valid);
 		gic_samples_free(&iss);
 		gic_samples_free(&putc);
 	}
@@ -791,13 +772,13 @@ static int run_gda(lat_run *L, int pointer, int order, size_t size, const char *
 		if (L->dc >= 0) /* the answer's way, in the rtt row's params */
 			snprintf(L->row_params, sizeof(L->row_params), "transport=dc av=%s answer=dc",
 				 L->dc ? "full" : "compact");
-		if (!L->pe) /* --procs 2: each PE its own word (rtt_procs_begin) */
+		if (!L->pair) /* --procs 2: each PE its own word (rtt_procs_begin) */
 			rtt_reset(L->h);
 		rc = run_rtt(&s, &rtt);
 		if (!rc && !lat_answerer(L))
 			rc = lat_emit(L, rname, "rtt", &rtt, size, !s.bad, note);
 		if (!rc)
-			lat_phase_done(L, !s.bad);
+			gic_pair_phase_done(L->pair, !s.bad);
 	}
 	gic_samples_free(&rtt);
 	return rc;
@@ -1158,19 +1139,48 @@ static hx_cfg lat_fixture(const gic_opts *o, const lat_state *st)
 	return c;
 }
 
-int gic_lat_pe_rows(lat_pe *pe, const gic_opts *o, const lat_state *st)
+/* The rows' phases of --procs 2: per --qps count, 2 paths x 8 orders x (3
+ * scopes of issue + put+completion, 1 round trip); two rows per phase at
+ * most. */
+enum {
+	LAT_PAIR_PHASES = GIC_LAT_MAX_QPS_LIST * 2 * GIC_LAT_ORDERS * (GIC_LAT_SCOPES + 1),
+	LAT_PAIR_RESULTS = 2 * LAT_PAIR_PHASES,
+};
+
+_Static_assert(sizeof(lat_state) <= GIC_PAIR_STATE_MAX, "lat's state fits a pair job");
+
+/* 1 when st is what lat_run_fn hands its PEs (the mini-gda paths). */
+static int lat_pair_state_ok(const lat_state *st)
 {
-	lat_run L = { .o = o, .st = st, .total = o->iters + o->warmup, .dc = -1, .pe = pe };
-	hx_cfg c = lat_fixture(o, st);
+	if (st->nqps < 1 || st->nqps > GIC_LAT_MAX_QPS_LIST || st->sweep ||
+	    (st->paths & ~(unsigned)(GIC_LAT_GDA_INLINE | GIC_LAT_GDA_POINTER)))
+		return 0;
+	for (int k = 0; k < st->nqps; k++)
+		if (st->qps[k] < 1 || st->qps[k] > HX_MAX_QPS)
+			return 0;
+	return 1;
+}
+
+/* run_pe (exp.h): the mini-gda rows as this PE of pair, a fixture per
+ * --qps count. */
+static int lat_run_pe(gic_pair *pair, const gic_opts *o, const void *state, size_t state_len)
+{
+	const lat_state *st = state;
+	lat_run L = { .o = o, .st = st, .total = o->iters + o->warmup, .dc = -1, .pair = pair };
+	hx_cfg c;
 	int rc = 0;
 
-	L.region = pe->ctrl_off = c.region;
-	c.region += 64; /* the control word, after the slots */
+	if (state_len != sizeof(*st) || !lat_pair_state_ok(st)) {
+		fprintf(stderr, "gic lat: PE%d: a malformed job\n", gic_pair_rank(pair));
+		return EPROTO;
+	}
+	c = lat_fixture(o, st);
+	L.region = c.region;
 	for (int k = 0; k < st->nqps && !rc; k++) {
 		L.first = k == 0;
 		L.nq = c.qps = st->qps[k];
 		L.h = NULL;
-		rc = hx_open_proc(&L.h, &c, pe->pl.rank, lat_pe_swap, pe);
+		rc = gic_pair_open(pair, &L.h, &c);
 		if (!rc)
 			rc = run_host(&L);
 		hx_close(L.h);
@@ -1215,7 +1225,8 @@ static int lat_run_fn(const gic_opts *o, void *state, const gic_run_info *info, 
 			fprintf(stderr, "gic lat: --procs %d: the paths gda-inline and gda-pointer "
 				"(the proxy paths run with one process)\n", o->procs);
 		gda.paths &= GIC_LAT_GDA_INLINE | GIC_LAT_GDA_POINTER;
-		return gic_lat_procs_run(o, &gda, sink);
+		return gic_pair_run(o, SUB, &gda, sizeof(gda), LAT_PAIR_PHASES, LAT_PAIR_RESULTS,
+				    sink);
 	}
 
 	if (!o->host) {
@@ -1259,4 +1270,5 @@ const gic_experiment gic_exp_lat = {
 	.run = lat_run_fn,
 	.free_state = lat_free,
 	.check_procs = lat_check_procs,
+	.run_pe = lat_run_pe,
 };

@@ -9,6 +9,10 @@
  * (warps are a GPU notion). The rate is every write over the time from the
  * start to the final quiet of every QP. Each thread writes its own slots;
  * after the run every slot must hold the last value written to it.
+ *
+ * --procs 2 (pe_pair.h): the same row bodies with PE1 a process of its
+ * own: it clears its destination, PE 0 posts and times the row, then PE 1
+ * checks every slot and sends the row's verdict (a phase per row).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -22,6 +26,7 @@
 #include "hostdb.h"
 #include "nccl_pe.h"
 #include "nvshmem_pe.h"
+#include "pe_pair.h"
 
 #define SUB "rate"
 enum { HOST_MAX_THREADS = 8, RATE_SLOTS = 64, RATE_SIGNAL_EVERY = 16 };
@@ -437,6 +442,7 @@ typedef struct rate_host {
 	rate_thread th[HOST_MAX_THREADS];
 	uint64_t *progress;  /* host-rung rows: a progress word per QP (hostdb.h) */
 	gic_hostdb ringer;
+	gic_pair *pair;      /* --procs 2: this process's PE (NULL: both PEs here) */
 } rate_host;
 
 static size_t slot_off(const rate_host *R, int t, uint64_t i)
@@ -535,15 +541,17 @@ static void *rate_thread_main(void *arg)
 	return NULL;
 }
 
-/* Prepares sources and poisons destinations. */
+/* The sources' pattern: PE 0's source (--procs 2 PE 1: its own, the copy
+ * it checks pointer payloads against). Destinations (PE 1's) cleared. */
 static void rate_prepare(rate_host *R)
 {
+	uint8_t *pat = R->h->pe[gic_pair_rank(R->pair)].src;
+
 	for (int t = 0; t < R->row.threads; t++) {
 		for (uint64_t s = 0; s < RATE_SLOTS; s++) {
-			uint8_t *src = R->h->pe[0].src + slot_off(R, t, s);
-
-			hx_fill(src, R->row.size, hx_value((uint64_t)t + 100, s));
-			memset(R->h->pe[1].dst + slot_off(R, t, s), 0, R->row.size);
+			hx_fill(pat + slot_off(R, t, s), R->row.size, hx_value((uint64_t)t + 100, s));
+			if (gic_pair_checks(R->pair))
+				memset(R->h->pe[1].dst + slot_off(R, t, s), 0, R->row.size);
 		}
 	}
 }
@@ -561,8 +569,8 @@ static int rate_validate(rate_host *R)
 			size_t off = slot_off(R, t, (uint64_t)s);
 			const uint8_t *exp = want;
 
-			if (R->row.pointer)
-				exp = R->h->pe[0].src + off;
+			if (R->row.pointer) /* rate_prepare's pattern */
+				exp = R->h->pe[gic_pair_rank(R->pair)].src + off;
 			else if (R->row.mode == GIC_RATE_OWN || R->row.mode == GIC_RATE_RR)
 				hx_fill(want, R->row.size, v);
 			else
@@ -675,50 +683,119 @@ static int ring_log(const rate_row *r)
 	return lg;
 }
 
-static int rate_host_row(const gic_opts *o, const rate_row *row, gic_sink *sink)
+/* One row's measurement on R->h: sources and destinations prepared, the
+ * posting threads timed (*ns), then every slot checked (*valid; 1 where
+ * this process checks nothing: PE 0 of a pair). */
+static int rate_measure(rate_host *R, uint64_t *ns, int *valid)
+{
+	int rc;
+
+	rate_prepare(R);
+	rc = gic_pair_begin(R->pair, R->h);
+	if (!rc && gic_pair_posts(R->pair))
+		rc = rate_threads(R, ns);
+	if (!rc)
+		rc = gic_pair_end(R->pair, R->h);
+	*valid = !rc && gic_pair_checks(R->pair) ? rate_validate(R) : 1;
+	return rc;
+}
+
+/* Puts the result of row (as run: R->row) measured in ns. */
+static int rate_put(rate_host *R, const rate_row *row, const char *note, uint64_t ns, int valid,
+		    gic_sink *sink)
+{
+	const gic_opts *o = R->o;
+	gic_result r;
+
+	gic_result_init(&r, SUB, row->name, "message rate", "M msg/s");
+	gic_result_set_value(&r, (double)R->row.threads * o->iters * 1e3 / (double)ns);
+	gic_result_param(&r, "threads=%d qps=%d sms=%d batch=%d mode=%s payload=%s "
+			 "size=%zu msgs_per_thread=%d doorbell=%s", R->row.threads,
+			 R->row.qps, row->sms, R->row.batch, mode_names[R->row.mode],
+			 gic_rate_payload_name(&R->row), R->row.size, o->iters,
+			 gic_rate_doorbell_name(&R->row));
+	if (R->pair)
+		gic_result_param(&r, "procs=2");
+	snprintf(r.transport, sizeof(r.transport), "%s", gic_transport(o));
+	snprintf(r.note, sizeof(r.note), "%s", note);
+	r.validated = valid;
+	gic_result_paper(&r);
+	return gic_pair_put(R->pair, sink, &r);
+}
+
+/* One row on a fixture of its own: in this process (pair NULL), or as
+ * this PE of a pair (a phase). */
+static int rate_host_row(const gic_opts *o, const rate_row *row, gic_pair *pair,
+			 gic_sink *sink)
 {
 	rate_host *R = calloc(1, sizeof(*R));
 	char note[160];
 	uint64_t ns = 0;
-	gic_result r;
 	hx_cfg c = { .who = SUB, .provider = o->provider, .nic = o->nic,
 		     .engine_threads = 1, .log_sq_bb = 10 };
-	int rc;
+	int rc, valid = 0;
 
 	if (!R)
 		return ENOMEM;
 	R->o = o;
+	R->pair = pair;
 	R->row = host_row(row, note, sizeof(note));
 	R->order = GIC_ORDER_RELEASE_SYS;
 	c.qps = R->row.qps;
 	c.log_sq_bb = ring_log(&R->row);
 	c.region = (size_t)HOST_MAX_THREADS * RATE_SLOTS * R->row.size;
-	rc = hx_open(&R->h, &c);
-	if (!rc && R->row.host_rung &&
+	rc = gic_pair_open(pair, &R->h, &c);
+	if (!rc && R->row.host_rung && gic_pair_posts(pair) &&
 	    !(R->progress = calloc((size_t)R->row.qps * GIC_HOSTDB_STRIDE, sizeof(uint64_t))))
 		rc = ENOMEM;
-	if (!rc) {
-		rate_prepare(R);
-		rc = rate_threads(R, &ns);
-	}
-	if (!rc) {
-		gic_result_init(&r, SUB, row->name, "message rate", "M msg/s");
-		gic_result_set_value(&r, (double)R->row.threads * o->iters * 1e3 / (double)ns);
-		gic_result_param(&r, "threads=%d qps=%d sms=%d batch=%d mode=%s payload=%s "
-				 "size=%zu msgs_per_thread=%d doorbell=%s", R->row.threads,
-				 R->row.qps, row->sms, R->row.batch, mode_names[R->row.mode],
-				 gic_rate_payload_name(&R->row), R->row.size, o->iters,
-				 gic_rate_doorbell_name(&R->row));
-		snprintf(r.transport, sizeof(r.transport), "%s", gic_transport(o));
-		snprintf(r.note, sizeof(r.note), "%s", note);
-		r.validated = rate_validate(R);
-		gic_result_paper(&r);
-		rc = gic_emit(sink, &r);
-	}
+	if (!rc)
+		rc = rate_measure(R, &ns, &valid);
+	if (!rc && gic_pair_posts(pair))
+		rc = rate_put(R, row, note, ns, valid, sink);
+	if (!rc)
+		gic_pair_phase_done(pair, valid);
 	hx_close(R->h);
 	free(R->progress);
 	free(R);
 	return rc;
+}
+
+_Static_assert(sizeof(rate_state) <= GIC_PAIR_STATE_MAX, "rate's state fits a pair job");
+
+/* 1 when row is one rate_run hands its PEs (a resolved host row). */
+static int rate_pair_row_ok(const rate_row *r)
+{
+	return r->threads >= 1 && r->threads <= 65536 && r->qps >= 1 && r->qps <= 1024 &&
+	       r->batch >= 1 && r->batch <= 256 && r->size >= 1 &&
+	       (r->pointer || r->size <= 512) && r->size <= ((size_t)1 << 30) &&
+	       r->mode >= GIC_RATE_OWN && r->mode <= GIC_RATE_CASLOCK &&
+	       r->mode != GIC_RATE_NVSHMEM && r->mode != GIC_RATE_GIN;
+}
+
+/* run_pe (exp.h): every row as this PE of pair, a phase each. */
+static int rate_run_pe(gic_pair *pair, const gic_opts *o, const void *state, size_t state_len)
+{
+	const rate_state *st = state;
+	int rc = state_len == sizeof(*st) && st->nrows >= 1 && st->nrows <= GIC_RATE_MAX_ROWS
+		 ? 0 : EPROTO;
+
+	for (int i = 0; i < st->nrows && !rc; i++)
+		rc = rate_pair_row_ok(&st->rows[i]) ? 0 : EPROTO;
+	if (rc)
+		fprintf(stderr, "gic rate: PE%d: a malformed job\n", gic_pair_rank(pair));
+	for (int i = 0; i < st->nrows && !rc; i++)
+		rc = rate_host_row(o, &st->rows[i], pair, NULL);
+	return rc;
+}
+
+/* --procs 2 (after main's checks: --host, a provider other than softnic):
+ * every host row runs as a pair (the GPU-only rows are refused by
+ * rate_run, as with one process). */
+static int rate_check_procs(const gic_opts *o, const void *state)
+{
+	(void)o;
+	(void)state;
+	return 0;
 }
 
 /* The GPU mode: the mini-gda rows in this process, then the NVSHMEM rows
@@ -796,9 +873,11 @@ static int rate_run(const gic_opts *o, void *state, const gic_run_info *info, gi
 			return EINVAL;
 		}
 	}
+	if (o->procs > 1) /* a phase per row, one row each */
+		return gic_pair_run(o, SUB, st, sizeof(*st), st->nrows, st->nrows, sink);
 	for (int i = 0; i < st->nrows && !rc; i++) {
 		gic_progress(SUB, i + 1, st->nrows, st->rows[i].name);
-		rc = rate_host_row(o, &st->rows[i], sink);
+		rc = rate_host_row(o, &st->rows[i], NULL, sink);
 	}
 	return rc;
 }
@@ -816,4 +895,6 @@ const gic_experiment gic_exp_rate = {
 	.parse = rate_parse,
 	.run = rate_run,
 	.free_state = rate_free,
+	.check_procs = rate_check_procs,
+	.run_pe = rate_run_pe,
 };

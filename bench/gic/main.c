@@ -16,7 +16,7 @@
 #include "gic.h"
 #include "host.h"
 #include "gic_commit.h" /* GIC_GIT_COMMIT, written at every build (commit.cmake) */
-#include "lat_procs.h"
+#include "pe_pair.h"
 #include "nccl_pe.h"
 #include "nvshmem_pe.h"
 
@@ -86,7 +86,9 @@ static const char common_help[] =
 	"                 --counter gpu)\n"
 	"  --nic NAME     mlx5: the RDMA device (default: the first)\n"
 	"  --procs N      processes of the PEs: 1 (default: both PEs in this one) | 2\n"
-	"                 (PE1 a process of its own; gic lat --host --provider mlx5 only)\n"
+	"                 (PE1, the target, a process of its own that checks every\n"
+	"                 payload it received; the host modes of lat (mini-gda rows), rate\n"
+	"                 and payload (gda path), --provider mlx5 only)\n"
 	"  --quick        short settings (what CI runs)\n"
 	"  --engine E     softnic engine: cpu | gpu (GPU mode only); default gpu\n"
 	"  --engine-sms N where softnic's GPU engine runs: 0 (default) on the SMs the\n"
@@ -394,6 +396,23 @@ static int report(const gic_opts *o, const gic_run_info *info, gic_sink *sink)
 	return status;
 }
 
+/* The experiments that run --procs 2, "lat, rate and payload", into buf. */
+static void procs_experiments(char *buf, size_t len)
+{
+	const gic_experiment *const *all, *can[16];
+	int n, k = 0;
+	size_t at = 0;
+
+	all = gic_experiments(&n);
+	for (int i = 0; i < n && k < 16; i++)
+		if (all[i]->check_procs && all[i]->run_pe)
+			can[k++] = all[i];
+	buf[0] = '\0';
+	for (int i = 0; i < k && at < len; i++)
+		at += (size_t)snprintf(buf + at, len - at, "%s%s", i == 0 ? "" :
+				       i + 1 == k ? " and " : ", ", can[i]->name);
+}
+
 /* --procs 2 with experiment e and its state: 0, or EINVAL after a message
  * (an experiment that runs its PEs in one process only; one whose own
  * check refuses; the softnic provider, whose PEs share one softnic in one
@@ -402,9 +421,13 @@ static int check_procs(const gic_experiment *e, const gic_opts *o, const void *s
 {
 	if (o->procs <= 1)
 		return 0;
-	if (!e->check_procs) {
-		fprintf(stderr, "gic %s: --procs %d: only gic lat --host runs its peer as a "
-			"process\n", e->name, o->procs);
+	if (!e->check_procs || !e->run_pe) {
+		char which[96];
+
+		procs_experiments(which, sizeof(which));
+		fprintf(stderr, "gic %s: --procs %d: %s runs both PEs in one process (only the host "
+			"modes of %s run their peer as a process)\n", e->name, o->procs, e->name,
+			which);
 		return EINVAL;
 	}
 	if (!o->host) {
@@ -467,9 +490,9 @@ int main(int argc, char **argv)
 	/* Hidden: a PE of the NVSHMEM path, started by the driver (nvshmem_pe.h). */
 	if (argc >= 2 && !strcmp(argv[1], GIC_NV_PE_SUBCOMMAND))
 		return gic_nvshmem_pe_main(argc, argv);
-	/* Hidden: a PE of gic lat --procs 2 (lat_procs.h). */
-	if (argc >= 2 && !strcmp(argv[1], GIC_LAT_PE_SUBCOMMAND))
-		return gic_lat_pe_main(argc, argv);
+	/* Hidden: a PE of --procs 2 (pe_pair.h). */
+	if (argc >= 2 && !strcmp(argv[1], GIC_PAIR_SUBCOMMAND))
+		return gic_pair_main(argc, argv);
 	/* Hidden: a PE of the NCCL GIN path (nccl_pe.h). */
 	if (argc >= 2 && !strcmp(argv[1], GIC_NC_PE_SUBCOMMAND))
 		return gic_nccl_pe_main(argc, argv);

@@ -1,18 +1,20 @@
 #!/bin/sh
-# bench/gic/test_lat_procs_death.sh GIC GIC_EMU: `gic lat --host --procs 2`
-# with PE 1 killed (SIGKILL) mid-run. The driver must report that PE 1 was
-# killed, stop PE 0, and exit non-zero well within the limit; no PE may be
-# left. Exit status 0 when it did, 1 when not.
+# bench/gic/test_procs_death.sh GIC GIC_EMU SUBCOMMAND [ARGS...]: `gic
+# SUBCOMMAND --host --provider mlx5 --procs 2 ARGS` (a run long enough to be
+# caught mid-way) with PE 1 killed (SIGKILL) mid-run. The driver must
+# report that PE 1 was killed, stop PE 0, and exit non-zero well within the
+# limit; no PE may be left. Exit status 0 when it did, 1 when not.
 gic=$1
 emu=$2
+shift 2
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 start=$(date +%s)
-"$emu" "$gic" lat --host --provider mlx5 --procs 2 --order all -n 100000 -w 0 >"$log" 2>&1 &
+"$emu" "$gic" "$@" --host --provider mlx5 --procs 2 >"$log" 2>&1 &
 driver=$!
 pe1=""
 for _ in $(seq 1 300); do # up to 30 s for PE 1 to start
-	pe1=$(pgrep -P "$driver" -f -- '__lat-pe 1 ' | head -n 1)
+	pe1=$(pgrep -P "$driver" -f -- '__pe-pair 1 ' | head -n 1)
 	[ -n "$pe1" ] && break
 	sleep 0.1
 done
@@ -20,7 +22,7 @@ if [ -z "$pe1" ]; then
 	echo "PE 1 never appeared"; kill "$driver" 2>/dev/null; wait "$driver"; cat "$log"; exit 1
 fi
 sleep 2 # mid-run: the rows are under way
-pe0=$(pgrep -P "$driver" -f -- '__lat-pe 0 ' | head -n 1)
+pe0=$(pgrep -P "$driver" -f -- '__pe-pair 0 ' | head -n 1)
 kill -9 "$pe1"
 wait "$driver"
 rc=$?

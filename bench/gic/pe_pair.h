@@ -1,0 +1,118 @@
+/*
+ * bench/gic/pe_pair.h - `--procs 2` of the host modes: the two PEs of an
+ * experiment as two processes of this program (issue 14: "two PEs are two
+ * processes"), what gic lat, rate and payload share. Each experiment keeps
+ * its measurement bodies; the same bodies run with both PEs in one process
+ * (pair NULL in every helper below) or as one PE of a pair.
+ *
+ * Roles. The driver (this process) runs neither PE: gic_pair_run() starts
+ * two PE processes of this program through pe_launch.h (start_all) with
+ * the hidden subcommand GIC_PAIR_SUBCOMMAND and a job: the experiment's
+ * name, the common options, the NIC and transport names and the
+ * experiment's parsed state (bytes, no pointers). Each PE finds the
+ * experiment (gic_experiment_find) and runs its run_pe (exp.h) as PE
+ * pair->pl.rank. PE 0 posts and times, and sends every row as a RESULT of
+ * the phase (the measurement) being run; PE 1 receives, checks every
+ * payload byte of the phase and sends its VERDICT. The driver combines
+ * them: a row is validated only with its phase's verdict. A fixture is
+ * opened through gic_pair_open (hx_open_proc): the QPs' connection records
+ * swapped through the driver (pe_launch's GATHER).
+ *
+ * Between the PEs (over the NIC, no shared memory): each PE's destination
+ * region ends with a control word (gic_pair.ctrl_off) that the other PE
+ * raises with an 8-byte RDMA write, a count of signals. A measurement (or
+ * a lap of one) is bracketed by gic_pair_begin (PE 1 has prepared its
+ * destination: it signals, PE 0 waits) and gic_pair_end (PE 0's writes
+ * have completed: it signals, PE 1 waits and then checks).
+ *
+ * Time limits: gic_pair_begin waits GIC_PAIR_WAIT_NS, gic_pair_end up to
+ * the PE's own limit (a measurement may be long), the record exchange
+ * GIC_PL_INPUT_MS, each PE the job's limit (GIC_PAIR_LIMIT_ENV, default
+ * GIC_PAIR_LIMIT_DEFAULT_S); a PE that dies ends the run (pe_launch: the
+ * other is stopped, both reported).
+ *
+ * Errors: 0 or a positive errno, after a message on stderr.
+ */
+#ifndef GIC_BENCH_PE_PAIR_H
+#define GIC_BENCH_PE_PAIR_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "exp.h"
+#include "host.h"
+#include "pe_launch.h"
+
+#define GIC_PAIR_SUBCOMMAND "__pe-pair"
+#define GIC_PAIR_MAGIC 0x70616972u /* "pair" */
+#define GIC_PAIR_LIMIT_ENV "GIC_PROCS_LIMIT_S"
+#define GIC_PAIR_LIMIT_DEFAULT_S 300
+#define GIC_PAIR_WAIT_NS (20 * 1000000000ull)
+
+enum { GIC_PAIR_STATE_MAX = 8192 }; /* bytes of an experiment's state in the job */
+
+/* This process's PE of the pair. */
+typedef struct gic_pair {
+	gic_pl_pe pl;            /* rank 0 posts and times, rank 1 receives and checks */
+	int in_fd;               /* from the driver: the job, then GATHER answers */
+	int limit_s;             /* the PE's own time limit (the job's) */
+	size_t ctrl_off;         /* the control word's offset in each destination region */
+	uint64_t signals_sent;   /* control writes to the peer so far */
+	uint64_t signals_seen;   /* the peer's control writes awaited so far */
+	int phase;               /* the measurement being run (RESULT, VERDICT phase) */
+} gic_pair;
+
+/* ------------------------------------------------------------------ */
+/* Driver side. */
+
+/* Runs experiment sub's --procs 2 (the caller checked it: main's
+ * check_procs) with its state (state_len bytes, at most
+ * GIC_PAIR_STATE_MAX, copied into the job) on o's provider; emits PE 0's
+ * rows (at most max_results, phases 0..nphases-1), each validated only
+ * with PE 1's verdict of its phase, into sink. */
+int gic_pair_run(const gic_opts *o, const char *sub, const void *state, size_t state_len,
+		 int nphases, int max_results, gic_sink *sink);
+
+/* The hidden subcommand: gic __pe-pair <rank> <npes> <in_fd> <out_fd>. The
+ * exit status (0; 1 after a failure, said; 2 for bad arguments). */
+int gic_pair_main(int argc, char **argv);
+
+/* ------------------------------------------------------------------ */
+/* PE side: the helpers of the experiments' bodies. pair NULL: both PEs
+ * in this process (the one-process host mode). */
+
+/* This process's PE: its rank, or 0 with both PEs here. */
+int gic_pair_rank(const gic_pair *pair);
+
+/* 1 when this process posts and times (one process, or PE 0). */
+int gic_pair_posts(const gic_pair *pair);
+
+/* 1 when this process receives and checks the payloads (one process, or
+ * PE 1). */
+int gic_pair_checks(const gic_pair *pair);
+
+/* Opens the fixture of c: hx_open (pair NULL), or this PE of the pair
+ * (hx_open_proc, the records swapped through the driver) with the control
+ * word after c->region. *h NULL on failure, after hx's message. */
+int gic_pair_open(gic_pair *pair, hx **h, const hx_cfg *c);
+
+/* The start of a measurement (or a lap): PE 1, its destination prepared,
+ * signals; PE 0 waits for it (GIC_PAIR_WAIT_NS). 0 (pair NULL: at once),
+ * or errno after a message. */
+int gic_pair_begin(gic_pair *pair, hx *h);
+
+/* The end of a measurement (or a lap): PE 0, its writes completed,
+ * signals; PE 1 waits for it (up to the PE's own limit), then may check
+ * its destination. 0 (pair NULL: at once), or errno after a message. */
+int gic_pair_end(gic_pair *pair, hx *h);
+
+/* Hands result r on: into sink (pair NULL), or (PE 0) to the driver as
+ * the RESULT of the phase being run; PE 1 drops it. 0 or ENOMEM. */
+int gic_pair_put(gic_pair *pair, gic_sink *sink, const gic_result *r);
+
+/* The end of one phase (its rows put): PE 1 sends its verdict (valid 1:
+ * every payload it received checked out); both PEs count the phase.
+ * Nothing for pair NULL. */
+void gic_pair_phase_done(gic_pair *pair, int valid);
+
+#endif /* GIC_BENCH_PE_PAIR_H */
