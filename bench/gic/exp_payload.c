@@ -14,6 +14,11 @@
  * The driver runs each path asked for: gda and proxy in this process (host
  * or GPU mode), nvshmem (GPU only) in PEs of their own (nvshmem_pe.h) over
  * the same sizes as the GPU mode.
+ *
+ * --procs 2 (pe_pair.h; the gda path): the same bodies with PE1 a process
+ * of its own: for each size it poisons its destination, PE 0 posts and
+ * times the size, then PE 1 checks every slot and sends the size's
+ * verdict (a phase per size, and one for the first-size row: the AND).
  */
 #include <errno.h>
 #include <stddef.h>
@@ -25,6 +30,7 @@
 #include "gic.h"
 #include "host.h"
 #include "nvshmem_pe.h"
+#include "pe_pair.h"
 
 #define SUB "payload"
 #define REGION ((size_t)4 << 20)
@@ -146,7 +152,13 @@ typedef struct pl_host {
 	hxp x;
 	size_t b, e;
 	double f;
+	uint64_t done[GIC_PROXY_MAX_RINGS]; /* proxy: writes ring r completed in earlier sizes */
+	gic_pair *pair;      /* --procs 2: this process's PE (NULL: both PEs here) */
 } pl_host;
+
+/* Phases of --procs 2: a size each (pl_sizes takes at most 64), and the
+ * first-size row. */
+enum { PL_MAX_SIZES = 64, PL_PAIR_PHASES = PL_MAX_SIZES + 1 };
 
 /* The next size of the sweep after sz. */
 static size_t next_size(const pl_host *P, size_t sz)
@@ -156,16 +168,20 @@ static size_t next_size(const pl_host *P, size_t sz)
 	return n > sz ? n : sz + 1;
 }
 
-/* Sources get a pattern per (size, slot); destinations its complement. */
+/* The source slots get a pattern per (size, slot): PE 0's source (--procs
+ * 2 PE 1: its own, the copy it checks against); PE 1's destination slots
+ * its complement. */
 static size_t pl_prepare(pl_host *P, size_t size)
 {
+	uint8_t *pat = P->h->pe[gic_pair_rank(P->pair)].src;
 	size_t slots = REGION / size;
 
 	if (slots > (size_t)P->o->iters)
 		slots = (size_t)P->o->iters;
 	for (size_t s = 0; s < slots; s++) {
-		hx_fill(P->h->pe[0].src + s * size, size, (size << 20) ^ s);
-		hx_poison(P->h->pe[1].dst + s * size, P->h->pe[0].src + s * size, size);
+		hx_fill(pat + s * size, size, (size << 20) ^ s);
+		if (gic_pair_checks(P->pair))
+			hx_poison(P->h->pe[1].dst + s * size, pat + s * size, size);
 	}
 	return slots;
 }
@@ -192,10 +208,10 @@ static int pl_gda(pl_host *P, size_t size, size_t slots)
 }
 
 /* Write i on ring r = i % R, counted on counter r; a ring's k-th write
- * waits until its counter covers its write k - window / R. done[r]: the
- * writes ring r completed in earlier sizes. */
-static int pl_proxy(pl_host *P, size_t size, size_t slots, uint64_t *done)
+ * waits until its counter covers its write k - window / R. */
+static int pl_proxy(pl_host *P, size_t size, size_t slots)
 {
+	uint64_t *done = P->done;
 	int R = P->st->R, per_ring = P->st->window / R > 0 ? P->st->window / R : 1, rc = 0;
 
 	for (int i = 0; i < P->o->iters && !rc; i++) {
@@ -222,11 +238,30 @@ static int pl_proxy(pl_host *P, size_t size, size_t slots, uint64_t *done)
 
 static int pl_validate(pl_host *P, size_t size, size_t slots)
 {
+	const uint8_t *pat = P->h->pe[gic_pair_rank(P->pair)].src; /* pl_prepare's */
+
 	for (size_t s = 0; s < slots; s++)
-		if (!hx_check(SUB, "destination slot", P->h->pe[1].dst + s * size,
-			      P->h->pe[0].src + s * size, size))
+		if (!hx_check(SUB, "destination slot", P->h->pe[1].dst + s * size, pat + s * size,
+			      size))
 			return 0;
 	return 1;
+}
+
+/* One size's measurement: the writes timed (*ns), then every slot checked
+ * (*valid; 1 where this process checks nothing: PE 0 of a pair). */
+static int pl_measure(pl_host *P, size_t size, size_t slots, uint64_t *ns, int *valid)
+{
+	int rc = gic_pair_begin(P->pair, P->h);
+	uint64_t t0 = gic_now_ns();
+
+	if (!rc && gic_pair_posts(P->pair)) {
+		rc = P->st->path ? pl_proxy(P, size, slots) : pl_gda(P, size, slots);
+		*ns = gic_now_ns() - t0;
+	}
+	if (!rc)
+		rc = gic_pair_end(P->pair, P->h);
+	*valid = !rc && gic_pair_checks(P->pair) ? pl_validate(P, size, slots) : 1;
+	return rc;
 }
 
 static void pl_describe(pl_host *P, gic_result *r, size_t size)
@@ -235,38 +270,51 @@ static void pl_describe(pl_host *P, gic_result *r, size_t size)
 			 P->st->path ? "proxy" : "gda", P->st->window, size, P->o->iters);
 	if (P->st->path == GIC_PAYLOAD_PROXY)
 		gic_result_param(r, "T=%d R=%d B=%d protocol=tuned", P->st->T, P->st->R, P->st->B);
+	if (P->pair)
+		gic_result_param(r, "procs=2");
 	snprintf(r->transport, sizeof(r->transport), "%s", gic_transport(P->o));
 	snprintf(r->note, sizeof(r->note), "host analogue: %s moves the data",
 		 P->o->provider == GIC_PROV_MLX5 ? "the mlx5 device" : "softnic's CPU engine");
 	gic_result_paper(r);
 }
 
-/* Runs the sizes; goodputs in *g (GB/s), *valid the AND of the checks. */
+/* Puts the goodput row of size sz (g GB/s). */
+static int pl_put_size(pl_host *P, gic_sink *sink, size_t sz, double g, int valid)
+{
+	gic_result r;
+	char name[96];
+
+	snprintf(name, sizeof(name), "%s size=%zu", P->st->path ? "proxy" : "gda", sz);
+	gic_result_init(&r, SUB, name, "goodput", "GB/s");
+	gic_result_set_value(&r, g);
+	r.validated = valid;
+	pl_describe(P, &r, sz);
+	return gic_pair_put(P->pair, sink, &r);
+}
+
+/* Runs the sizes, a phase each; goodputs in *g (GB/s; PE 1 of a pair: 0),
+ * *valid the AND of the checks. */
 static int pl_sizes(pl_host *P, gic_sink *sink, double *g, size_t *sizes, int *n, int *valid)
 {
-	uint64_t done[GIC_PROXY_MAX_RINGS] = { 0 };
 	int rc = 0;
 
 	*n = 0;
-	for (size_t sz = P->b; sz <= P->e && !rc && *n < 64; sz = next_size(P, sz)) {
+	for (size_t sz = P->b; sz <= P->e && !rc && *n < PL_MAX_SIZES; sz = next_size(P, sz)) {
 		size_t slots = pl_prepare(P, sz);
-		uint64_t t0 = gic_now_ns();
-		gic_result r;
-		char name[96];
+		uint64_t ns = 0;
+		int ok = 0;
 
 		gic_progress(SUB, (int)*n + 1, 0, "size");
-		rc = P->st->path ? pl_proxy(P, sz, slots, done) : pl_gda(P, sz, slots);
+		rc = pl_measure(P, sz, slots, &ns, &ok);
 		if (rc)
 			break;
-		g[*n] = (double)sz * P->o->iters / (double)(gic_now_ns() - t0);
+		g[*n] = ns ? (double)sz * P->o->iters / (double)ns : 0;
 		sizes[*n] = sz;
-		snprintf(name, sizeof(name), "%s size=%zu", P->st->path ? "proxy" : "gda", sz);
-		gic_result_init(&r, SUB, name, "goodput", "GB/s");
-		gic_result_set_value(&r, g[*n]);
-		r.validated = pl_validate(P, sz, slots);
-		*valid &= r.validated;
-		pl_describe(P, &r, sz);
-		rc = gic_emit(sink, &r);
+		*valid &= ok;
+		if (gic_pair_posts(P->pair))
+			rc = pl_put_size(P, sink, sz, g[*n], ok);
+		if (!rc)
+			gic_pair_phase_done(P->pair, ok);
 		(*n)++;
 	}
 	return rc;
@@ -292,7 +340,7 @@ static int pl_first90(pl_host *P, gic_sink *sink, const double *g, const size_t 
 	pl_describe(P, &r, first);
 	snprintf(r.note, sizeof(r.note), "host analogue; reference %.3f GB/s at %zu B", ref,
 		 P->st->reference ? P->st->reference : sizes[n - 1]);
-	return gic_emit(sink, &r);
+	return gic_pair_put(P->pair, sink, &r);
 }
 
 static int pl_host_run(pl_host *P, gic_sink *sink)
@@ -300,9 +348,9 @@ static int pl_host_run(pl_host *P, gic_sink *sink)
 	hx_cfg c = { .who = SUB, .provider = P->o->provider, .nic = P->o->nic,
 		     .engine_threads = 1, .qps = 1, .log_sq_bb = 13,
 		     .region = REGION };
-	double g[64];
-	size_t sizes[64];
-	int n = 0, valid = 1, rc = hx_open(&P->h, &c);
+	double g[PL_MAX_SIZES];
+	size_t sizes[PL_MAX_SIZES];
+	int n = 0, valid = 1, rc = gic_pair_open(P->pair, &P->h, &c);
 
 	if (!rc && P->st->path == GIC_PAYLOAD_PROXY)
 		rc = hxp_open(&P->x, P->h, &(hxp_cfg){ .from = 0, .workers = P->st->T,
@@ -311,32 +359,87 @@ static int pl_host_run(pl_host *P, gic_sink *sink)
 						       .log_slots = 12 });
 	if (!rc)
 		rc = pl_sizes(P, sink, g, sizes, &n, &valid);
-	if (!rc && n)
+	if (!rc && n && gic_pair_posts(P->pair))
 		rc = pl_first90(P, sink, g, sizes, n, valid);
+	if (!rc && n)
+		gic_pair_phase_done(P->pair, valid);
 	hxp_close(&P->x);
 	hx_close(P->h);
 	return rc;
 }
 
-/* Host mode of one path (st->path). */
-static int payload_host(const gic_opts *o, const payload_state *st, gic_sink *sink)
+/* The host mode's sizes from o into P (b, e, f); EINVAL after a message. */
+static int pl_host_sizes(pl_host *P, const gic_opts *o)
 {
-	pl_host P = { .o = o, .st = st };
-
-	if (st->qps > 1 || st->reps > 1 || st->engine_blocks || st->engine_warps) {
+	if (P->st->qps > 1 || P->st->reps > 1 || P->st->engine_blocks || P->st->engine_warps) {
 		fprintf(stderr, "gic payload: --qps, --reps and --engine-* are GPU-mode flags\n");
 		return EINVAL;
 	}
-	P.b = o->given & GIC_GIVEN_B ? o->size_begin : 8;
-	P.e = o->given & GIC_GIVEN_E ? o->size_end : (o->quick ? 16384 : (size_t)1 << 20);
-	P.f = o->given & GIC_GIVEN_F ? o->size_factor : (o->quick ? 4 : 2);
-	if (P.e > REGION || P.e > GIC_PROXY_DESC_MAX_LENGTH) {
-		fprintf(stderr, "gic payload: -e %zu: the host mode goes up to %zu bytes\n", P.e,
+	P->b = o->given & GIC_GIVEN_B ? o->size_begin : 8;
+	P->e = o->given & GIC_GIVEN_E ? o->size_end : (o->quick ? 16384 : (size_t)1 << 20);
+	P->f = o->given & GIC_GIVEN_F ? o->size_factor : (o->quick ? 4 : 2);
+	if (P->e > REGION || P->e > GIC_PROXY_DESC_MAX_LENGTH) {
+		fprintf(stderr, "gic payload: -e %zu: the host mode goes up to %zu bytes\n", P->e,
 			REGION < GIC_PROXY_DESC_MAX_LENGTH ? REGION :
 			(size_t)GIC_PROXY_DESC_MAX_LENGTH);
 		return EINVAL;
 	}
-	return pl_host_run(&P, sink);
+	return 0;
+}
+
+/* Host mode of one path (st->path): in this process (pair NULL), or as
+ * this PE of a pair. */
+static int payload_host(const gic_opts *o, const payload_state *st, gic_pair *pair,
+			gic_sink *sink)
+{
+	pl_host P = { .o = o, .st = st, .pair = pair };
+
+	if (pair && st->path != GIC_PAYLOAD_GDA)
+		return EINVAL; /* payload_check_procs refused it */
+	return pl_host_sizes(&P, o) ? EINVAL : pl_host_run(&P, sink);
+}
+
+_Static_assert(sizeof(payload_state) <= GIC_PAIR_STATE_MAX, "payload's state fits a pair job");
+
+/* run_pe (exp.h): the gda path's sizes as this PE of pair. */
+static int payload_run_pe(gic_pair *pair, const gic_opts *o, const void *state,
+			  size_t state_len)
+{
+	const payload_state *st = state;
+
+	if (state_len != sizeof(*st) || st->path != GIC_PAYLOAD_GDA || st->window < 1 ||
+	    st->window > 4096) {
+		fprintf(stderr, "gic payload: PE%d: a malformed job\n", gic_pair_rank(pair));
+		return EPROTO;
+	}
+	return payload_host(o, st, pair, NULL);
+}
+
+/* --procs 2 (after main's checks: --host, a provider other than softnic):
+ * the gda path only. */
+static int payload_check_procs(const gic_opts *o, const void *state)
+{
+	const payload_state *st = state;
+
+	if (st->paths & ~(1u << GIC_PAYLOAD_GDA)) {
+		fprintf(stderr, "gic payload: --procs %d runs the gda path only (the proxy path's "
+			"mini-proxy connects its own QPs to the target's NIC, in one process)\n",
+			o->procs);
+		return EINVAL;
+	}
+	return 0;
+}
+
+/* --procs 2: the gda path in a pair of PE processes. */
+static int payload_pair(const gic_opts *o, const payload_state *st, gic_sink *sink)
+{
+	payload_state one = *st;
+	pl_host P = { .o = o };
+
+	if (pl_host_sizes(&P, o)) /* said here, before the PEs start */
+		return EINVAL;
+	one.path = GIC_PAYLOAD_GDA;
+	return gic_pair_run(o, SUB, &one, sizeof(one), PL_PAIR_PHASES, PL_PAIR_PHASES, sink);
 }
 
 /* The NVSHMEM path: the GPU mode's sizes (-b/-e/-f, else 8 B .. 1 MiB by
@@ -377,6 +480,8 @@ static int payload_run(const gic_opts *o, void *state, const gic_run_info *info,
 		fprintf(stderr, "gic payload: --path nvshmem runs on GPUs (not with --host)\n");
 		return EINVAL;
 	}
+	if (o->procs > 1)
+		return payload_pair(o, st, sink);
 	for (int p = GIC_PAYLOAD_GDA; p <= GIC_PAYLOAD_PROXY; p++) {
 		payload_state one = *st;
 		int prc;
@@ -384,7 +489,8 @@ static int payload_run(const gic_opts *o, void *state, const gic_run_info *info,
 		if (!(st->paths & (1u << p)))
 			continue;
 		one.path = p;
-		prc = o->host ? payload_host(o, &one, sink) : gic_gpu_payload(o, &one, info, sink);
+		prc = o->host ? payload_host(o, &one, NULL, sink)
+			      : gic_gpu_payload(o, &one, info, sink);
 		rc = rc ? rc : prc;
 	}
 	if (st->paths & (1u << GIC_PAYLOAD_NVSHMEM)) {
@@ -407,4 +513,6 @@ const gic_experiment gic_exp_payload = {
 	.parse = payload_parse,
 	.run = payload_run,
 	.free_state = payload_free,
+	.check_procs = payload_check_procs,
+	.run_pe = payload_run_pe,
 };
