@@ -17,9 +17,9 @@
  * process of its own; lat_run.pair says which one this process is, PE 0
  * posting and timing, PE 1 answering and checking. A one-way measurement
  * runs in laps of at most the region's slots: PE 1 poisons the lap's
- * slots (gic_pair_begin), PE 0 posts the lap (gic_pair_end), PE 1 checks
- * every slot; a round trip starts with PE 1's signal, each side then
- * waiting for its word to change.
+ * slots and lets PE 0 go (gic_pair_begin), PE 0 posts the lap and signals
+ * its end (gic_pair_end), PE 1 checks every slot; a round trip starts with
+ * PE 1's signal, each side then waiting for its word to change.
  */
 #include <errno.h>
 #include <math.h>
