@@ -434,7 +434,7 @@ static int payload_check_procs(const gic_opts *o, const void *state)
 static int payload_pair(const gic_opts *o, const payload_state *st, gic_sink *sink)
 {
 	payload_state one = *st;
-	pl_host P = { .o = o };
+	pl_host P = { .o = o, .st = st };
 
 	if (pl_host_sizes(&P, o)) /* said here, before the PEs start */
 		return EINVAL;
