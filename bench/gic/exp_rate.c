@@ -219,40 +219,30 @@ static int add_row(rate_state *st, const rate_row *row)
 	return 0;
 }
 
-/* --row nvshmem or nvshmem-*: 1 when val names NVSHMEM rows (added, or
- * -1 after a message), 0 when not. */
-static int add_nvshmem_rows(rate_state *st, const char *val)
+/* A library's rows: --row LIB (all of them) or one by name, LIB being
+ * NVSHMEM's "nvshmem" or NCCL GIN's "gin". */
+typedef struct lib_rows {
+	const char *prefix;
+	const rate_row *rows;
+	int n;
+	int (*built)(void);
+	int (*not_built)(const char *sub, const char *flag, const char *val);
+} lib_rows;
+
+/* 1 when val names rows of lib (added, or -1 after a message: too many
+ * rows, or the library path not built), 0 when not. */
+static int add_lib_rows(rate_state *st, const lib_rows *lib, const char *val)
 {
-	int n = (int)(sizeof(nvshmem_rows) / sizeof(nvshmem_rows[0])), hit = 0;
+	int hit = 0;
 
-	if (strncmp(val, "nvshmem", 7))
+	if (strncmp(val, lib->prefix, strlen(lib->prefix)))
 		return 0;
-	for (int i = 0; i < n; i++) {
-		if (strcmp(val, "nvshmem") && strcmp(val, nvshmem_rows[i].name))
+	for (int i = 0; i < lib->n; i++) {
+		if (strcmp(val, lib->prefix) && strcmp(val, lib->rows[i].name))
 			continue;
-		if (!gic_nvshmem_built())
-			return gic_nvshmem_not_built(SUB, "--row", val), -1;
-		if (add_row(st, &nvshmem_rows[i]))
-			return -1;
-		hit = 1;
-	}
-	return hit;
-}
-
-/* --row gin or gin-*: 1 when val names NCCL GIN rows (added, or -1 after
- * a message), 0 when not. */
-static int add_gin_rows(rate_state *st, const char *val)
-{
-	int n = (int)(sizeof(gin_rows) / sizeof(gin_rows[0])), hit = 0;
-
-	if (strncmp(val, "gin", 3))
-		return 0;
-	for (int i = 0; i < n; i++) {
-		if (strcmp(val, "gin") && strcmp(val, gin_rows[i].name))
-			continue;
-		if (!gic_nccl_built())
-			return gic_nccl_not_built(SUB, "--row", val), -1;
-		if (add_row(st, &gin_rows[i]))
+		if (!lib->built())
+			return lib->not_built(SUB, "--row", val), -1;
+		if (add_row(st, &lib->rows[i]))
 			return -1;
 		hit = 1;
 	}
@@ -279,7 +269,12 @@ static int add_fig3b_rows(rate_state *st, const char *val)
 
 static int add_row_by_name(rate_state *st, const char *val)
 {
-	int n, nv = add_nvshmem_rows(st, val), gn = nv ? 0 : add_gin_rows(st, val);
+	static const lib_rows nvshmem = { "nvshmem", nvshmem_rows,
+					  (int)(sizeof(nvshmem_rows) / sizeof(nvshmem_rows[0])),
+					  gic_nvshmem_built, gic_nvshmem_not_built };
+	static const lib_rows gin = { "gin", gin_rows, (int)(sizeof(gin_rows) / sizeof(gin_rows[0])),
+				      gic_nccl_built, gic_nccl_not_built };
+	int n, nv = add_lib_rows(st, &nvshmem, val), gn = nv ? 0 : add_lib_rows(st, &gin, val);
 	int fb = nv || gn ? 0 : add_fig3b_rows(st, val);
 	const rate_row *rows = gic_rate_rows(&n);
 

@@ -49,8 +49,8 @@ int gic_gpu_sm_clock(int device, double *mhz)
 	static double *d, *h; /* allocated once, kept to the end of the process; h is
 			       * pinned, so that the copy does not wait unbounded */
 	cudaStream_t s;
-	uint64_t deadline = gic_now_ns() + 2000000000ull; /* 2 s for a 20 ms kernel */
 	cudaError_t e = cudaSetDevice(device);
+	int rc;
 
 	*mhz = 0;
 	if (e == cudaSuccess && !d)
@@ -68,15 +68,10 @@ int gic_gpu_sm_clock(int device, double *mhz)
 	}
 	gic_sm_clock_kernel<<<1, 1, 0, s>>>(d);
 	e = cudaMemcpyAsync(h, d, sizeof(double), cudaMemcpyDeviceToHost, s);
-	if (e == cudaSuccess) {
-		while ((e = cudaStreamQuery(s)) == cudaErrorNotReady) {
-			if (gic_now_ns() > deadline) {
-				fprintf(stderr, "gic: SM clock: the 20 ms kernel did not finish within "
-					"2 s\n");
-				return ETIMEDOUT; /* the stream is left as it is */
-			}
-			usleep(1000);
-		}
+	if (e == cudaSuccess && (rc = gpu_stream_wait(s, "gic: SM clock (a 20 ms kernel)", 2.0))) {
+		if (rc == EIO)
+			cudaGetLastError(); /* said; not left for the next CUDA call */
+		return rc; /* the stream is left as it is */
 	}
 	cudaStreamDestroy(s);
 	if (e != cudaSuccess) {

@@ -476,7 +476,7 @@ void gpu_env_close(gpu_env *e)
 	cudaStreamDestroy(e->stream);
 }
 
-static int wait_stream(cudaStream_t s, const char *what, double seconds)
+int gpu_stream_wait(cudaStream_t s, const char *what, double seconds)
 {
 	uint64_t deadline = gic_now_ns() + (uint64_t)(seconds * 1e9);
 	cudaError_t rc;
@@ -497,7 +497,7 @@ static int wait_stream(cudaStream_t s, const char *what, double seconds)
 
 int gpu_env_wait(gpu_env *e, const char *what, double seconds)
 {
-	return wait_stream(e->stream, what, seconds);
+	return gpu_stream_wait(e->stream, what, seconds);
 }
 
 /* Copies go on the env's own stream (the primary context, current to this
@@ -506,12 +506,12 @@ int gpu_env_wait(gpu_env *e, const char *what, double seconds)
  * waited for first, so that the copy still follows it. */
 static int env_copy(gpu_env *e, void *to, const void *from, size_t n, const char *what)
 {
-	int rc = e->stream != e->own_stream ? wait_stream(e->stream, what, 10) : 0;
+	int rc = e->stream != e->own_stream ? gpu_stream_wait(e->stream, what, 10) : 0;
 
 	if (rc)
 		return rc;
 	CUDA_OK(cudaMemcpyAsync(to, from, n, cudaMemcpyDefault, e->own_stream));
-	return wait_stream(e->own_stream, what, 10);
+	return gpu_stream_wait(e->own_stream, what, 10);
 }
 
 int gpu_env_read(gpu_env *e, void *host, const void *region, size_t n)

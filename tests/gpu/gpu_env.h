@@ -155,6 +155,10 @@ void gpu_env_open(gpu_env *e, const gpu_env_cfg *cfg);
 /* Closes the softnic (stopping its engine), then frees the regions. */
 void gpu_env_close(gpu_env *e);
 
+/* Waits for stream s at most seconds: 0, or ETIMEDOUT / EIO after a
+ * message naming what (the stream is left as it is). */
+int gpu_stream_wait(cudaStream_t s, const char *what, double seconds);
+
 /* Waits for the env's stream with a time limit; 0, or ETIMEDOUT/EIO with a
  * message naming what. */
 int gpu_env_wait(gpu_env *e, const char *what, double seconds);

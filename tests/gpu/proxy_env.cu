@@ -265,21 +265,13 @@ void proxy_env_close(proxy_env *e)
 
 int proxy_env_wait(proxy_env *e, const char *what, double seconds)
 {
-	uint64_t deadline = gic_now_ns() + (uint64_t)(seconds * 1e9);
-	cudaError_t rc;
+	int rc = gpu_stream_wait(e->stream, what, seconds);
 
-	while ((rc = cudaStreamQuery(e->stream)) == cudaErrorNotReady) {
-		if (gic_now_ns() > deadline) {
-			fprintf(stderr, "%s: GPU producers did not finish in %.0f s (%s | %s)\n", what,
-				seconds, e->proxy[0] ? gic_proxy_error(e->proxy[0]) : "",
-				e->proxy[1] ? gic_proxy_error(e->proxy[1]) : "");
-			return 1;
-		}
-		gic_cpu_relax();
-	}
-	if (rc != cudaSuccess)
-		fprintf(stderr, "%s: %s\n", what, cudaGetErrorString(rc));
-	return rc != cudaSuccess;
+	if (rc == ETIMEDOUT)
+		fprintf(stderr, "%s: the proxies say: %s | %s\n", what,
+			e->proxy[0] ? gic_proxy_error(e->proxy[0]) : "",
+			e->proxy[1] ? gic_proxy_error(e->proxy[1]) : "");
+	return rc != 0;
 }
 
 static int env_copy(proxy_env *e, void *to, const void *from, size_t n)
