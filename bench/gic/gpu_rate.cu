@@ -53,7 +53,7 @@
 #include <unistd.h>
 
 enum { RATE_ROUNDS = 5, RATE_LOG_BB = 14, RATE_REGION = 16 << 20, RATE_ENGINE_BLOCKS = 64,
-       RATE_WRAPS = 16,
+       RATE_WRAPS = 16, RATE_RR_MAX_SMEM = 48 << 10, /* rr: a CTA's views in shared memory */
        RATE_RINGER_CPU = 2 /* host-rung rows: the ringer's core (not pinned on fewer) */ };
 
 #define DL (gic_now_ns() + ENV_DEADLINE_NS)
@@ -240,21 +240,38 @@ static int row_regs(const rate_row *r)
 }
 
 /* Thread t owns QPs [t qpt, t qpt + qpt) and posts round-robin over them:
- * `batch` WQEs on one QP, its doorbell, then the next QP. The views stay in
- * global memory (a thread cannot hold 32 in registers); only this thread
- * touches them. A QP's batch is signaled when it ends 16 or more BBs past
- * that QP's last signaled WQE, or at the thread's end. */
+ * `batch` WQEs on one QP, its doorbell, then the next QP. Only this thread
+ * touches the views, so it works on copies in the CTA's shared memory
+ * (rr_smem_bytes; a thread cannot hold 32 in registers, and the global
+ * views would be reloaded from L2 at every message) and writes them back
+ * before the quiet. Not local memory: 32 views are more stack than the
+ * default, and the resize a launch then needs waits for every kernel,
+ * softnic's persistent engine included, so the launch never returns. A QP's batch is
+ * signaled when it ends 16 or more BBs past that QP's last signaled WQE,
+ * or at the thread's end. */
+/* The shared memory rate_rr takes per CTA of tpb threads with qpt QPs each. */
+static size_t rr_smem_bytes(int tpb, int qpt)
+{
+	return (size_t)tpb * qpt * (sizeof(gic_sq) + sizeof(gic_cq));
+}
+
 template <int O>
 __global__ void rate_rr(gic_sq *g, rate_cfg c, span *out)
 {
 	int t = blockIdx.x * blockDim.x + threadIdx.x;
 	gic_sq *mine = &g[t * c.qpt];
+	extern __shared__ uint64_t rr_smem[]; /* rr_smem_bytes: views, then CQ views */
+	gic_sq *view = (gic_sq *)rr_smem + (size_t)threadIdx.x * c.qpt;
+	gic_cq *cq = (gic_cq *)((gic_sq *)rr_smem + (size_t)blockDim.x * c.qpt) +
+		     (size_t)threadIdx.x * c.qpt;
 	int rc = 0, q = 0;
 
+	for (int k = 0; k < c.qpt; k++)
+		gic_sq_local_begin(&view[k], &cq[k], &mine[k]);
 	out[t].t0 = gic_now_ns();
 	for (int i = 0; i < c.per && !rc; i += c.batch) {
 		int n = c.per - i < c.batch ? c.per - i : c.batch;
-		gic_sq *s = &mine[q];
+		gic_sq *s = &view[q];
 
 		for (int j = 0; j < n && !rc; j++) {
 			uint64_t pos, raddr = (uint64_t)(c.dst + slot_off(c, t, i + j));
@@ -273,6 +290,8 @@ __global__ void rate_rr(gic_sq *g, rate_cfg c, span *out)
 		q = q + 1 == c.qpt ? 0 : q + 1;
 	}
 	out[t].tp = gic_now_ns();
+	for (int k = 0; k < c.qpt; k++)
+		gic_sq_local_end(&mine[k], &view[k]);
 	if (!rc)
 		rc = gic_quiet_all(mine, c.qpt, O, DL);
 	out[t].t1 = gic_now_ns();
@@ -406,6 +425,10 @@ static int check_row(const rate_row *r)
 		why = "mode own gives every thread its own QP: threads must equal --qps";
 	else if (r->mode == GIC_RATE_RR && r->qps % r->threads)
 		why = "mode rr gives every thread qps / threads QPs: --qps a multiple of threads";
+	else if (r->mode == GIC_RATE_RR &&
+		 rr_smem_bytes(r->threads / r->sms, r->qps / r->threads) > RATE_RR_MAX_SMEM)
+		why = "mode rr on the GPU: a CTA's threads keep their QPs' views in 48 KiB of "
+		      "shared memory: fewer threads per CTA or fewer QPs per thread";
 	else if ((r->mode == GIC_RATE_WARP || r->mode == GIC_RATE_CTA) && (r->threads / r->sms) % 32)
 		why = "modes warp and cta need whole warps per CTA";
 	else if (r->log_bb && (r->log_bb < 6 || r->log_bb > RATE_LOG_BB))
@@ -474,7 +497,7 @@ static void launch_order(gpu_env *e, const rate_row *r, const rate_cfg *c, span 
 			rate_own<O><<<r->sms, tpb, 0, e->stream>>>(e->d_sq, *c, d);
 		break;
 	case GIC_RATE_RR:
-		rate_rr<O><<<r->sms, tpb, 0, e->stream>>>(e->d_sq, *c, d);
+		rate_rr<O><<<r->sms, tpb, rr_smem_bytes(tpb, c->qpt), e->stream>>>(e->d_sq, *c, d);
 		break;
 	case GIC_RATE_LOCK:
 		rate_lock<O><<<r->sms, tpb, 0, e->stream>>>(e->d_sq, *c, d);
