@@ -428,28 +428,13 @@ static __device__ __forceinline__ void lane_move(const lane_write *lw, const uin
 	}
 }
 
-/* 1 when the active lanes' ranges [lo, hi) are in lane order and apart:
- * each lane's hi at or below the next active lane's lo (all lanes call).
- * Ranges so sorted cannot overlap (for j > l, lo_j >= hi_(j-1) >= lo_(j-1)
- * >= ... >= hi_l), so this is a sufficient test, one shuffle and one vote
- * against lanes_overlap()'s n rounds of four: the common batch (one
- * poster's consecutive slots, or a warp's lanes' slots in lane order)
- * passes it. */
-static __device__ __forceinline__ int lanes_sorted(uint64_t lo, uint64_t hi, int n, int lane)
-{
-	uint64_t next_lo = __shfl_down_sync(FULL_WARP, lo, 1);
-
-	return __all_sync(FULL_WARP, lane + 1 >= n || hi <= next_lo);
-}
-
-/* 1 when lane's [lo, hi) overlaps another active lane's (all lanes call):
- * 0 at once for sorted ranges (lanes_sorted), else every pair is tested. */
+/* 1 when lane's [lo, hi) overlaps another active lane's (all lanes call). */
 static __device__ __forceinline__ int lanes_overlap(uint64_t lo, uint64_t hi, int n, int lane)
 {
 	int clash = 0;
 
-	if (n == 1 || lanes_sorted(lo, hi, n, lane))
-		return 0; /* one lane, or sorted ranges: nothing overlaps (n is the warp's) */
+	if (n == 1)
+		return 0; /* one lane: nothing to overlap (n is the warp's) */
 	for (int j = 0; j < n; j++) {
 		uint64_t jl = __shfl_sync(FULL_WARP, lo, j), jh = __shfl_sync(FULL_WARP, hi, j);
 
@@ -460,19 +445,15 @@ static __device__ __forceinline__ int lanes_overlap(uint64_t lo, uint64_t hi, in
 }
 
 /* Per architecture, what fits SNX_GPU_MAXNREG without a spill (ptxas -v):
- * sm_90 takes 8 loads in flight per lane, the shared copies below and the
- * next batch's BB loads during a batch (SNX_GPU_PREFETCH_NEXT,
- * batch_prefetch_next); sm_100 spills with any of them (124-168 bytes for
- * the copies, 4 for the BB loads), so it keeps 4, copies alone
- * (SNX_GPU_COPY_JOBS 0) and loads each batch's BBs in that batch. */
+ * sm_90 takes 8 loads in flight per lane and the shared copies below;
+ * sm_100 spills with either (124-168 bytes), so it keeps 4 and copies
+ * alone (SNX_GPU_COPY_JOBS 0). */
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 1000
 #define SNX_GPU_COPY_DEPTH 4
 #define SNX_GPU_COPY_JOBS 0
-#define SNX_GPU_PREFETCH_NEXT 0
 #else
 #define SNX_GPU_COPY_DEPTH 8
 #define SNX_GPU_COPY_JOBS 1
-#define SNX_GPU_PREFETCH_NEXT 1
 #endif
 
 enum {
@@ -1130,72 +1111,40 @@ static __device__ __forceinline__ void cqe_tail_fenced(uint32_t gpu_scope, uint6
 	gic_st_relaxed_sys_u64(at, tail);
 }
 
-/* The requester CQE of a batched RDMA write of len bytes at WQE index
- * wqe of QP qpn. */
-static __device__ __forceinline__ snx_cqe_fields batch_cqe_fields(uint32_t qpn, uint64_t wqe,
-								  uint32_t len)
-{
-	snx_cqe_fields f;
-
-	memset(&f, 0, sizeof(f));
-	f.cqe_opcode = GIC_CQE_REQ;
-	f.wqe_opcode = GIC_OPCODE_RDMA_WRITE;
-	f.wqe_counter = (uint16_t)wqe;
-	f.qpn = qpn;
-	f.byte_cnt = len;
-	return f;
-}
-
-/* The batch's CQEs (sigmask: the signaled lanes), into the slots
- * park_claim() gave (lane 0's s), each written by its own signaled lane:
- * lane l's CQE takes slot pi + (the signaled lanes below l), the slot the
- * serial core's order gives it. When the slots are distinct (the CQ is not
- * collapsed, and the batch's CQEs fit its ring, so no two share a slot even
- * when overrun is ignored), all signaled lanes write at once: one fence
- * instruction for the warp (each lane's own release fence, executed
- * together) and one tail store, where a loop on lane 0 paid a fence per
- * CQE. A consumer may then see a later CQE's tail before an earlier one's;
- * it reads them in order, and each tail is ordered after all of the
- * batch's data (the caller's __syncwarp, then the lane's fence). Else (a
- * collapsed CQ rewrites slot 0 for every CQE) the lanes write one after
- * another in lane order, a __syncwarp between them ordering each CQE
- * before the next. The CQ stays parked unless a writer was waiting when
- * the batch took its lock. All lanes call, after a __syncwarp that follows
- * every lane's data writes. */
+/* Lane 0: the batch's CQEs (sigmask: the signaled lanes), into the slots
+ * park_claim() gave; the CQ stays parked unless a writer was waiting when
+ * the batch took its lock. */
 static __device__ __forceinline__ void batch_cqes(snx_pass &p, gpu_consts kc, gpu_trace *tr,
 						  cq_park *pk, const cq_slots *s, uint32_t qpn,
 						  const lane_write *lw, unsigned sigmask,
-						  uint64_t cons, uint32_t nbb, int lane)
+						  uint64_t cons, uint32_t nbb, int n, int lane)
 {
-	uint32_t nsig = (uint32_t)__popc(sigmask);
-	gic_cqe64 *cqes = (gic_cqe64 *)__shfl_sync(FULL_WARP, (unsigned long long)s->cqes, 0);
-	uint64_t pi = __shfl_sync(FULL_WARP, s->pi, 0);
-	uint32_t cqe_cnt = __shfl_sync(FULL_WARP, s->cqe_cnt, 0);
-	uint32_t mode = __shfl_sync(FULL_WARP, s->mode, 0);
-	int par = !(mode & SNX_CQ_CC) && nsig <= cqe_cnt;
+	uint64_t pi = s->pi;
 
-	for (unsigned m = sigmask; m;) { /* sigmask is the warp's: all lanes loop */
-		unsigned now = par ? m : m & (0u - m); /* all at once, or the lowest alone */
+	for (int l = 0; l < n; l++) {
+		uint32_t len = __shfl_sync(FULL_WARP, (uint32_t)lw->total_len, l);
+		snx_cqe_fields f;
 
-		if (now >> lane & 1) {
-			snx_cqe_fields f = batch_cqe_fields(qpn, cons + (uint64_t)lane * nbb,
-							    (uint32_t)lw->total_len);
-			uint64_t tail, *at = snx_cqe_fill_slot(cqes, cqe_cnt, mode,
-							       pi + __popc(sigmask & ((1u << lane) - 1)),
-							       &f, &tail);
+		if (lane || !(sigmask >> l & 1))
+			continue;
+		memset(&f, 0, sizeof(f));
+		f.cqe_opcode = GIC_CQE_REQ;
+		f.wqe_opcode = GIC_OPCODE_RDMA_WRITE;
+		f.wqe_counter = (uint16_t)(cons + (uint64_t)l * nbb);
+		f.qpn = qpn;
+		f.byte_cnt = len;
+		{
+			uint64_t tail, *at = snx_cqe_fill_slot(s->cqes, s->cqe_cnt, s->mode, pi++, &f,
+							       &tail);
 
 			cqe_tail_fenced(kc.gpu_scope, at, tail);
 		}
-		m &= ~now;
-		/* Orders this round's CQE stores before the next round's. */
-		__syncwarp(FULL_WARP);
+		if (l == __ffs(sigmask) - 1) /* the batch's first CQE */
+			trace_now(kc, tr, SOFTNIC_TRACE_CQE_WRITTEN, f.wqe_counter, 1);
 	}
 	if (lane == 0 && sigmask) {
-		/* the batch's first CQE: its tail was stored above */
-		trace_now(kc, tr, SOFTNIC_TRACE_CQE_WRITTEN,
-			  cons + (uint64_t)(__ffs(sigmask) - 1) * nbb, 1);
-		pk->pi = pi + nsig; /* snx_cq_write_locked's count, in the parked copy */
-		p.st.cqes_written += nsig;
+		pk->pi = pi; /* snx_cq_write_locked's count, in the parked copy */
+		p.st.cqes_written += __popc(sigmask);
 		if (s->want)
 			park_release(pk);
 	}
@@ -1220,23 +1169,6 @@ static __device__ __forceinline__ void batch_fail_copy(snx_pass &p, cq_park *pk,
 			 SOFTNIC_VSYND_COPY_TIMEOUT, &p.st);
 }
 
-/* The next batch's BB loads (warp_batch): lane l < min(32, left) loads the
- * BB at cons + l into b. Returns that lane count (0 when left is 0, or
- * without SNX_GPU_PREFETCH_NEXT: nothing loaded). All lanes call, with the
- * same cons and left. */
-static __device__ __forceinline__ int batch_prefetch_next(const uint8_t *sq, uint32_t bb_cnt,
-							  uint64_t cons, uint64_t left, int lane,
-							  uint32_t b[16])
-{
-	int n = left < 32 ? (int)left : 32;
-
-	if (!SNX_GPU_PREFETCH_NEXT)
-		return 0;
-	if (lane < n)
-		read_bb(sq, bb_cnt, cons + (uint64_t)lane, b);
-	return n;
-}
-
 /* Runs up to 32 WQEs of the left BBs at cons one per lane, when all are
  * RDMA writes of as many BBs as the first (nbb) that lane_decode() takes,
  * each checks out, no two destinations overlap (so order cannot show) and
@@ -1246,32 +1178,19 @@ static __device__ __forceinline__ int batch_prefetch_next(const uint8_t *sq, uin
  * them one at a time instead. All lanes call it. Each lane's WQE, decoded
  * and resolved, stays in registers. rights, peer_pd: lane 0's loads of the
  * peer's rights and pd (snx_pass_peer_load), which go out before the BB
- * loads and are first used after them (one trip for both).
- *
- * The BB loads: b holds this lane's BB at cons + lane already when lane <
- * pre (loaded at the pass's start for lane 0, prefetch_bb, or by the last
- * batch, below); else the lane loads it. Once the batch's WQEs are decoded
- * (b is then dead) and checked, every lane loads its BB of the next batch
- * (at the new cons + lane, for the min(32, left - bbs) lanes it will have)
- * into b, so that those loads are in flight while this batch claims, moves
- * its data and writes its CQEs (whose fence waits for them together with
- * the data: one trip for both), and *pre_next says how many lanes it
- * loaded; the caller passes that as pre to the next batch at the new cons,
- * and 0 to anything else. The loads follow the pass's record acquire in
- * program order, as the next batch's own would, and read only BBs the
- * record covers (below the target). */
+ * loads and are first used after them (one trip for both). */
 static __device__ __forceinline__ int warp_batch(snx_pass &p, gpu_consts kc, gpu_trace *tr,
 						 cq_park *pk, snx_qp *qp, const batch_qp &bq,
 						 uint32_t rights, uint32_t peer_pd, uint32_t b[16],
-						 int pre, uint64_t cons, uint64_t left, int lane,
-						 uint32_t *bbs, int *pre_next)
+						 int use_pre,
+						 uint64_t cons, uint64_t left, int lane, uint32_t *bbs)
 {
 	const uint8_t *sq = bq.sq;
 	uint32_t bb_cnt = bq.bb_cnt;
 	snx_cq *cq = bq.cq;
 	uint32_t nbb;
 	lane_write lw;
-	int ok = 1, got = 1, n = left < 32 ? (int)left : 32, next;
+	int ok = 1, got = 1, n = left < 32 ? (int)left : 32;
 	uint64_t lo = 0, hi = 0;
 	unsigned sigmask;
 	cq_slots slots = { NULL, 0, 0, 0, 0 };
@@ -1280,8 +1199,7 @@ static __device__ __forceinline__ int warp_batch(snx_pass &p, gpu_consts kc, gpu
 		return 0; /* a caller ring the 16-byte loads cannot read */
 	/* One BB per lane first (the common case costs one round trip); the
 	 * first WQE's ctrl segment says how many BBs the batch's WQEs take. */
-	*pre_next = 0;
-	if (lane < n && lane >= pre) /* else b holds it (see above) */
+	if (lane < n && !(lane == 0 && use_pre)) /* else b: lane 0's BB at cons, loaded at the pass's start */
 		read_bb(sq, bb_cnt, cons + lane, b);
 	nbb = __shfl_sync(FULL_WARP, lane ? 1 : gic_wqe_bb_count(b[1]), 0);
 	if (lane == 0)
@@ -1321,8 +1239,6 @@ static __device__ __forceinline__ int warp_batch(snx_pass &p, gpu_consts kc, gpu
 	}
 	if (lane == 0)
 		trace_now(kc, tr, SOFTNIC_TRACE_KEY_OK, cons, (uint32_t)n);
-	next = batch_prefetch_next(sq, bb_cnt, cons + (uint64_t)n * nbb, left - (uint64_t)n * nbb,
-				   lane, b);
 	sigmask = __ballot_sync(FULL_WARP, lane < n && lw.signaled);
 	/* With signaled WQEs, lane 0 holds the CQ lock from the claim to the
 	 * last CQE, and keeps it parked after them (park_claim: no atomic
@@ -1347,13 +1263,12 @@ static __device__ __forceinline__ int warp_batch(snx_pass &p, gpu_consts kc, gpu
 	__syncwarp(FULL_WARP);
 	if (lane == 0)
 		trace_now(kc, tr, SOFTNIC_TRACE_DATA_MOVED, cons, (uint32_t)n);
-	batch_cqes(p, kc, tr, pk, &slots, bq.qpn, &lw, sigmask, cons, nbb, lane);
+	batch_cqes(p, kc, tr, pk, &slots, bq.qpn, &lw, sigmask, cons, nbb, n, lane);
 	if (lane == 0) {
 		qp->cons = cons + (uint64_t)n * nbb;
 		p.st.wqes_executed += n;
 	}
 	*bbs = (uint32_t)n * nbb;
-	*pre_next = next;
 	return n;
 }
 
@@ -1498,52 +1413,32 @@ static __device__ __forceinline__ int warp_progress(snx_pass &p, gpu_consts kc, 
 	cons = __shfl_sync(FULL_WARP, v.cons, 0);
 	left = __shfl_sync(FULL_WARP, v.target - v.cons, 0);
 	healthy = __shfl_sync(FULL_WARP, !v.in_error && !v.pending_synd, 0);
-	/* pre: the lanes below it hold their BB at cons in pre_bb (lane 0's
-	 * from the pass's start; after a batch, every lane's of the next one,
-	 * warp_batch), for the next step only. */
+	/* pre (lane 0): pre_bb is the BB at cons, for the first step only. */
 	while (left) {
-		int k = 0, pre_next = 0;
-		uint32_t bbs = 0, in_error = 0, pending = 0;
+		int k = 0;
+		uint32_t bbs = 0;
 
-		/* Issued before the batch, used after it (no trip of their own):
-		 * in_error from the host, pending_synd from this warp's serial
-		 * core. */
-		if (lane == 0) {
-			in_error = gic_ld_relaxed_sys_u32(&qp->in_error);
-			pending = qp->pending_synd;
-		}
 		if (healthy && p.link == SNX_QP_CONNECTED)
 			k = warp_batch(p, kc, tr, pk, qp, bq, p.peer_rights, v.peer_pd,
-				       pre_bb, pre, cons, left, lane, &bbs, &pre_next);
+				       pre_bb, pre, cons, left, lane, &bbs);
 		pre = 0;
-		if (k) {
-			done += k;
-			if (fresh && bbs == left)
-				break; /* the batch took every WQE the pass found */
-			if (lane == 0)
-				trace_flush(kc, tr, bq.qpn); /* as below */
-			/* The batch moved qp->cons by bbs and nothing else of
-			 * the record: go on from registers, with the BBs it
-			 * loaded for the next batch. */
-			cons += bbs;
-			left -= bbs;
-			healthy = __shfl_sync(FULL_WARP, !in_error && !pending, 0);
-			pre = pre_next;
-			continue;
+		if (!k) {
+			k = __shfl_sync(FULL_WARP, lane ? 0 : serial_step(p, pk, qp), 0);
+			fresh = 0;
+			if (lane == 0 && k)
+				trace_now(kc, tr, SOFTNIC_TRACE_SERIAL, cons, 1);
 		}
-		k = __shfl_sync(FULL_WARP, lane ? 0 : serial_step(p, pk, qp), 0);
-		fresh = 0;
-		if (lane == 0 && k)
-			trace_now(kc, tr, SOFTNIC_TRACE_SERIAL, cons, 1);
 		if (!k)
 			break; /* a CQ is full: come back on a later scan */
 		done += k;
+		if (fresh && bbs == left)
+			break; /* the batch took every WQE the pass found */
 		/* Another step follows, whose stamps would overwrite these: out
 		 * with them now (else after the pass's end, off its span). */
 		if (lane == 0)
 			trace_flush(kc, tr, bq.qpn);
-		/* The record, as the serial core left it (in_error may also
-		 * have come from the host). */
+		/* The record, as the serial core or the batch left it (in_error
+		 * may also have come from the host). */
 		cons = __shfl_sync(FULL_WARP, lane ? 0 : qp->cons, 0);
 		left = __shfl_sync(FULL_WARP, lane ? 0 : qp->target - qp->cons, 0);
 		healthy = __shfl_sync(FULL_WARP, lane ? 0 : !qp->in_error && !qp->pending_synd, 0);
