@@ -17,6 +17,14 @@
  * The driver runs each path asked for (gda, proxy: in this process, host
  * or GPU mode; nvshmem: GPU only, in PEs of their own, nvshmem_pe.h) at
  * each level of --bg-ctas.
+ *
+ * --procs 2 (pe_pair.h; the gda path): the same bodies with PE1 a process
+ * of its own, a phase per configuration: each PE clears what it receives
+ * (gic_pair_sync: both ready), runs its writers (thread k on PE k % 2),
+ * PE 0 probes and PE 1 answers, each drains its queues, the PEs swap
+ * their writers' counts (gic_pair_exchange) and each checks every slot
+ * and probe value it received: PE 0's checks in its rows, PE 1's in its
+ * verdict.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -28,6 +36,7 @@
 #include "gic.h"
 #include "host.h"
 #include "nvshmem_pe.h"
+#include "pe_pair.h"
 
 #define SUB "loaded"
 enum { HOST_MAX_BG = 2, BG_SLOTS = 64, BG_BASE = 4096, LD_SIGNAL = 16 };
@@ -135,13 +144,16 @@ typedef struct ld_bg {
 	pthread_t tid;
 	ld_host *L;
 	int k, pe;
-	uint64_t sent;     /* writes posted (read after join, or relaxed) */
+	int running;       /* started in this process (--procs 2: the writers of its PE) */
+	uint64_t sent;     /* writes posted (read after join, or relaxed); a writer of
+			    * the peer's process: its count, after the exchange */
 	int rc;
 } ld_bg;
 
 struct ld_host {
 	const gic_opts *o;
 	const loaded_state *st;
+	gic_pair *pair;     /* --procs 2: this process's PE (NULL: both PEs here) */
 	hx *h;
 	hxp px[2];
 	int reserved;       /* the probe owns its queue */
@@ -152,10 +164,23 @@ struct ld_host {
 	uint64_t probe_sent[2]; /* proxy path: probe requests per PE (counter 0) */
 	uint64_t bg_base[2];    /* proxy path: background counter (1) at the start of a
 				 * configuration: the counters run on across them */
-	uint64_t flag[2];   /* flag[pe]: probe writes delivered to pe */
+	uint64_t flag[2];   /* one process: flag[pe]: probe writes delivered to pe */
+	uint64_t seen[2];   /* --procs 2: the probe word pe saw last */
 	int bad;            /* probe payloads that did not check out */
 	int rc;             /* the responder's failure */
 };
+
+/* --procs 2: what a PE counted in a configuration, for the other. */
+typedef struct ld_tally {
+	uint64_t sent[HOST_MAX_BG]; /* its background writers' writes (others 0) */
+	uint64_t window;            /* of those, the writes posted while it probed or answered */
+} ld_tally;
+
+/* 1 when PE pe is this process's (both, with both PEs here). */
+static int ld_local(const ld_host *L, int pe)
+{
+	return !L->h->pe[pe].remote;
+}
 
 /* One 8-byte write from pe to the peer's dst + off on queue/ring `lane`
  * (0: the background's, 1: the probe's own). */
@@ -234,7 +259,8 @@ static int ld_probe_send(ld_host *L, int pe, uint64_t v)
 	return rc;
 }
 
-/* Delivery i to the peer of pe: send, then raise the peer's flag. */
+/* Delivery i to the peer of pe: send, then raise the peer's flag (one
+ * process; --procs 2 the peer sees the word itself). */
 static int ld_deliver(ld_host *L, int pe, int i, uint64_t v)
 {
 	int rc = ld_probe_send(L, pe, v);
@@ -244,15 +270,25 @@ static int ld_deliver(ld_host *L, int pe, int i, uint64_t v)
 	return rc;
 }
 
-/* Waits for delivery i to pe and checks its word (no thread reads memory
- * the engine is writing: the flag follows the sender's completion). */
+/* Waits for delivery i to pe and checks its word. One process: no thread
+ * reads memory the engine is writing (the flag follows the sender's
+ * completion); --procs 2: the sender is another process, the word itself
+ * changes (every probe value differs from the one before). */
 static int ld_receive(ld_host *L, int pe, int i, uint64_t want)
 {
-	int rc = hx_wait_u64(&L->flag[pe], (uint64_t)i + 1, hx_deadline());
+	const uint64_t *word = (const uint64_t *)L->h->pe[pe].dst;
+	uint64_t got = 0;
+	int rc = L->pair ? hx_wait_u64_change(word, L->seen[pe], hx_deadline(), &got)
+			 : hx_wait_u64(&L->flag[pe], (uint64_t)i + 1, hx_deadline());
 
-	if (!rc && !hx_check(SUB, "probe payload", L->h->pe[pe].dst, (const uint8_t *)&want, 8))
+	if (rc)
+		return rc;
+	if (!L->pair)
+		memcpy(&got, word, 8);
+	L->seen[pe] = got;
+	if (!hx_check(SUB, "probe payload", (const uint8_t *)&got, (const uint8_t *)&want, 8))
 		__atomic_fetch_add(&L->bad, 1, __ATOMIC_RELAXED);
-	return rc;
+	return 0;
 }
 
 static void *responder_main(void *arg)
@@ -267,15 +303,18 @@ static void *responder_main(void *arg)
 	return NULL;
 }
 
-/* The probe's round trips; samples in us. */
+/* The probe's round trips; samples in us. The responder is a thread of
+ * PE 1 here, or (--procs 2) PE 1's process, which runs it alone. */
 static int ld_probe(ld_host *L, gic_samples *s)
 {
 	pthread_t t;
-	int rc = pthread_create(&t, NULL, responder_main, L);
+	int rc = 0;
 
-	if (rc)
+	if (!gic_pair_posts(L->pair))
+		responder_main(L);
+	else if (!L->pair && (rc = pthread_create(&t, NULL, responder_main, L)))
 		return rc;
-	for (int i = 0; i < L->probes && !rc; i++) {
+	for (int i = 0; i < L->probes && !rc && gic_pair_posts(L->pair); i++) {
 		uint64_t t0 = gic_now_ns();
 
 		rc = ld_deliver(L, 0, i, hx_value(1, (uint64_t)i));
@@ -284,20 +323,22 @@ static int ld_probe(ld_host *L, gic_samples *s)
 		if (!rc)
 			gic_samples_add(s, (double)(gic_now_ns() - t0) / 1e3);
 	}
-	pthread_join(t, NULL);
+	if (!L->pair)
+		pthread_join(t, NULL);
 	if (rc || L->rc)
 		fprintf(stderr, "gic loaded: probe failed: %s\n", strerror(rc ? rc : L->rc));
 	return rc ? rc : L->rc;
 }
 
-/* Drains every queue (gda) or waits for the background's counters
- * (proxy); then checks every background slot. 1 when all hold their last
- * value. */
-static int ld_drain_validate(ld_host *L, int *rc)
+/* Checks every background slot of this process's destinations: each
+ * holds the last value its writer put there. 1 when all do. */
+static int ld_validate(ld_host *L)
 {
-	for (int k = 0; k < L->nbg && !*rc; k++) {
+	for (int k = 0; k < L->nbg; k++) {
 		ld_bg *b = &L->bg[k];
 
+		if (!ld_local(L, 1 - b->pe))
+			continue;
 		for (uint64_t s = 0; s < BG_SLOTS && s < b->sent; s++) {
 			uint64_t last = s + (b->sent - 1 - s) / BG_SLOTS * BG_SLOTS;
 			uint64_t v = hx_value(200 + (uint64_t)k, last);
@@ -310,6 +351,8 @@ static int ld_drain_validate(ld_host *L, int *rc)
 	return 1;
 }
 
+/* Drains this process's queues (gda) or waits for the background's
+ * counters (proxy): every write counted has landed. */
 static int ld_drain(ld_host *L)
 {
 	int rc = 0;
@@ -325,10 +368,30 @@ static int ld_drain(ld_host *L)
 		return rc ? hxp_fail(&L->px[0], SUB, "background drain", rc) : 0;
 	}
 	for (int pe = 0; pe < 2 && !rc; pe++)
-		for (int q = 0; q < 2 && !rc; q++)
+		for (int q = 0; q < 2 && !rc && ld_local(L, pe); q++)
 			if ((rc = gic_sq_quiet(&L->h->pe[pe].sq[q], GIC_ORDER_RELEASE_SYS,
 					       hx_deadline())))
 				hx_fail(L->h, pe, q, "loaded drain", rc);
+	return rc;
+}
+
+/* --procs 2, after the drain: this PE's counts to the peer and the
+ * peer's here (its writers' counts, for ld_validate; its window's writes
+ * added to *window). Nothing with both PEs here. */
+static int ld_swap_tally(ld_host *L, uint64_t *window)
+{
+	ld_tally mine = { .window = *window }, theirs = { 0 };
+	int rc;
+
+	if (!L->pair)
+		return 0;
+	for (int k = 0; k < L->nbg; k++)
+		mine.sent[k] = L->bg[k].running ? L->bg[k].sent : 0;
+	rc = gic_pair_exchange(L->pair, &mine, &theirs, sizeof(mine));
+	for (int k = 0; k < L->nbg && !rc; k++)
+		if (!L->bg[k].running)
+			L->bg[k].sent = theirs.sent[k];
+	*window += theirs.window;
 	return rc;
 }
 
@@ -354,6 +417,8 @@ static int ld_emit(ld_host *L, gic_sink *sink, const gic_samples *s, double bg_r
 		if (L->st->path == GIC_LOADED_PROXY)
 			gic_result_param(&r[i], "T=%d R=%d B=%d inflight=%d protocol=baseline",
 					 L->st->T, L->st->R, L->st->B, L->st->inflight);
+		if (L->pair)
+			gic_result_param(&r[i], "procs=2");
 		snprintf(r[i].transport, sizeof(r[i].transport), "%s", gic_transport(L->o));
 		snprintf(r[i].note, sizeof(r[i].note), "host analogue: %d background host "
 			 "thread%s (asked %d CTAs)%s", L->nbg, L->nbg == 1 ? "" : "s",
@@ -361,50 +426,105 @@ static int ld_emit(ld_host *L, gic_sink *sink, const gic_samples *s, double bg_r
 			 "protocol on both queues, writers spread over the rings" : "");
 		r[i].validated = valid;
 		gic_result_paper(&r[i]);
-		if (gic_emit(sink, &r[i]))
+		if (gic_pair_put(L->pair, sink, &r[i]))
 			return ENOMEM;
 	}
 	return 0;
 }
 
-/* One configuration: start the background, probe, stop, drain, check. */
-static int ld_config(ld_host *L, gic_sink *sink)
+/* A configuration's start on this process's PEs: the probe words and the
+ * background slots they receive cleared (every value written is nonzero:
+ * a write that never lands cannot pass), the counts reset. */
+static void ld_prepare(ld_host *L)
 {
-	gic_samples s = { 0 };
-	uint64_t t0, ns, sent0 = 0, sent1 = 0;
-	int rc = 0, started = 0, valid;
-
-	L->stop = 0;
-	L->rc = 0;
-	L->bad = 0;
-	L->flag[0] = L->flag[1] = 0;
-	if (L->st->path == GIC_LOADED_PROXY)
-		for (int pe = 0; pe < 2; pe++)
+	L->stop = L->rc = L->bad = 0;
+	for (int pe = 0; pe < 2; pe++) {
+		L->flag[pe] = L->seen[pe] = 0;
+		if (ld_local(L, pe)) {
+			memset(L->h->pe[pe].dst, 0, 8);
+			memset(L->h->pe[pe].dst + BG_BASE, 0, (size_t)HOST_MAX_BG * BG_SLOTS * 8);
+		}
+		if (L->st->path == GIC_LOADED_PROXY)
 			L->bg_base[pe] = __atomic_load_n(&L->px[pe].counters[1], __ATOMIC_ACQUIRE);
-	for (int k = 0; k < L->nbg; k++) {
-		L->bg[k] = (ld_bg){ .L = L, .k = k, .pe = k % 2 };
-		if (pthread_create(&L->bg[k].tid, NULL, bg_main, &L->bg[k]))
-			break;
-		started++;
 	}
-	for (int k = 0; k < started; k++)
-		sent0 += __atomic_load_n(&L->bg[k].sent, __ATOMIC_RELAXED);
-	t0 = gic_now_ns();
-	rc = started < L->nbg ? EAGAIN : ld_probe(L, &s);
-	ns = gic_now_ns() - t0;
-	for (int k = 0; k < started; k++)
-		sent1 += __atomic_load_n(&L->bg[k].sent, __ATOMIC_RELAXED);
+	for (int k = 0; k < L->nbg; k++)
+		L->bg[k] = (ld_bg){ .L = L, .k = k, .pe = k % 2 };
+}
+
+/* Starts the background writers of this process's PEs (thread k on PE
+ * k % 2); EAGAIN when one could not start (those started run). */
+static int ld_bg_start(ld_host *L)
+{
+	for (int k = 0; k < L->nbg; k++) {
+		if (!ld_local(L, L->bg[k].pe))
+			continue;
+		if (pthread_create(&L->bg[k].tid, NULL, bg_main, &L->bg[k]))
+			return EAGAIN;
+		L->bg[k].running = 1;
+	}
+	return 0;
+}
+
+/* Writes posted so far by this process's writers. */
+static uint64_t ld_bg_sent(ld_host *L)
+{
+	uint64_t n = 0;
+
+	for (int k = 0; k < L->nbg; k++)
+		if (L->bg[k].running)
+			n += __atomic_load_n(&L->bg[k].sent, __ATOMIC_RELAXED);
+	return n;
+}
+
+/* Stops and joins this process's writers; the first one's failure. */
+static int ld_bg_stop(ld_host *L)
+{
+	int rc = 0;
+
 	__atomic_store_n(&L->stop, 1, __ATOMIC_RELEASE);
-	for (int k = 0; k < started; k++) {
+	for (int k = 0; k < L->nbg; k++) {
+		if (!L->bg[k].running)
+			continue;
 		pthread_join(L->bg[k].tid, NULL);
 		if (!rc && L->bg[k].rc)
 			rc = L->bg[k].rc;
 	}
+	return rc;
+}
+
+/* One configuration (a phase of --procs 2): both PEs prepared (a sync),
+ * the background started, the probe (PE 1: the responder), stop, drain,
+ * the counts swapped, every received value checked. The background rate
+ * is every writer's writes while the probe ran: --procs 2 PE 1's count
+ * from its responder's span, which lies within PE 0's probe span but for
+ * a signal's and a half round trip's time at its ends. */
+static int ld_config(ld_host *L, gic_sink *sink)
+{
+	gic_samples s = { 0 };
+	uint64_t t0, ns, sent0, window;
+	int rc, brc, valid;
+
+	ld_prepare(L);
+	rc = gic_pair_sync(L->pair, L->h);
+	if (!rc)
+		rc = ld_bg_start(L);
+	sent0 = ld_bg_sent(L);
+	t0 = gic_now_ns();
+	if (!rc)
+		rc = ld_probe(L, &s);
+	ns = gic_now_ns() - t0;
+	window = ld_bg_sent(L) - sent0;
+	brc = ld_bg_stop(L);
+	rc = rc ? rc : brc;
 	if (!rc)
 		rc = ld_drain(L);
-	valid = !rc && !L->bad && ld_drain_validate(L, &rc);
 	if (!rc)
-		rc = ld_emit(L, sink, &s, (double)(sent1 - sent0) * 1e3 / (double)ns, valid);
+		rc = ld_swap_tally(L, &window);
+	valid = !rc && !L->bad && ld_validate(L);
+	if (!rc && gic_pair_posts(L->pair))
+		rc = ld_emit(L, sink, &s, (double)window * 1e3 / (double)ns, valid);
+	if (!rc)
+		gic_pair_phase_done(L->pair, valid);
 	gic_samples_free(&s);
 	return rc;
 }
@@ -421,7 +541,10 @@ static int ld_open_proxies(ld_host *L)
 	return rc;
 }
 
-static int ld_host_run(const gic_opts *o, const loaded_state *st, gic_sink *sink)
+/* One run (st->path at st->bg_ctas): in this process (pair NULL), or as
+ * this PE of a pair (the gda path: loaded_check_procs). */
+static int ld_host_run(const gic_opts *o, const loaded_state *st, gic_pair *pair,
+		       gic_sink *sink)
 {
 	ld_host *L = calloc(1, sizeof(*L));
 	hx_cfg c = { .who = SUB, .provider = o->provider, .nic = o->nic,
@@ -433,19 +556,18 @@ static int ld_host_run(const gic_opts *o, const loaded_state *st, gic_sink *sink
 		return ENOMEM;
 	L->o = o;
 	L->st = st;
+	L->pair = pair;
 	L->nbg = st->bg_ctas < HOST_MAX_BG ? st->bg_ctas : HOST_MAX_BG;
 	L->probes = o->iters + o->warmup;
 	if (!(o->given & GIC_GIVEN_N) && o->quick)
 		L->probes = 60;
-	rc = hx_open(&L->h, &c);
+	rc = gic_pair_open(pair, &L->h, &c);
 	if (!rc && st->path == GIC_LOADED_PROXY)
 		rc = ld_open_proxies(L);
 	for (int q = 0; q < 2 && !rc; q++) {
 		if (!(st->queues & (1u << q)))
 			continue;
 		L->reserved = q;
-		memset(L->h->pe[0].dst, 0, 8);
-		memset(L->h->pe[1].dst, 0, 8);
 		gic_progress(SUB, q + 1, 2, q ? "reserved queue" : "shared queue");
 		rc = ld_config(L, sink);
 	}
@@ -479,9 +601,87 @@ static int loaded_nvshmem(const gic_opts *o, const loaded_state *st, gic_sink *s
 	return gic_nvshmem_run(SUB, &job, sink);
 }
 
+/* The run of path p at level k of st: *one, with the host's or the
+ * GPU's proxy shape where st leaves it open. */
+static void ld_one(const gic_opts *o, const loaded_state *st, int p, int k, loaded_state *one)
+{
+	*one = *st;
+	one->path = p;
+	one->bg_ctas = st->levels[k];
+	one->T = st->T ? st->T : o->host ? 1 : 4;
+	one->R = st->R ? st->R : o->host ? 2 : 32;
+	one->B = st->B ? st->B : 16;
+}
+
+/* Path p at every level: host mode in this process (pair NULL) or as
+ * this PE of a pair (which stops at the first failure: the peer is then
+ * out of step), or the GPU mode. The first error; what ran is kept. */
+static int ld_levels(const gic_opts *o, const loaded_state *st, int p, gic_pair *pair,
+		     const gic_run_info *info, gic_sink *sink)
+{
+	int rc = 0;
+
+	for (int k = 0; k < st->nlevels && !(pair && rc); k++) {
+		loaded_state one;
+		int prc;
+
+		ld_one(o, st, p, k, &one);
+		prc = o->host ? ld_host_run(o, &one, pair, sink) : gic_gpu_loaded(o, &one, info, sink);
+		rc = rc ? rc : prc;
+	}
+	return rc;
+}
+
+/* Phases of --procs 2: a configuration each (every level, both queues),
+ * two rows each. */
+enum { LD_PAIR_PHASES = GIC_LOADED_MAX_LEVELS * 2 };
+
+_Static_assert(sizeof(loaded_state) <= GIC_PAIR_STATE_MAX, "loaded's state fits a pair job");
+
+/* 1 when a pair job's state is one loaded_check_procs let through. */
+static int ld_pair_state_ok(const loaded_state *st)
+{
+	int ok = st->paths == 1u << GIC_LOADED_GDA && st->nlevels >= 1 &&
+		 st->nlevels <= GIC_LOADED_MAX_LEVELS && st->queues >= 1 && st->queues <= 3 &&
+		 st->pace_ns >= 0 && st->pace_ns <= 1000000000;
+
+	for (int k = 0; k < st->nlevels && ok; k++)
+		ok = st->levels[k] >= 0 && st->levels[k] <= 1024;
+	return ok;
+}
+
+/* run_pe (exp.h): the gda path at every level as this PE of pair. */
+static int loaded_run_pe(gic_pair *pair, const gic_opts *o, const void *state,
+			 size_t state_len)
+{
+	const loaded_state *st = state;
+
+	if (state_len != sizeof(*st) || !ld_pair_state_ok(st)) {
+		fprintf(stderr, "gic loaded: PE%d: a malformed job\n", gic_pair_rank(pair));
+		return EPROTO;
+	}
+	return ld_levels(o, st, GIC_LOADED_GDA, pair, NULL, NULL);
+}
+
+/* --procs 2 (after main's checks: --host, a provider other than softnic):
+ * the gda path only. */
+static int loaded_check_procs(const gic_opts *o, const void *state)
+{
+	const loaded_state *st = state;
+
+	if (st->paths & ~(1u << GIC_LOADED_GDA)) {
+		fprintf(stderr, "gic loaded: --procs %d runs the gda path only (the proxy path's "
+			"mini-proxies connect their own QPs to the peer's NIC, in one process)\n",
+			o->procs);
+		return EINVAL;
+	}
+	return 0;
+}
+
 /* Every path asked for at every level: gda and proxy in this process (host
- * or GPU mode), then nvshmem in PEs of its own. What ran is kept when a
- * later part fails; the first error is returned. */
+ * or GPU mode), or (--procs 2) gda in a pair of PE processes; then
+ * nvshmem in PEs of its own. What ran is kept when a later part fails;
+ * the first error is returned. */
 static int loaded_run(const gic_opts *o, void *state, const gic_run_info *info, gic_sink *sink)
 {
 	const loaded_state *st = state;
@@ -498,22 +698,23 @@ static int loaded_run(const gic_opts *o, void *state, const gic_run_info *info, 
 			return EINVAL;
 		}
 	}
-	for (int p = GIC_LOADED_GDA; p <= GIC_LOADED_PROXY; p++) {
-		for (int k = 0; k < st->nlevels && (st->paths & (1u << p)); k++) {
-			loaded_state one = *st;
-			int prc;
+	if (st->paths & (1u << GIC_LOADED_PROXY)) {
+		loaded_state one;
 
-			one.path = p;
-			one.bg_ctas = st->levels[k];
-			one.T = st->T ? st->T : o->host ? 1 : 4;
-			one.R = st->R ? st->R : o->host ? 2 : 32;
-			one.B = st->B ? st->B : 16;
-			if (p == GIC_LOADED_PROXY && one.R < one.T) {
-				fprintf(stderr, "gic loaded: R%d below T%d: every worker needs a ring\n",
-					one.R, one.T);
-				return EINVAL;
-			}
-			prc = o->host ? ld_host_run(o, &one, sink) : gic_gpu_loaded(o, &one, info, sink);
+		ld_one(o, st, GIC_LOADED_PROXY, 0, &one);
+		if (one.R < one.T) {
+			fprintf(stderr, "gic loaded: R%d below T%d: every worker needs a ring\n",
+				one.R, one.T);
+			return EINVAL;
+		}
+	}
+	if (o->procs > 1)
+		return gic_pair_run(o, SUB, st, sizeof(*st), LD_PAIR_PHASES, 2 * LD_PAIR_PHASES,
+				    sink);
+	for (int p = GIC_LOADED_GDA; p <= GIC_LOADED_PROXY; p++) {
+		if (st->paths & (1u << p)) {
+			int prc = ld_levels(o, st, p, NULL, info, sink);
+
 			rc = rc ? rc : prc;
 		}
 	}
@@ -538,4 +739,6 @@ const gic_experiment gic_exp_loaded = {
 	.parse = loaded_parse,
 	.run = loaded_run,
 	.free_state = loaded_free,
+	.check_procs = loaded_check_procs,
+	.run_pe = loaded_run_pe,
 };

@@ -178,6 +178,23 @@ int gic_pair_end(gic_pair *pair, hx *h)
 			     : pair_signal(pair, h);
 }
 
+int gic_pair_sync(gic_pair *pair, hx *h)
+{
+	int rc;
+
+	if (!pair)
+		return 0;
+	rc = gic_pair_begin(pair, h);
+	if (!rc)
+		rc = pair->pl.rank ? pair_await(pair, h, GIC_PAIR_WAIT_NS) : pair_signal(pair, h);
+	return rc;
+}
+
+int gic_pair_exchange(gic_pair *pair, const void *mine, void *theirs, size_t len)
+{
+	return pair ? pair_swap(pair, mine, theirs, len) : 0;
+}
+
 int gic_pair_put(gic_pair *pair, gic_sink *sink, const gic_result *r)
 {
 	if (!pair)

@@ -1,9 +1,10 @@
 /*
  * bench/gic/pe_pair.h - `--procs 2` of the host modes: the two PEs of an
  * experiment as two processes of this program (issue 14: "two PEs are two
- * processes"), what gic lat, rate and payload share. Each experiment keeps
- * its measurement bodies; the same bodies run with both PEs in one process
- * (pair NULL in every helper below) or as one PE of a pair.
+ * processes"), what gic lat, rate, payload, loaded and kernel share. Each
+ * experiment keeps its measurement bodies; the same bodies run with both
+ * PEs in one process (pair NULL in every helper below) or as one PE of a
+ * pair.
  *
  * Roles. The driver (this process) runs neither PE: gic_pair_run() starts
  * two PE processes of this program through pe_launch.h (start_all) with
@@ -23,7 +24,10 @@
  * raises with an 8-byte RDMA write, a count of signals. A measurement (or
  * a lap of one) is bracketed by gic_pair_begin (PE 1 has prepared its
  * destination: it signals, PE 0 waits) and gic_pair_end (PE 0's writes
- * have completed: it signals, PE 1 waits and then checks).
+ * have completed: it signals, PE 1 waits and then checks); where both PEs
+ * write (gic loaded) gic_pair_sync starts a measurement, and what each PE
+ * counted (its writers' messages) goes to the other through
+ * gic_pair_exchange.
  *
  * Time limits: gic_pair_begin waits GIC_PAIR_WAIT_NS, gic_pair_end up to
  * the PE's own limit (a measurement may be long), the record exchange
@@ -105,6 +109,20 @@ int gic_pair_begin(gic_pair *pair, hx *h);
  * signals; PE 1 waits for it (up to the PE's own limit), then may check
  * its destination. 0 (pair NULL: at once), or errno after a message. */
 int gic_pair_end(gic_pair *pair, hx *h);
+
+/* A barrier between measurements whose writes go both ways: each PE has
+ * prepared its destination; PE 1 signals, PE 0 waits, then PE 0 signals
+ * and PE 1 waits (each GIC_PAIR_WAIT_NS). 0 (pair NULL: at once), or
+ * errno after a message. */
+int gic_pair_sync(gic_pair *pair, hx *h);
+
+/* Swaps len bytes (1..GIC_PL_GATHER_MAX) with the peer through the driver
+ * (an allgather, GIC_PL_INPUT_MS): mine to the peer, the peer's into
+ * theirs. For what a PE counted (not payload: that goes over the NIC);
+ * call it after this PE's writes have completed. 0 (pair NULL: nothing
+ * copied), or EINVAL for a bad len; a PE whose peer does not answer dies
+ * (pe_launch: the driver reports it). */
+int gic_pair_exchange(gic_pair *pair, const void *mine, void *theirs, size_t len);
 
 /* Hands result r on: into sink (pair NULL), or (PE 0) to the driver as
  * the RESULT of the phase being run; PE 1 drops it. 0 or ENOMEM. */
