@@ -10,8 +10,16 @@
  * wait for their completion). Rounds of every block are timed; the loss
  * is 1 - t(none) / t(variant) on the medians, and "waiting loss" is
  * 1 - t(send) / t(sendwait). The FMA checksum of every variant must equal
- * none's, and every thread's last message must have landed. Registers,
- * spills and resident blocks are GPU-mode results.
+ * none's, and every slot a thread wrote must hold its last message there
+ * (each configuration starts with PE1's slots cleared or poisoned).
+ * Registers, spills and resident blocks are GPU-mode results.
+ *
+ * --procs 2 (pe_pair.h): the same bodies with PE1, the messages' target,
+ * a process of its own, a phase per configuration: PE 1 clears its slots
+ * and lets PE 0 go (gic_pair_begin), PE 0 runs and times the rounds and
+ * signals their end (gic_pair_end; its threads' queues are quiet), hands
+ * its message counts over (gic_pair_exchange), and PE 1 checks every slot
+ * and sends its verdict; the checksum is PE 0's check.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -23,6 +31,7 @@
 #include "gic.h"
 #include "host.h"
 #include "nvshmem_pe.h"
+#include "pe_pair.h"
 
 #define SUB "kernel"
 enum { KMAX_THREADS = 8, KITERS = 256, KSLOTS = 64 };
@@ -165,18 +174,23 @@ typedef struct k_thread {
 	k_host *K;
 	int t;
 	double sum;       /* FMA checksum of its blocks */
-	uint64_t sent;    /* messages posted */
+	uint64_t sent;    /* messages posted (--procs 2 PE 1: PE 0's count, exchanged) */
 	int rc;
 } k_thread;
 
 struct k_host {
 	const gic_opts *o;
 	const kernel_state *st;
+	gic_pair *pair;      /* --procs 2: this process's PE (NULL: both PEs here) */
 	hx *h;
 	int blocks, threads, variant, msgs;
 	volatile int never;  /* 0: the "code" variant's branch is never taken */
 	k_thread th[KMAX_THREADS];
 };
+
+/* Phases of --procs 2: a (variant, msgs) configuration each; at most
+ * three rows each (time, loss, waiting loss). */
+enum { K_PAIR_PHASES = 2 + 2 * GIC_KERNEL_MAX_MSGS, K_PAIR_RESULTS = 3 * K_PAIR_PHASES };
 
 /* One block's compute: KITERS rounds of FMAs over live values. */
 static double fma_block(int live, int block)
@@ -262,42 +276,90 @@ static int k_round(k_host *K, uint64_t *ns, double *sum)
 	return rc ? rc : started < K->threads ? EAGAIN : 0;
 }
 
-/* 1 when every thread's last message landed (8-byte messages). */
+/* The expected bytes of thread t's slot s (its last message there). */
+static const uint8_t *k_expected(k_host *K, int t, uint64_t s, uint64_t *v)
+{
+	uint64_t last = s + (K->th[t].sent - 1 - s) / KSLOTS * KSLOTS;
+
+	*v = hx_value((uint64_t)t + 1, last);
+	if (K->st->size == 8)
+		return (const uint8_t *)v;
+	return K->h->pe[gic_pair_rank(K->pair)].src + ((size_t)t * KSLOTS + s) * K->st->size;
+}
+
+/* Where PE 1 receives, before a configuration: every slot cleared (an
+ * 8-byte value is nonzero) or poisoned against its source pattern, so
+ * that a message that never lands cannot pass. */
+static void k_prepare(k_host *K)
+{
+	uint8_t *dst = K->h->pe[1].dst;
+	size_t region = (size_t)KMAX_THREADS * KSLOTS * K->st->size;
+
+	if (!gic_pair_checks(K->pair))
+		return;
+	if (K->st->size == 8)
+		memset(dst, 0, region);
+	else
+		hx_poison(dst, K->h->pe[gic_pair_rank(K->pair)].src, region);
+}
+
+/* 1 when every slot a thread wrote holds its last message there. */
 static int k_messages_ok(k_host *K)
 {
 	for (int t = 0; t < K->threads; t++) {
-		k_thread *T = &K->th[t];
-		uint64_t last = T->sent - 1, v = hx_value((uint64_t)t + 1, last);
-		size_t off = ((size_t)t * KSLOTS + last % KSLOTS) * K->st->size;
+		for (uint64_t s = 0; s < KSLOTS && s < K->th[t].sent; s++) {
+			size_t off = ((size_t)t * KSLOTS + s) * K->st->size;
+			uint64_t v;
+			const uint8_t *want = k_expected(K, t, s, &v);
 
-		if (!T->sent)
-			continue;
-		if (K->st->size == 8 &&
-		    !hx_check(SUB, "last message", K->h->pe[1].dst + off, (const uint8_t *)&v, 8))
-			return 0;
-		if (K->st->size != 8 &&
-		    !hx_check(SUB, "last message", K->h->pe[1].dst + off, K->h->pe[0].src + off,
-			      K->st->size))
-			return 0;
+			if (!hx_check(SUB, "message slot", K->h->pe[1].dst + off, want, K->st->size))
+				return 0;
+		}
 	}
 	return 1;
 }
 
-/* Runs rounds of one (variant, msgs); samples in us; *valid checks. */
+/* --procs 2, after gic_pair_end: PE 0's message counts to PE 1, for its
+ * check. Nothing with both PEs here. */
+static int k_swap_sent(k_host *K)
+{
+	uint64_t mine[KMAX_THREADS] = { 0 }, theirs[KMAX_THREADS] = { 0 };
+	int rc;
+
+	if (!K->pair)
+		return 0;
+	for (int t = 0; t < K->threads && gic_pair_posts(K->pair); t++)
+		mine[t] = K->th[t].sent;
+	rc = gic_pair_exchange(K->pair, mine, theirs, sizeof(mine));
+	for (int t = 0; t < K->threads && !rc && gic_pair_checks(K->pair); t++)
+		K->th[t].sent = theirs[t];
+	return rc;
+}
+
+/* Runs rounds of one (variant, msgs) (PE 0 of a pair; PE 1 waits); samples
+ * in us; *valid: the checksum equals none's (where it ran) and every slot
+ * written holds its message (where it landed). */
 static int k_config(k_host *K, gic_samples *s, double ref_sum, double *sum, int *valid)
 {
-	int rounds = K->o->quick ? 5 : 20, rc = 0;
+	int rounds = K->o->quick ? 5 : 20, rc;
 
 	for (int t = 0; t < K->threads; t++)
 		K->th[t].sent = 0;
-	for (int r = 0; r < rounds + 1 && !rc; r++) {
+	k_prepare(K);
+	rc = gic_pair_begin(K->pair, K->h);
+	for (int r = 0; r < rounds + 1 && !rc && gic_pair_posts(K->pair); r++) {
 		uint64_t ns;
 
 		rc = k_round(K, &ns, sum);
 		if (!rc && r)  /* the first round warms up */
 			gic_samples_add(s, (double)ns / 1e3);
 	}
-	*valid = !rc && (ref_sum == 0 || *sum == ref_sum) && k_messages_ok(K);
+	if (!rc)
+		rc = gic_pair_end(K->pair, K->h);
+	if (!rc)
+		rc = k_swap_sent(K);
+	*valid = !rc && (ref_sum == 0 || *sum == ref_sum) &&
+		 (!gic_pair_checks(K->pair) || k_messages_ok(K));
 	if (!rc && ref_sum != 0 && *sum != ref_sum)
 		fprintf(stderr, "gic kernel: checksum %.17g differs from none's %.17g\n", *sum,
 			ref_sum);
@@ -316,20 +378,43 @@ static int k_emit(k_host *K, gic_sink *sink, const char *name, const char *metri
 		gic_result_set_value(&r, value);
 	gic_result_param(&r, "caller=fma live=%d blocks=%d threads=%d size=%zu", K->st->live,
 			 K->blocks, K->threads, K->st->size);
+	if (K->pair)
+		gic_result_param(&r, "procs=2");
 	snprintf(r.transport, sizeof(r.transport), "%s", gic_transport(K->o));
 	snprintf(r.note, sizeof(r.note), "host analogue (FMA on host threads); registers, "
 		 "spills and blocks/SM are GPU-mode results");
 	r.validated = valid;
 	gic_result_paper(&r);
-	return gic_emit(sink, &r);
+	return gic_pair_put(K->pair, sink, &r);
 }
 
-/* Runs variant v with msgs messages; emits time and loss; *p50 out. */
+/* A configuration's rows (PE 0): time; loss against none (none_p50 > 0);
+ * for sendwait, the waiting loss against send (send_p50 > 0). *p50 out. */
+static int k_rows(k_host *K, gic_sink *sink, const char *name, const gic_samples *s,
+		  double none_p50, double send_p50, int valid, double *p50)
+{
+	gic_summary sm;
+	int rc = gic_summarize(s, 0, &sm);
+
+	if (rc)
+		return rc;
+	*p50 = sm.p50;
+	rc = k_emit(K, sink, name, "time", "us", s, 0, valid);
+	if (!rc && none_p50 > 0)
+		rc = k_emit(K, sink, name, "loss", "%", NULL, 100.0 * (1.0 - none_p50 / sm.p50),
+			    valid);
+	if (!rc && send_p50 > 0)
+		rc = k_emit(K, sink, name, "waiting loss", "%", NULL,
+			    100.0 * (1.0 - send_p50 / sm.p50), 1);
+	return rc;
+}
+
+/* Runs variant v with msgs messages (a phase of --procs 2); emits its
+ * rows (k_rows); *p50 and *sum out. */
 static int k_variant(k_host *K, gic_sink *sink, int v, int msgs, double ref_sum,
-		     double none_p50, double *p50, double *sum)
+		     double none_p50, double send_p50, double *p50, double *sum)
 {
 	gic_samples s = { 0 };
-	gic_summary sm;
 	char name[96];
 	int valid = 0, rc;
 
@@ -339,13 +424,10 @@ static int k_variant(k_host *K, gic_sink *sink, int v, int msgs, double ref_sum,
 		 K->st->size);
 	gic_progress(SUB, v + 1, 4, name);
 	rc = k_config(K, &s, ref_sum, sum, &valid);
-	if (!rc && !(rc = gic_summarize(&s, 0, &sm))) {
-		*p50 = sm.p50;
-		rc = k_emit(K, sink, name, "time", "us", &s, 0, valid);
-		if (!rc && none_p50 > 0)
-			rc = k_emit(K, sink, name, "loss", "%", NULL,
-				    100.0 * (1.0 - none_p50 / sm.p50), valid);
-	}
+	if (!rc && gic_pair_posts(K->pair))
+		rc = k_rows(K, sink, name, &s, none_p50, send_p50, valid, p50);
+	if (!rc)
+		gic_pair_phase_done(K->pair, valid);
 	gic_samples_free(&s);
 	return rc;
 }
@@ -356,26 +438,100 @@ static int k_host_run(k_host *K, gic_sink *sink)
 	unsigned vs = K->st->variants;
 	int rc;
 
-	rc = k_variant(K, sink, 0, 0, 0, 0, &none, &ref);  /* the baseline always runs */
+	rc = k_variant(K, sink, 0, 0, 0, 0, 0, &none, &ref);  /* the baseline always runs */
 	if (!rc && (vs & GIC_KERNEL_CODE))
-		rc = k_variant(K, sink, 1, 0, ref, none, &p50, &sum);
+		rc = k_variant(K, sink, 1, 0, ref, none, 0, &p50, &sum);
 	for (int m = 0; m < K->st->nmsgs && !rc; m++) {
 		int msgs = K->st->msgs[m];
 
+		send = 0;
 		if (vs & GIC_KERNEL_SEND)
-			rc = k_variant(K, sink, 2, msgs, ref, none, &send, &sum);
-		if (!rc && (vs & GIC_KERNEL_SENDWAIT)) {
-			char name[96];
-
-			rc = k_variant(K, sink, 3, msgs, ref, none, &p50, &sum);
-			snprintf(name, sizeof(name), "fma sendwait msgs=%d size=%zu", msgs,
-				 K->st->size);
-			if (!rc && (vs & GIC_KERNEL_SEND) && send > 0)
-				rc = k_emit(K, sink, name, "waiting loss", "%", NULL,
-					    100.0 * (1.0 - send / p50), 1);
-		}
+			rc = k_variant(K, sink, 2, msgs, ref, none, 0, &send, &sum);
+		if (!rc && (vs & GIC_KERNEL_SENDWAIT))
+			rc = k_variant(K, sink, 3, msgs, ref, none, send, &p50, &sum);
 	}
 	return rc;
+}
+
+/* The host mode's launch (-c, -t) and fixture from o and st. */
+static void k_host_shape(k_host *K, hx_cfg *c, const gic_opts *o, const kernel_state *st)
+{
+	int maxm = 0;
+
+	K->blocks = o->given & GIC_GIVEN_C ? o->ctas : (o->quick ? 64 : 528);
+	K->threads = o->given & GIC_GIVEN_T ? o->threads : 2;
+	if (K->threads > KMAX_THREADS)
+		K->threads = KMAX_THREADS;
+	for (int m = 0; m < st->nmsgs; m++)
+		maxm = st->msgs[m] > maxm ? st->msgs[m] : maxm;
+	*c = (hx_cfg){ .who = SUB, .provider = o->provider, .nic = o->nic,
+		       .engine_threads = 1, .log_sq_bb = 10, .qps = K->threads,
+		       .region = (size_t)KMAX_THREADS * KSLOTS * st->size };
+	while ((1 << c->log_sq_bb) < 2 * maxm && c->log_sq_bb < 14)
+		c->log_sq_bb++;
+}
+
+/* Host mode: in this process (pair NULL), or as this PE of a pair. The
+ * source pattern is on this process's PE (PE 1: the copy it checks
+ * 7168-byte messages against). */
+static int kernel_host(const gic_opts *o, const kernel_state *st, gic_pair *pair,
+		       gic_sink *sink)
+{
+	k_host K = { .o = o, .st = st, .pair = pair };
+	hx_cfg c;
+	int rc;
+
+	k_host_shape(&K, &c, o, st);
+	rc = gic_pair_open(pair, &K.h, &c);
+	if (!rc) {
+		for (size_t i = 0; i < c.region; i += 8)
+			hx_fill(K.h->pe[gic_pair_rank(pair)].src + i, 8, i);
+		rc = k_host_run(&K, sink);
+	}
+	hx_close(K.h);
+	return rc;
+}
+
+_Static_assert(sizeof(kernel_state) <= GIC_PAIR_STATE_MAX, "kernel's state fits a pair job");
+
+/* 1 when a pair job's state is one parse and kernel_check_procs let
+ * through. */
+static int k_pair_state_ok(const kernel_state *st)
+{
+	int ok = st->paths == 1u << GIC_KERNEL_GDA && st->live >= 1 &&
+		 st->live <= GIC_KERNEL_MAX_LIVE && st->nmsgs >= 1 &&
+		 st->nmsgs <= GIC_KERNEL_MAX_MSGS && (st->size == 8 || st->size == 7168);
+
+	for (int m = 0; m < st->nmsgs && ok; m++)
+		ok = st->msgs[m] >= 0 && st->msgs[m] <= 1024;
+	return ok;
+}
+
+/* run_pe (exp.h): the host mode's configurations as this PE of pair. */
+static int kernel_run_pe(gic_pair *pair, const gic_opts *o, const void *state,
+			 size_t state_len)
+{
+	const kernel_state *st = state;
+
+	if (state_len != sizeof(*st) || !k_pair_state_ok(st)) {
+		fprintf(stderr, "gic kernel: PE%d: a malformed job\n", gic_pair_rank(pair));
+		return EPROTO;
+	}
+	return kernel_host(o, st, pair, NULL);
+}
+
+/* --procs 2 (after main's checks: --host, a provider other than softnic):
+ * the gda path only. */
+static int kernel_check_procs(const gic_opts *o, const void *state)
+{
+	const kernel_state *st = state;
+
+	if (st->paths & ~(1u << GIC_KERNEL_GDA)) {
+		fprintf(stderr, "gic kernel: --procs %d runs the gda path only (--path nvshmem "
+			"runs on GPUs)\n", o->procs);
+		return EINVAL;
+	}
+	return 0;
 }
 
 /* The NVSHMEM path: the GPU mode's launch, live values and variants, in
@@ -420,10 +576,7 @@ static int kernel_run(const gic_opts *o, void *state, const gic_run_info *info,
 		      gic_sink *sink)
 {
 	kernel_state *st = state;
-	k_host K = { .o = o, .st = st };
-	hx_cfg c = { .who = SUB, .provider = o->provider, .nic = o->nic,
-		     .engine_threads = 1, .log_sq_bb = 10 };
-	int maxm = 0, rc;
+	int rc;
 
 	if (o->engine_sms && (st->paths & (1u << GIC_KERNEL_NVSHMEM)))
 		fprintf(stderr, "gic kernel: --engine-sms places softnic's GPU engine: the nvshmem "
@@ -440,34 +593,18 @@ static int kernel_run(const gic_opts *o, void *state, const gic_run_info *info,
 		fprintf(stderr, "gic kernel: --path nvshmem runs on GPUs (not with --host)\n");
 		return EINVAL;
 	}
-	if (!o->host) {
-		/* Every path asked for: gda in this process, then nvshmem in its
-		 * PEs; the first error is returned, what ran is kept. */
-		rc = st->paths & (1u << GIC_KERNEL_GDA) ? gic_gpu_kernel(o, st, info, sink) : 0;
-		if (st->paths & (1u << GIC_KERNEL_NVSHMEM)) {
-			int nrc = kernel_nvshmem(o, st, sink);
+	if (o->host)
+		return o->procs > 1 ? gic_pair_run(o, SUB, st, sizeof(*st), K_PAIR_PHASES,
+						   K_PAIR_RESULTS, sink)
+				    : kernel_host(o, st, NULL, sink);
+	/* Every path asked for: gda in this process, then nvshmem in its PEs;
+	 * the first error is returned, what ran is kept. */
+	rc = st->paths & (1u << GIC_KERNEL_GDA) ? gic_gpu_kernel(o, st, info, sink) : 0;
+	if (st->paths & (1u << GIC_KERNEL_NVSHMEM)) {
+		int nrc = kernel_nvshmem(o, st, sink);
 
-			rc = rc ? rc : nrc;
-		}
-		return rc;
+		rc = rc ? rc : nrc;
 	}
-	K.blocks = o->given & GIC_GIVEN_C ? o->ctas : (o->quick ? 64 : 528);
-	K.threads = o->given & GIC_GIVEN_T ? o->threads : 2;
-	if (K.threads > KMAX_THREADS)
-		K.threads = KMAX_THREADS;
-	for (int m = 0; m < st->nmsgs; m++)
-		maxm = st->msgs[m] > maxm ? st->msgs[m] : maxm;
-	while ((1 << c.log_sq_bb) < 2 * maxm && c.log_sq_bb < 14)
-		c.log_sq_bb++;
-	c.qps = K.threads;
-	c.region = (size_t)KMAX_THREADS * KSLOTS * st->size;
-	rc = hx_open(&K.h, &c);
-	if (!rc) {
-		for (size_t i = 0; i < c.region; i += 8)
-			hx_fill(K.h->pe[0].src + i, 8, i);
-		rc = k_host_run(&K, sink);
-	}
-	hx_close(K.h);
 	return rc;
 }
 
@@ -484,4 +621,6 @@ const gic_experiment gic_exp_kernel = {
 	.parse = kernel_parse,
 	.run = kernel_run,
 	.free_state = kernel_free,
+	.check_procs = kernel_check_procs,
+	.run_pe = kernel_run_pe,
 };
