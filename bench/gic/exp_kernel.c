@@ -12,8 +12,8 @@
  * 1 - t(send) / t(sendwait). The FMA checksum of every variant must equal
  * none's, every slot a thread wrote must hold its last message there and
  * every other slot be untouched (each configuration starts with PE1's
- * slots cleared or poisoned).
- * Registers, spills and resident blocks are GPU-mode results.
+ * slots cleared or poisoned). Registers, spills and resident blocks are
+ * GPU-mode results.
  *
  * --procs 2 (pe_pair.h): the same bodies with PE1, the messages' target,
  * a process of its own, a phase per configuration: PE 1 clears its slots
