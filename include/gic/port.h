@@ -340,6 +340,50 @@ GIC_HD uint32_t gic_atomic_cas_acquire_gpu_u32(uint32_t *p, uint32_t expect, uin
 #endif
 }
 
+/* 64-bit compare-and-swap with acquire on success; returns the value seen. */
+GIC_HD uint64_t gic_atomic_cas_acquire_gpu_u64(uint64_t *p, uint64_t expect, uint64_t desired)
+{
+#if GIC_ON_DEVICE
+	uint64_t old;
+	asm volatile("atom.acquire.gpu.global.cas.b64 %0, [%1], %2, %3;"
+		     : "=l"(old) : "l"(p), "l"(expect), "l"(desired) : "memory");
+	return old;
+#else
+	__atomic_compare_exchange_n(p, &expect, desired, 0, __ATOMIC_ACQUIRE,
+				    __ATOMIC_RELAXED);
+	return expect;
+#endif
+}
+
+/* Fire-and-forget GPU-scope relaxed reductions (the thread does not wait
+ * for them): *p |= v, *p &= v, *p += v. */
+GIC_HD void gic_red_or_relaxed_gpu_u32(uint32_t *p, uint32_t v)
+{
+#if GIC_ON_DEVICE
+	asm volatile("red.relaxed.gpu.global.or.b32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
+#else
+	__atomic_fetch_or(p, v, __ATOMIC_RELAXED);
+#endif
+}
+
+GIC_HD void gic_red_and_relaxed_gpu_u32(uint32_t *p, uint32_t v)
+{
+#if GIC_ON_DEVICE
+	asm volatile("red.relaxed.gpu.global.and.b32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
+#else
+	__atomic_fetch_and(p, v, __ATOMIC_RELAXED);
+#endif
+}
+
+GIC_HD void gic_red_add_relaxed_gpu_u32(uint32_t *p, uint32_t v)
+{
+#if GIC_ON_DEVICE
+	asm volatile("red.relaxed.gpu.global.add.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
+#else
+	__atomic_fetch_add(p, v, __ATOMIC_RELAXED);
+#endif
+}
+
 /* Exchange with acquire; returns the old value (spin-lock acquisition). */
 GIC_HD uint32_t gic_atomic_exch_acquire_sys_u32(uint32_t *p, uint32_t v)
 {

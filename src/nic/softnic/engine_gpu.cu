@@ -581,7 +581,7 @@ typedef struct gpu_job_seg {
 typedef struct gpu_job {
 	/* seq << 2 * JOB_NEXT_BITS | nchunks << JOB_NEXT_BITS | next: the
 	 * chunks of job seq handed out so far (next may pass nchunks). */
-	unsigned long long claim;
+	uint64_t claim;
 	uint32_t done;    /* chunks helpers finished, over the slot's life */
 	uint32_t shift;   /* log2 of the chunk size of the job in claim */
 	uint32_t dead;    /* 1: a job passed its deadline; never reused */
@@ -614,29 +614,13 @@ typedef struct job_pair {
 	uint32_t f0, f1;
 } job_pair;
 
-static __device__ __forceinline__ unsigned long long job_cas_acquire(unsigned long long *p,
-								      unsigned long long expect,
-								      unsigned long long desired)
-{
-	unsigned long long old;
-
-	/* Acquire: a successful claim synchronizes with the owner's release
-	 * of the job (job_publish), so the job's fields read after it are
-	 * that job's; it also empties this SM's L1. */
-	asm volatile("atom.acquire.gpu.global.cas.b64 %0, [%1], %2, %3;"
-		     : "=l"(old) : "l"(p), "l"(expect), "l"(desired) : "memory");
-	return old;
-}
-
 /* Sets (on) or clears the owner's bit in pending; nothing waits for it. */
 static __device__ __forceinline__ void job_pending_set(snx_gpu_jobs *J, uint32_t bit, int on)
 {
 	if (on)
-		asm volatile("red.relaxed.gpu.global.or.b32 [%0], %1;" ::"l"(&J->pending), "r"(bit)
-			     : "memory");
+		gic_red_or_relaxed_gpu_u32(&J->pending, bit);
 	else
-		asm volatile("red.relaxed.gpu.global.and.b32 [%0], %1;" ::"l"(&J->pending), "r"(~bit)
-			     : "memory");
+		gic_red_and_relaxed_gpu_u32(&J->pending, ~bit);
 }
 
 /* Each warp's job_own (lane 0 writes it, every lane reads it): at file
@@ -752,7 +736,7 @@ static __device__ __forceinline__ uint32_t job_publish(job_own *jo, const job_pa
 		/* Release: the entries and shift before the claim word that
 		 * helpers' acquiring CAS reads (the PTX release pattern). */
 		gic_fence_release_gpu();
-		gic_st_relaxed_sys_u64((uint64_t *)&j->claim,
+		gic_st_relaxed_sys_u64(&j->claim,
 				       (uint64_t)jo->seq << (2 * JOB_NEXT_BITS) |
 					       (uint64_t)n << JOB_NEXT_BITS);
 		job_pending_set(jo->jobs, 1u << jo->bit, 1);
@@ -814,7 +798,7 @@ static __device__ __forceinline__ int job_run(job_own *jo, job_pair w, uint64_t 
 		/* The owner's claims need no CAS: it published the job, whose
 		 * sequence cannot change under it (next may pass n once). */
 		if (lane == 0)
-			old = gic_atomic_add_relaxed_gpu_u64((uint64_t *)&j->claim, 1);
+			old = gic_atomic_add_relaxed_gpu_u64(&j->claim, 1);
 		k = __shfl_sync(FULL_WARP, (uint32_t)(old & JOB_FIELD), 0);
 		if (k >= n)
 			break;
@@ -829,19 +813,22 @@ static __device__ __forceinline__ int job_run(job_own *jo, job_pair w, uint64_t 
 }
 
 /* Lane 0: claims the next chunk of job j into *k with an acquiring CAS
- * (job_cas_acquire) of the claim word it last read; 0 when the job has no
+ * (gic_atomic_cas_acquire_gpu_u64) of the claim word it last read; 0 when the job has no
  * chunk left (or another job replaced it), or after JOB_CAS_TRIES lost
  * races. */
 static __device__ __forceinline__ int job_claim(gpu_job *j, uint32_t *k)
 {
-	unsigned long long c = gic_ld_relaxed_sys_u64((const uint64_t *)&j->claim);
+	uint64_t c = gic_ld_relaxed_sys_u64(&j->claim);
 
 	for (int t = 0; t < JOB_CAS_TRIES; t++) {
-		unsigned long long old;
+		uint64_t old;
 
 		if ((c & JOB_FIELD) >= (c >> JOB_NEXT_BITS & JOB_FIELD))
 			return 0;
-		old = job_cas_acquire(&j->claim, c, c + 1);
+		/* Acquire: a successful claim synchronizes with the owner's
+		 * release of the job (job_publish), so the job's fields read
+		 * after it are that job's; it also empties this SM's L1. */
+		old = gic_atomic_cas_acquire_gpu_u64(&j->claim, c, c + 1);
 		if (old == c) {
 			*k = (uint32_t)(c & JOB_FIELD);
 			return 1;
@@ -898,7 +885,7 @@ static __device__ __forceinline__ int job_help(snx_gpu_jobs *J, int warp, int la
 			 * transitive), so a system-scope fence here would add
 			 * only its cost. */
 			gic_fence_release_gpu();
-			asm volatile("red.relaxed.gpu.global.add.u32 [%0], 1;" ::"l"(&j->done) : "memory");
+			gic_red_add_relaxed_gpu_u32(&j->done, 1);
 		}
 		bytes += 1ull << shift;
 		got++;
