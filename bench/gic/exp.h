@@ -145,8 +145,9 @@ void gic_result_set_value(gic_result *r, double value);
 void gic_progress(const char *experiment, int done, int total, const char *what);
 
 /* An experiment. parse() sees the arguments the driver did not take
- * (argv[0] is the subcommand); it returns 0, or EINVAL after printing what
- * was wrong. run() emits results; it returns 0, or a positive errno after
+ * (argv[0] is the subcommand); it returns 0 and *state, one malloc'd block
+ * that the driver frees with free() (no pointers inside to free), or
+ * EINVAL after printing what was wrong. run() emits results; it returns 0, or a positive errno after
  * printing why it could not run (a failed validation is not an error of
  * run(): it is recorded in the results). */
 typedef struct gic_experiment {
@@ -155,7 +156,6 @@ typedef struct gic_experiment {
 	const char *help;     /* the experiment's own flags, one per line */
 	int (*parse)(int argc, char **argv, void **state);
 	int (*run)(const gic_opts *o, void *state, const gic_run_info *info, gic_sink *sink);
-	void (*free_state)(void *state);
 	/* --procs 2 (--host, a provider that can): 0 when the experiment's
 	 * flags allow it, else EINVAL after a message (exit status 2). NULL:
 	 * the experiment runs its PEs in one process only, and the driver

@@ -645,11 +645,6 @@ static int conns_run(const gic_opts *o, void *state, const gic_run_info *info, g
 	return host_run(o, st, sink);
 }
 
-static void conns_free(void *state)
-{
-	free(state);
-}
-
 const gic_experiment gic_exp_conns = {
 	.name = "conns",
 	.summary = "message rate against active connections: send/recv/both, writes per "
@@ -657,5 +652,4 @@ const gic_experiment gic_exp_conns = {
 	.help = help,
 	.parse = conns_parse,
 	.run = conns_run,
-	.free_state = conns_free,
 };

@@ -633,11 +633,6 @@ static int kernel_run(const gic_opts *o, void *state, const gic_run_info *info,
 	return rc;
 }
 
-static void kernel_free(void *state)
-{
-	free(state);
-}
-
 const gic_experiment gic_exp_kernel = {
 	.name = "kernel",
 	.summary = "enclosing-kernel cost: registers, spills, residency, throughput loss "
@@ -645,7 +640,6 @@ const gic_experiment gic_exp_kernel = {
 	.help = help,
 	.parse = kernel_parse,
 	.run = kernel_run,
-	.free_state = kernel_free,
 	.check_procs = kernel_check_procs,
 	.run_pe = kernel_run_pe,
 };

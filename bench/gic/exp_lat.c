@@ -1256,11 +1256,6 @@ static int lat_run_fn(const gic_opts *o, void *state, const gic_run_info *info, 
 	return rc;
 }
 
-static void lat_free(void *state)
-{
-	free(state);
-}
-
 const gic_experiment gic_exp_lat = {
 	.name = "lat",
 	.summary = "latency of one operation: issue, put+completion, round trip (Tables 3, 4; "
@@ -1268,7 +1263,6 @@ const gic_experiment gic_exp_lat = {
 	.help = help,
 	.parse = lat_parse,
 	.run = lat_run_fn,
-	.free_state = lat_free,
 	.check_procs = lat_check_procs,
 	.run_pe = lat_run_pe,
 };

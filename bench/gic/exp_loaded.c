@@ -726,11 +726,6 @@ static int loaded_run(const gic_opts *o, void *state, const gic_run_info *info, 
 	return rc;
 }
 
-static void loaded_free(void *state)
-{
-	free(state);
-}
-
 const gic_experiment gic_exp_loaded = {
 	.name = "loaded",
 	.summary = "probe round trip under background load, shared vs reserved queue (Figure 6, "
@@ -738,7 +733,6 @@ const gic_experiment gic_exp_loaded = {
 	.help = help,
 	.parse = loaded_parse,
 	.run = loaded_run,
-	.free_state = loaded_free,
 	.check_procs = loaded_check_procs,
 	.run_pe = loaded_run_pe,
 };

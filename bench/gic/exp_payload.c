@@ -501,18 +501,12 @@ static int payload_run(const gic_opts *o, void *state, const gic_run_info *info,
 	return rc;
 }
 
-static void payload_free(void *state)
-{
-	free(state);
-}
-
 const gic_experiment gic_exp_payload = {
 	.name = "payload",
 	.summary = "pipelined goodput against payload size; first size at 90% (Figure 8)",
 	.help = help,
 	.parse = payload_parse,
 	.run = payload_run,
-	.free_state = payload_free,
 	.check_procs = payload_check_procs,
 	.run_pe = payload_run_pe,
 };

@@ -337,11 +337,6 @@ static int proxy_run(const gic_opts *o, void *state, const gic_run_info *info, g
 	return px_host_run(o, st, sink);
 }
 
-static void proxy_free(void *state)
-{
-	free(state);
-}
-
 const gic_experiment gic_exp_proxy = {
 	.name = "proxy",
 	.summary = "mini-proxy message rate and latency against workers, rings, batch (Figure 7, "
@@ -349,5 +344,4 @@ const gic_experiment gic_exp_proxy = {
 	.help = help,
 	.parse = proxy_parse,
 	.run = proxy_run,
-	.free_state = proxy_free,
 };

@@ -877,11 +877,6 @@ static int rate_run(const gic_opts *o, void *state, const gic_run_info *info, gi
 	return rc;
 }
 
-static void rate_free(void *state)
-{
-	free(state);
-}
-
 const gic_experiment gic_exp_rate = {
 	.name = "rate",
 	.summary = "message rate against threads, QPs, SMs, batch, publication mode (Table 5, "
@@ -889,7 +884,6 @@ const gic_experiment gic_exp_rate = {
 	.help = help,
 	.parse = rate_parse,
 	.run = rate_run,
-	.free_state = rate_free,
 	.check_procs = rate_check_procs,
 	.run_pe = rate_run_pe,
 };

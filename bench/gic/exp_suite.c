@@ -209,7 +209,7 @@ static int run_step(const suite_step *s, const gic_opts *o, const gic_run_info *
 	rc = s->e->parse(argc, argv, &state);
 	if (!rc) {
 		rc = s->e->run(o, state, info, sink);
-		s->e->free_state(state);
+		free(state);
 	}
 	/* Every row carries the processor state measured after its step. */
 	gic_stamp_state(o, info, sink, from);
@@ -561,16 +561,10 @@ static int suite_run(const gic_opts *o, void *state, const gic_run_info *info,
 	return rc;
 }
 
-static void suite_free(void *state)
-{
-	free(state);
-}
-
 const gic_experiment gic_exp_suite = {
 	.name = "suite",
 	.summary = "every experiment at the paper's settings (or --host --quick) and a report",
 	.help = help,
 	.parse = suite_parse,
 	.run = suite_run,
-	.free_state = suite_free,
 };

@@ -458,11 +458,11 @@ static int run_experiment(const gic_experiment *e, cli *c)
 	if (e->parse(c->argc, c->argv, &state))
 		return 2;
 	if (check_procs(e, &c->o, state)) {
-		e->free_state(state);
+		free(state);
 		return 2;
 	}
 	if (fill_info(&c->o, &info, gic_nvshmem_only(e, state) || gic_nccl_only(e, state))) {
-		e->free_state(state);
+		free(state);
 		return 1;
 	}
 	sink = gic_sink_new();
@@ -478,7 +478,7 @@ static int run_experiment(const gic_experiment *e, cli *c)
 		status = 1;
 	}
 	gic_sink_free(sink);
-	e->free_state(state);
+	free(state);
 	return status;
 }
 
