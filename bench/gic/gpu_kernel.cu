@@ -403,9 +403,6 @@ int gic_gpu_kernel(const gic_opts *o, const kernel_state *st, const gic_run_info
 	(void)info;
 	memset(&K, 0, sizeof(K));
 	K.o = o;
-	/* softnic's GPU engine reads the queues on this GPU; its CPU engine
-	 * and an mlx5 device read them across PCIe. */
-	K.sys = !o->gpu_engine || o->provider == GIC_PROV_MLX5;
 	K.st = st;
 	K.sink = sink;
 	K.blocks = o->given & GIC_GIVEN_C ? o->ctas : 528;   /* the paper's launch */
@@ -434,6 +431,7 @@ int gic_gpu_kernel(const gic_opts *o, const kernel_state *st, const gic_run_info
 		gpu_env_cfg_nic(&cfg, o);
 		gpu_env_open(&K.e, &cfg);
 	}
+	K.sys = gpu_env_post_order(&K.e) == GIC_ORDER_FENCE_SYS;
 	for (int caller = K_FMA; caller <= K_STREAM; caller++)
 		if (st->callers & (1u << caller))
 			run_caller(&K, caller);

@@ -45,6 +45,7 @@
  * (CLOCK_MONOTONIC); "message rate with drain" the GPU's, to the last CQE.
  * Ordering: GPU-scope fence.
  */
+#include "exp_lat.h" /* gic_lat_order_name */
 #include "exp_rate.h"
 #include "gpu_common.h"
 #include "hostdb.h"
@@ -90,6 +91,7 @@ typedef struct rate_cfg {
 	uint64_t *progress; /* host-rung: a word per QP, GIC_HOSTDB_STRIDE apart (mapped) */
 	const uint64_t *go; /* host-rung: the start word (mapped); wait for go_value */
 	uint64_t go_value;
+	int order;        /* host side: the order launch() picks (gpu_env_post_order) */
 } rate_cfg;
 
 /* Where message i of thread t lands (and, for pointer writes, comes from). */
@@ -520,7 +522,7 @@ static void launch_order(gpu_env *e, const rate_row *r, const rate_cfg *c, span 
 /* Launches the row's kernel with the order gpu_env_post_order() picks. */
 static void launch(gpu_env *e, const rate_row *r, const rate_cfg *c, span *d)
 {
-	if (gpu_env_post_order(e) == GIC_ORDER_FENCE_SYS)
+	if (c->order == GIC_ORDER_FENCE_SYS)
 		launch_order<GIC_ORDER_FENCE_SYS>(e, r, c, d);
 	else
 		launch_order<GIC_ORDER_FENCE_GPU>(e, r, c, d);
@@ -676,8 +678,7 @@ static void emit_rate(gic_sink *sink, const gic_opts *o, const rate_row *r, cons
 		 r->mode == GIC_RATE_LOCK || r->mode == GIC_RATE_CASLOCK ? 1
 		 : r->mode == GIC_RATE_WARP || r->mode == GIC_RATE_CTA ? 32 : r->batch,
 		 gic_rate_mode_name(r->mode), gic_rate_payload_name(r), r->size, c->per,
-		 RATE_ROUNDS, r->host_rung ? "release-sys"
-			      : !o->gpu_engine || o->provider == GIC_PROV_MLX5 ? "fence-sys" : "fence-gpu",
+		 RATE_ROUNDS, gic_lat_order_name(r->host_rung ? GIC_ORDER_RELEASE_SYS : c->order),
 		 1 << (r->log_bb ? r->log_bb : RATE_LOG_BB), gic_rate_doorbell_name(r));
 	snprintf(res.note, sizeof(res.note), "%s", note);
 	gpu_result_transport(&res, o, o->gpu_engine);
@@ -821,6 +822,7 @@ static int run_row(const gic_opts *o, const rate_row *r, double cas_ns, gic_sink
 	c.stride = (c.size + 7) & ~7u;
 	c.per = per_thread(o, r, c.stride);
 	gpu_env_open(&e, &cfg);
+	c.order = gpu_env_post_order(&e);
 	c.dst = e.dst;
 	c.rkey = e.dst_rkey;
 	c.src = e.src;

@@ -60,6 +60,13 @@ static uint8_t *region_alloc(gpu_env *e, size_t n)
 	return (uint8_t *)p;
 }
 
+/* QP q's doorbell word in host_db (cfg.host_doorbells): a 64-byte line
+ * each, so that the ringer's stores do not share one; NULL without it. */
+static uint64_t *host_db_line(const gpu_env *e, int q)
+{
+	return e->host_db ? e->host_db + (size_t)q * 8 : NULL;
+}
+
 static void open_nic(gpu_env *e)
 {
 	softnic_attr na = { 0 };
@@ -73,9 +80,11 @@ static void open_nic(gpu_env *e)
 		ga.engine_sms = e->cfg.engine_sms;
 		e->nic = softnic_open_gpu(&na, &ga);
 		if (e->nic) {
+			cudaStream_t callers = (cudaStream_t)softnic_gpu_caller_stream(e->nic);
+
 			softnic_gpu_placement_get(e->nic, &e->placement);
-			if (softnic_gpu_caller_stream(e->nic))
-				e->stream = (cudaStream_t)softnic_gpu_caller_stream(e->nic);
+			if (callers)
+				e->stream = callers;
 		}
 	} else {
 		e->host_alloc.alloc = gpu_mapped_alloc;
@@ -107,7 +116,7 @@ static void open_qps(gpu_env *e)
 				       NULL };
 
 		if (e->host_db) { /* a line each: the ringer's stores do not share one */
-			qa.db_mem.addr = e->host_db + (size_t)i * 8;
+			qa.db_mem.addr = host_db_line(e, i);
 			qa.db_mem.len = 64;
 		}
 		e->qp[i] = softnic_qp_create(e->pd[0], &qa);
@@ -368,7 +377,7 @@ uint64_t *gpu_env_host_doorbell(const gpu_env *e, int q)
 	if (q < 0 || q >= e->cfg.nqps)
 		return NULL;
 	if (e->cfg.provider != ENV_PROVIDER_MLX5)
-		return e->host_db ? e->host_db + (size_t)q * 8 : NULL;
+		return host_db_line(e, q);
 	if (gic_nic_qp_view(e->p_qp[q], GIC_VIEW_HOST, &sq, &cq)) {
 		fprintf(stderr, "gpu_env: QP %d: no host view of its doorbell: %s\n", q,
 			gic_nic_error(e->pe_nic[0]));
