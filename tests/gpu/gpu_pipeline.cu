@@ -19,6 +19,14 @@
  * `gic-gpu-pipeline [--check] [-n N]`: --check only verifies that the
  * trace records every step of every WQE in order (exit 1 when not); it
  * prints no timing. Every payload is checked in both modes.
+ *
+ * `gic-gpu-pipeline --batch R`: where the time of one QP's drain goes. One
+ * warp posts R rounds of 32 8-byte inline writes, one doorbell per round
+ * and the last WQE signaled (gic rate's t32-q1-warp row), as fast as the
+ * ring lets it; run with the trace off (the rate) and on, it prints the
+ * engine warp's timeline as step-to-step intervals (every pair of
+ * consecutive records of the busy warp, its own clock64), their share of
+ * the traced span, and the batch sizes the engine took. Payloads checked.
  */
 #include "gpu_env.h"
 
@@ -82,6 +90,36 @@ __global__ void k_post(gic_sq *g, uint8_t *dst, uint32_t rkey, int n, psample *o
 			break;
 	}
 	gic_sq_local_end(g, &s);
+}
+
+/* The batch poster: one warp, R rounds of 32 one-BB inline writes (WQE
+ * r * 32 + l writes pval of its number to slot r * 32 + l), the round's
+ * last WQE signaled; lane 0 stamps each round's return (t_round[r]) and
+ * the end of the final quiet (t_round[R]). */
+__global__ void k_post_warp(gic_sq *g, uint8_t *dst, uint32_t rkey, int rounds, uint64_t *t_round,
+			    int *rc_out)
+{
+	gic_sq_warp w;
+	int lane = threadIdx.x & 31, rc = 0;
+	uint64_t deadline = DL;
+
+	gic_sq_warp_begin(&w, g);
+	for (int r = 0; r < rounds && !rc; r++) {
+		uint64_t i = (uint64_t)r * 32 + (uint64_t)lane, v = pval(i);
+
+		rc = gic_sq_warp_write_inline(&w, (uint64_t)(dst + i * 8), rkey, &v, 8, 1,
+					      GIC_ORDER_FENCE_GPU, deadline);
+		if (lane == 0)
+			t_round[r] = gic_now_ns();
+	}
+	if (!rc && lane == 0)
+		rc = gic_sq_wait_retired(g, gic_ld_acquire_gpu_u64(&g->ready), 1, GIC_ORDER_FENCE_GPU,
+					 deadline);
+	rc = __shfl_sync(0xffffffffu, rc, 0);
+	if (lane == 0) {
+		t_round[rounds] = gic_now_ns();
+		*rc_out = rc;
+	}
 }
 
 /* ------------------------------------------------------------------ */
@@ -416,9 +454,172 @@ static void analyse(const psample *h, int n, const softnic_gpu_trace_rec *r, siz
 	putc_row("put+completion, trace on", h, n, mhz);
 }
 
+/* ------------------------------------------------------------------ */
+/* --batch: one QP drained. */
+
+enum { MAX_ROUNDS = 2000 }; /* WQE numbers stay below 2^16 (the trace's index) */
+
+/* Runs R rounds on a fresh softnic (trace per the environment); checks the
+ * payloads; returns the run's msg/s (from the first round's return to the
+ * final quiet) and, with recs, fills them (*nr). */
+static double run_batch(int rounds, softnic_gpu_trace_rec *recs, size_t max, size_t *nr)
+{
+	size_t bytes = (size_t)rounds * 32 * 8;
+	gpu_env_cfg cfg = { 1, 1, 10, bytes, 0, 4, 4, 0, 0, 0, 0 };
+	uint64_t *d_t, *t = (uint64_t *)calloc((size_t)rounds + 1, sizeof(uint64_t));
+	uint64_t *back = (uint64_t *)malloc(bytes);
+	int *d_rc, rc = -1;
+	double rate = 0;
+	gpu_env e;
+
+	if (!t || !back)
+		exit(1);
+	CUDA_OK(cudaMalloc(&d_t, sizeof(uint64_t) * ((size_t)rounds + 1)));
+	CUDA_OK(cudaMalloc(&d_rc, sizeof(int)));
+	gpu_env_open(&e, &cfg);
+	k_post_warp<<<1, 32, 0, e.stream>>>(e.d_sq, e.dst, softnic_mr_rkey(e.dst_mr), rounds, d_t,
+					    d_rc);
+	CUDA_OK(cudaGetLastError());
+	CUDA_OK(cudaMemcpyAsync(t, d_t, sizeof(uint64_t) * ((size_t)rounds + 1),
+				cudaMemcpyDeviceToHost, e.stream));
+	CUDA_OK(cudaMemcpyAsync(&rc, d_rc, sizeof(int), cudaMemcpyDeviceToHost, e.stream));
+	if (gpu_env_wait(&e, "batch poster", 60))
+		exit(1);
+	CHECK(rc == 0, "batch poster: rc %d", rc);
+	if (!rc && rounds > 1)
+		rate = (double)(rounds - 1) * 32 / ((double)(t[rounds] - t[0]) * 1e-9);
+	if (gpu_env_read(&e, back, e.dst, bytes))
+		exit(1);
+	for (size_t i = 0; i < (size_t)rounds * 32; i++)
+		if (back[i] != pval(i)) {
+			CHECK(0, "batch payload %zu: %llx, want %llx", i,
+			      (unsigned long long)back[i], (unsigned long long)pval(i));
+			break;
+		}
+	*nr = 0;
+	if (recs) {
+		usleep(2000); /* the last pass's records */
+		CHECK(softnic_gpu_trace_read(e.nic, recs, max, nr) == 0, "softnic_gpu_trace_read");
+	}
+	if (!softnic_gpu_engine_alive(e.nic))
+		CHECK(0, "GPU engine died: %s", softnic_gpu_engine_error(e.nic));
+	gpu_env_close(&e);
+	cudaFree(d_t);
+	cudaFree(d_rc);
+	free(t);
+	free(back);
+	return rate;
+}
+
+static const char *const step_name[] = {
+	"-", "db seen", "record", "wqe read", "key ok", "cq claimed", "data moved", "cqe written",
+	"pass end", "serial",
+};
+
+/* A step's name ("step N" for one this program does not know). */
+static const char *step_label(int s, char buf[16])
+{
+	if (s >= 0 && s < (int)(sizeof(step_name) / sizeof(step_name[0])))
+		return step_name[s];
+	snprintf(buf, 16, "step %d", s);
+	return buf;
+}
+
+static int cmp_rec(const void *a, const void *b)
+{
+	const softnic_gpu_trace_rec *x = (const softnic_gpu_trace_rec *)a;
+	const softnic_gpu_trace_rec *y = (const softnic_gpu_trace_rec *)b;
+
+	if (x->warp != y->warp)
+		return x->warp < y->warp ? -1 : 1;
+	return x->clk < y->clk ? -1 : x->clk > y->clk;
+}
+
+/* The busy warp's timeline: each transition a -> b between consecutive
+ * records, with its p50, p99, count and share of the span from the first
+ * record to the last; then the batch sizes (WQE read's count). */
+static void analyse_batch(softnic_gpu_trace_rec *r, size_t nr, double mhz)
+{
+	enum { NS = SOFTNIC_TRACE_STEPS };
+	static series T[NS][NS];
+	double sum[NS][NS] = { { 0 } }, span;
+	uint32_t busy = 0, most = 0;
+	size_t lo = 0, hi, per[64] = { 0 }, batches = 0, wqes = 0;
+
+	qsort(r, nr, sizeof(*r), cmp_rec);
+	for (size_t k = 0; k < nr; k++)
+		if (r[k].warp < 64 && ++per[r[k].warp] > most)
+			most = (uint32_t)per[r[k].warp], busy = r[k].warp;
+	while (lo < nr && r[lo].warp != busy)
+		lo++;
+	for (hi = lo; hi < nr && r[hi].warp == busy; hi++)
+		;
+	if (hi - lo < 2) {
+		CHECK(0, "batch trace: %zu records of the busy warp", hi - lo);
+		return;
+	}
+	span = (double)(r[hi - 1].clk - r[lo].clk) / mhz * 1e3;
+	for (size_t k = lo + 1; k < hi; k++) {
+		int a = r[k - 1].step, b = r[k].step;
+		double ns = (double)(r[k].clk - r[k - 1].clk) / mhz * 1e3;
+
+		if (a >= NS || b >= NS)
+			continue;
+		add(&T[a][b], ns);
+		sum[a][b] += ns;
+	}
+	for (size_t k = lo; k < hi; k++)
+		if (r[k].step == SOFTNIC_TRACE_WQE_READ)
+			batches++, wqes += r[k].count;
+	printf("engine warp %u timeline: %zu records over %.1f us; %zu batches, %.1f WQEs each, "
+	       "%.2f M WQEs/s while traced\n",
+	       busy, hi - lo, span / 1e3, batches, batches ? (double)wqes / batches : 0.0,
+	       span > 0 ? (double)wqes / span * 1e3 : 0.0);
+	printf("  %-28s %8s %8s %8s %7s\n", "transition", "p50 us", "p99 us", "n", "share");
+	for (int a = 0; a < NS; a++)
+		for (int b = 0; b < NS; b++) {
+			char what[64], la[16], lb[16];
+			int n = T[a][b].n;
+
+			if (!n)
+				continue;
+			snprintf(what, sizeof(what), "%s -> %s", step_label(a, la), step_label(b, lb));
+			qsort(T[a][b].v, (size_t)n, sizeof(double), cmp_double);
+			printf("  %-28s %8.3f %8.3f %8d %6.1f%%\n", what, T[a][b].v[n / 2] / 1e3,
+			       T[a][b].v[(int)(n * 0.99) < n ? (int)(n * 0.99) : n - 1] / 1e3, n,
+			       100.0 * sum[a][b] / span);
+			T[a][b].n = 0;
+		}
+}
+
+/* --batch R: the rate with the trace off, then the traced timeline. */
+static void batch_mode(int rounds, double mhz)
+{
+	size_t max = (size_t)rounds * 8 * SOFTNIC_TRACE_STEPS * 16, nr = 0;
+	softnic_gpu_trace_rec *recs = (softnic_gpu_trace_rec *)calloc(max, sizeof(*recs));
+	char buf[32];
+	double rate;
+
+	if (!recs)
+		exit(1);
+	unsetenv("GIC_SOFTNIC_GPU_TRACE");
+	for (int k = 0; k < 3; k++) {
+		rate = run_batch(rounds, NULL, 0, &nr);
+		printf("one QP drained, trace off: %.2f M msg/s (%d rounds of 32)\n", rate / 1e6,
+		       rounds);
+	}
+	snprintf(buf, sizeof(buf), "%d", rounds * 8);
+	setenv("GIC_SOFTNIC_GPU_TRACE", buf, 1);
+	rate = run_batch(rounds, recs, max, &nr);
+	unsetenv("GIC_SOFTNIC_GPU_TRACE");
+	printf("one QP drained, trace on: %.2f M msg/s\n", rate / 1e6);
+	analyse_batch(recs, nr, mhz);
+	free(recs);
+}
+
 int main(int argc, char **argv)
 {
-	int n = 600, check = 0;
+	int n = 600, check = 0, rounds = 0;
 	double mhz;
 	cudaDeviceProp prop;
 	static psample h[MAX_N];
@@ -432,10 +633,16 @@ int main(int argc, char **argv)
 			check = 1;
 		else if (!strcmp(argv[i], "-n") && i + 1 < argc)
 			n = atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--batch") && i + 1 < argc)
+			rounds = atoi(argv[++i]) ? atoi(argv[i]) : -1; /* 0: refused below */
 		else {
-			fprintf(stderr, "usage: gic-gpu-pipeline [--check] [-n N]\n");
+			fprintf(stderr, "usage: gic-gpu-pipeline [--check] [-n N] [--batch R]\n");
 			return 2;
 		}
+	}
+	if (rounds && (rounds < 2 || rounds > MAX_ROUNDS)) {
+		fprintf(stderr, "--batch: 2..%d rounds\n", MAX_ROUNDS);
+		return 2;
 	}
 	if (n < WARM + 10 || n > MAX_N) {
 		fprintf(stderr, "-n: %d..%d\n", WARM + 10, MAX_N);
@@ -448,6 +655,11 @@ int main(int argc, char **argv)
 	mhz = gpu_sm_clock_mhz(0);
 	printf("gic-gpu-pipeline on %s (sm_%d%d), SM clock %.0f MHz, %d WQEs\n", prop.name,
 	       prop.major, prop.minor, mhz, n);
+	if (rounds) {
+		batch_mode(rounds, mhz);
+		printf("%s\n", failures ? "FAIL" : "ok");
+		return failures ? 1 : 0;
+	}
 	max = (size_t)n * SOFTNIC_TRACE_STEPS * 4;
 	recs = (softnic_gpu_trace_rec *)calloc(max, sizeof(*recs));
 	if (!recs)
