@@ -20,10 +20,11 @@
  * trace records every step of every WQE in order (exit 1 when not); it
  * prints no timing. Every payload is checked in both modes.
  *
- * `gic-gpu-pipeline --batch R`: where the time of one QP's drain goes. One
- * warp posts R rounds of 32 8-byte inline writes, one doorbell per round
- * and the last WQE signaled (gic rate's t32-q1-warp row), as fast as the
- * ring lets it; run with the trace off (the rate) and on, it prints the
+ * `gic-gpu-pipeline --batch R [--ring L]`: where the time of one QP's drain
+ * goes. One warp posts R rounds of 32 8-byte inline writes, one doorbell
+ * per round and the last WQE signaled (gic rate's t32-q1-warp row), as
+ * fast as the ring of 2^L BBs lets it (default 14, gic rate's: posting
+ * never waits; 10: the -wrap rows' ring, reclaimed from CQEs); run with the trace off (the rate) and on, it prints the
  * engine warp's timeline as step-to-step intervals (every pair of
  * consecutive records of the busy warp, its own clock64), their share of
  * the traced span, and the batch sizes the engine took. Payloads checked.
@@ -94,8 +95,8 @@ __global__ void k_post(gic_sq *g, uint8_t *dst, uint32_t rkey, int n, psample *o
 
 /* The batch poster: one warp, R rounds of 32 one-BB inline writes (WQE
  * r * 32 + l writes pval of its number to slot r * 32 + l), the round's
- * last WQE signaled; lane 0 stamps each round's return (t_round[r]) and
- * the end of the final quiet (t_round[R]). */
+ * last WQE signaled; lane 0 stamps each round's return (t_round[r]; round
+ * 0's after its completion) and the end of the final quiet (t_round[R]). */
 __global__ void k_post_warp(gic_sq *g, uint8_t *dst, uint32_t rkey, int rounds, uint64_t *t_round,
 			    int *rc_out)
 {
@@ -109,6 +110,13 @@ __global__ void k_post_warp(gic_sq *g, uint8_t *dst, uint32_t rkey, int rounds, 
 
 		rc = gic_sq_warp_write_inline(&w, (uint64_t)(dst + i * 8), rkey, &v, 8, 1,
 					      GIC_ORDER_FENCE_GPU, deadline);
+		/* Round 0 completes before the clock starts: the engine's start
+		 * (its first sighting can lag the launch by hundreds of us)
+		 * stays out of the rate. */
+		if (r == 0 && !rc && lane == 0)
+			rc = gic_sq_wait_retired(g, gic_ld_acquire_gpu_u64(&g->ready), 1,
+						 GIC_ORDER_FENCE_GPU, deadline);
+		rc = r == 0 ? __shfl_sync(0xffffffffu, rc, 0) : rc;
 		if (lane == 0)
 			t_round[r] = gic_now_ns();
 	}
@@ -462,10 +470,11 @@ enum { MAX_ROUNDS = 2000 }; /* WQE numbers stay below 2^16 (the trace's index) *
 /* Runs R rounds on a fresh softnic (trace per the environment); checks the
  * payloads; returns the run's msg/s (from the first round's return to the
  * final quiet) and, with recs, fills them (*nr). */
-static double run_batch(int rounds, softnic_gpu_trace_rec *recs, size_t max, size_t *nr)
+static double run_batch(int rounds, int log_bb, softnic_gpu_trace_rec *recs, size_t max,
+			size_t *nr)
 {
 	size_t bytes = (size_t)rounds * 32 * 8;
-	gpu_env_cfg cfg = { 1, 1, 10, bytes, 0, 4, 4, 0, 0, 0, 0 };
+	gpu_env_cfg cfg = { 1, 1, log_bb, bytes, 0, 4, 4, 0, 0, 0, 0 };
 	uint64_t *d_t, *t = (uint64_t *)calloc((size_t)rounds + 1, sizeof(uint64_t));
 	uint64_t *back = (uint64_t *)malloc(bytes);
 	int *d_rc, rc = -1;
@@ -498,8 +507,23 @@ static double run_batch(int rounds, softnic_gpu_trace_rec *recs, size_t max, siz
 		}
 	*nr = 0;
 	if (recs) {
+		uint64_t first = ~0ull, last_cqe = 0;
+
 		usleep(2000); /* the last pass's records */
 		CHECK(softnic_gpu_trace_read(e.nic, recs, max, nr) == 0, "softnic_gpu_trace_read");
+		for (size_t k = 0; k < *nr; k++) {
+			if (recs[k].ns < first)
+				first = recs[k].ns;
+			if (recs[k].step == SOFTNIC_TRACE_CQE_WRITTEN && recs[k].ns > last_cqe)
+				last_cqe = recs[k].ns;
+		}
+		/* Where the poster's span goes (one clock: %globaltimer). */
+		if (!rc && *nr)
+			printf("poster: round 0 returned at 0, last round at +%.1f us, quiet ended at "
+			       "+%.1f us; engine: first record at %+.1f us, last CQE at +%.1f us\n",
+			       (double)(t[rounds - 1] - t[0]) / 1e3, (double)(t[rounds] - t[0]) / 1e3,
+			       ((double)first - (double)t[0]) / 1e3,
+			       ((double)last_cqe - (double)t[0]) / 1e3);
 	}
 	if (!softnic_gpu_engine_alive(e.nic))
 		CHECK(0, "GPU engine died: %s", softnic_gpu_engine_error(e.nic));
@@ -544,7 +568,7 @@ static void analyse_batch(softnic_gpu_trace_rec *r, size_t nr, double mhz)
 	static series T[NS][NS];
 	double sum[NS][NS] = { { 0 } }, span;
 	uint32_t busy = 0, most = 0;
-	size_t lo = 0, hi, per[64] = { 0 }, batches = 0, wqes = 0;
+	size_t lo = 0, hi, per[64] = { 0 }, batches = 0, wqes = 0, passes = 0;
 
 	qsort(r, nr, sizeof(*r), cmp_rec);
 	for (size_t k = 0; k < nr; k++)
@@ -571,9 +595,12 @@ static void analyse_batch(softnic_gpu_trace_rec *r, size_t nr, double mhz)
 	for (size_t k = lo; k < hi; k++)
 		if (r[k].step == SOFTNIC_TRACE_WQE_READ)
 			batches++, wqes += r[k].count;
-	printf("engine warp %u timeline: %zu records over %.1f us; %zu batches, %.1f WQEs each, "
-	       "%.2f M WQEs/s while traced\n",
-	       busy, hi - lo, span / 1e3, batches, batches ? (double)wqes / batches : 0.0,
+		else if (r[k].step == SOFTNIC_TRACE_RECORD)
+			passes++;
+	printf("engine warp %u timeline: %zu records over %.1f us; %zu passes, %zu batches, %.1f "
+	       "WQEs each, %.2f M WQEs/s while traced\n",
+	       busy, hi - lo, span / 1e3, passes, batches,
+	       batches ? (double)wqes / batches : 0.0,
 	       span > 0 ? (double)wqes / span * 1e3 : 0.0);
 	printf("  %-28s %8s %8s %8s %7s\n", "transition", "p50 us", "p99 us", "n", "share");
 	for (int a = 0; a < NS; a++)
@@ -593,7 +620,7 @@ static void analyse_batch(softnic_gpu_trace_rec *r, size_t nr, double mhz)
 }
 
 /* --batch R: the rate with the trace off, then the traced timeline. */
-static void batch_mode(int rounds, double mhz)
+static void batch_mode(int rounds, int log_bb, double mhz)
 {
 	size_t max = (size_t)rounds * 8 * SOFTNIC_TRACE_STEPS * 16, nr = 0;
 	softnic_gpu_trace_rec *recs = (softnic_gpu_trace_rec *)calloc(max, sizeof(*recs));
@@ -604,13 +631,13 @@ static void batch_mode(int rounds, double mhz)
 		exit(1);
 	unsetenv("GIC_SOFTNIC_GPU_TRACE");
 	for (int k = 0; k < 3; k++) {
-		rate = run_batch(rounds, NULL, 0, &nr);
-		printf("one QP drained, trace off: %.2f M msg/s (%d rounds of 32)\n", rate / 1e6,
-		       rounds);
+		rate = run_batch(rounds, log_bb, NULL, 0, &nr);
+		printf("one QP drained, trace off: %.2f M msg/s (%d rounds of 32, ring 2^%d BBs)\n",
+		       rate / 1e6, rounds, log_bb);
 	}
 	snprintf(buf, sizeof(buf), "%d", rounds * 8);
 	setenv("GIC_SOFTNIC_GPU_TRACE", buf, 1);
-	rate = run_batch(rounds, recs, max, &nr);
+	rate = run_batch(rounds, log_bb, recs, max, &nr);
 	unsetenv("GIC_SOFTNIC_GPU_TRACE");
 	printf("one QP drained, trace on: %.2f M msg/s\n", rate / 1e6);
 	analyse_batch(recs, nr, mhz);
@@ -619,7 +646,7 @@ static void batch_mode(int rounds, double mhz)
 
 int main(int argc, char **argv)
 {
-	int n = 600, check = 0, rounds = 0;
+	int n = 600, check = 0, rounds = 0, log_bb = 14;
 	double mhz;
 	cudaDeviceProp prop;
 	static psample h[MAX_N];
@@ -635,13 +662,19 @@ int main(int argc, char **argv)
 			n = atoi(argv[++i]);
 		else if (!strcmp(argv[i], "--batch") && i + 1 < argc)
 			rounds = atoi(argv[++i]) ? atoi(argv[i]) : -1; /* 0: refused below */
+		else if (!strcmp(argv[i], "--ring") && i + 1 < argc)
+			log_bb = atoi(argv[++i]);
 		else {
-			fprintf(stderr, "usage: gic-gpu-pipeline [--check] [-n N] [--batch R]\n");
+			fprintf(stderr, "usage: gic-gpu-pipeline [--check] [-n N] [--batch R [--ring L]]\n");
 			return 2;
 		}
 	}
 	if (rounds && (rounds < 2 || rounds > MAX_ROUNDS)) {
 		fprintf(stderr, "--batch: 2..%d rounds\n", MAX_ROUNDS);
+		return 2;
+	}
+	if (log_bb < 6 || log_bb > 14) {
+		fprintf(stderr, "--ring: 6..14 (log2 of the ring's BBs)\n");
 		return 2;
 	}
 	if (n < WARM + 10 || n > MAX_N) {
@@ -656,7 +689,7 @@ int main(int argc, char **argv)
 	printf("gic-gpu-pipeline on %s (sm_%d%d), SM clock %.0f MHz, %d WQEs\n", prop.name,
 	       prop.major, prop.minor, mhz, n);
 	if (rounds) {
-		batch_mode(rounds, mhz);
+		batch_mode(rounds, log_bb, mhz);
 		printf("%s\n", failures ? "FAIL" : "ok");
 		return failures ? 1 : 0;
 	}

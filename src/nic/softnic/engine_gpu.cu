@@ -428,13 +428,21 @@ static __device__ __forceinline__ void lane_move(const lane_write *lw, const uin
 	}
 }
 
-/* 1 when lane's [lo, hi) overlaps another active lane's (all lanes call). */
+/* 1 when lane's [lo, hi) overlaps another active lane's (all lanes call).
+ * The common case first: ranges that follow each other in lane order
+ * (each ends at or before the next lane's start) are disjoint, which one
+ * shuffle and one vote prove; anything else (an empty range, out of
+ * order) takes the pairwise test, 32 rounds of shuffles (about 1.1 us on
+ * the H200: the batch trace's largest step before this test). */
 static __device__ __forceinline__ int lanes_overlap(uint64_t lo, uint64_t hi, int n, int lane)
 {
+	uint64_t next_lo = __shfl_down_sync(FULL_WARP, lo, 1);
 	int clash = 0;
 
 	if (n == 1)
 		return 0; /* one lane: nothing to overlap (n is the warp's) */
+	if (__all_sync(FULL_WARP, lane >= n - 1 || (lo < hi && hi <= next_lo)))
+		return 0;
 	for (int j = 0; j < n; j++) {
 		uint64_t jl = __shfl_sync(FULL_WARP, lo, j), jh = __shfl_sync(FULL_WARP, hi, j);
 
@@ -1108,11 +1116,15 @@ static __device__ __forceinline__ void batch_cqes(snx_pass &p, gpu_consts kc, gp
 {
 	uint64_t pi = s->pi;
 
-	for (int l = 0; l < n; l++) {
+	/* Only the signaled lanes (sigmask is the warp's, so every lane runs
+	 * the same rounds of the shuffle): a round per lane cost about 1.1 us
+	 * per batch of 32 on the H200. */
+	for (unsigned m = sigmask; m; m &= m - 1) {
+		int l = __ffs(m) - 1;
 		uint32_t len = __shfl_sync(FULL_WARP, (uint32_t)lw->total_len, l);
 		snx_cqe_fields f;
 
-		if (lane || !(sigmask >> l & 1))
+		if (lane)
 			continue;
 		memset(&f, 0, sizeof(f));
 		f.cqe_opcode = GIC_CQE_REQ;
