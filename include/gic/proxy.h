@@ -35,6 +35,11 @@
  * position, descriptor fields) and the syndrome, marks its rings failed
  * (producers waiting on them get EIO) and stops; other workers go on.
  *
+ * The target PE may be another process's (attr.target_remote): then
+ * only the workers' ends are made here, and the caller swaps connection
+ * records with the target's process (gic_proxy_qp_local,
+ * gic_proxy_qp_connect), as for any QP of two processes.
+ *
  * Lifetime: create (rings and QPs exist, producers may enqueue), start
  * (workers run), stop (workers finish the chain they posted and exit),
  * destroy. Workers post through the QPs' host views (gic/post.h: the
@@ -79,7 +84,13 @@ enum gic_proxy_counter_kind {
 typedef struct gic_proxy_attr {
 	gic_nic *local;        /* the producers' PE: worker QPs, source, counters */
 	gic_nic *target;       /* the target PE: peer QPs, destination (a softnic PE
-				* sharing local's softnic, or a second mlx5 context) */
+				* sharing local's softnic, or a second mlx5 context);
+				* NULL with target_remote */
+	int target_remote;     /* 1: the target PE is another process's (target NULL):
+				* each worker's data QP is made on local only, and the
+				* caller connects it to a QP that the target's process
+				* made (gic_proxy_qp_local, gic_proxy_qp_connect) before
+				* gic_proxy_start; 0: both ends made here, on target */
 	int workers;           /* T: 1..16 */
 	int rings;             /* R: T..32; ring r is served by worker r % T */
 	int batch;             /* B: 1..16 descriptors chained into one post */
@@ -140,12 +151,25 @@ gic_proxy *gic_proxy_create(const gic_proxy_attr *attr);
  * success): which queue or buffer, and the provider's account. */
 const char *gic_proxy_create_error(void);
 
+/* attr.target_remote: worker's data QP's connection record (its QP
+ * number, LID/GID; addr and rkey are the caller's to fill), to hand to
+ * the target's process. 0, or EINVAL (a bad worker number, or a proxy
+ * without target_remote). */
+int gic_proxy_qp_local(const gic_proxy *p, int worker, gic_conn_info *out);
+
+/* attr.target_remote: connects worker's data QP to remote (the record of
+ * the QP the target's process made for it) and takes its host view. 0;
+ * EINVAL as gic_proxy_qp_local; EALREADY when connected before or after
+ * start; or the provider's errno (gic_proxy_error() then says why). */
+int gic_proxy_qp_connect(gic_proxy *p, int worker, const gic_conn_info *remote);
+
 /* Starts the workers: each pins itself (when first_cpu >= 0), sleeps for
  * idle_ms, spins for warmup_ms, samples its core, and starts polling.
  * Returns once every worker polls: 0; EINVAL when a worker could not be
  * pinned (every worker is stopped again; gic_proxy_error() says which);
- * EALREADY when started before; ETIMEDOUT when the workers did not report
- * within idle_ms plus warmup_ms plus timeout_ms. */
+ * EALREADY when started before; ENOTCONN when a worker's data QP of a
+ * target_remote proxy is not connected yet; ETIMEDOUT when the workers
+ * did not report within idle_ms plus warmup_ms plus timeout_ms. */
 int gic_proxy_start(gic_proxy *p);
 
 /* Stops the workers: each finishes the chains it has posted (their CQEs,

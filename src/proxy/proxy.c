@@ -54,7 +54,8 @@ static int check_attr(gic_proxy_attr *a)
 		a->inflight = GIC_PROXY_DEFAULT_INFLIGHT;
 	if (!a->signal_every)
 		a->signal_every = 1;
-	if (!a->local || !a->target || !a->counters)
+	if (!a->local || !a->counters || !in_range(a->target_remote, 0, 1) ||
+	    !a->target == !a->target_remote) /* a target here, or one of another process */
 		return EINVAL;
 	if (!in_range(a->workers, 1, GIC_PROXY_MAX_WORKERS) ||
 	    !in_range(a->rings, a->workers, GIC_PROXY_MAX_RINGS) ||
@@ -90,44 +91,57 @@ static int data_log_sq_bb(const gic_proxy_attr *a)
 	return n;
 }
 
-/* A QP on nic connected to a peer QP on peer (the same nic for a
- * loopback pair), each with its send CQ, and the QP's host view. 0 or an
- * errno, with the provider's account in the proxy's error record. */
+/* Records the failure of step on q's QP on nic (peer: the other end's
+ * NIC, NULL when it is another process's) in the proxy's error record;
+ * returns rc. */
+static int qp_failed(gic_proxy *p, const char *step, int rc, gic_nic *nic, gic_nic *peer)
+{
+	snprintf(p->error, sizeof(p->error), "worker queue %s: %s (%s: %.200s; %s: %.200s)",
+		 step, strerror(rc), nic->ops->name, gic_nic_error(nic),
+		 peer ? peer->ops->name : "target", peer ? gic_nic_error(peer) : "another process's");
+	return rc;
+}
+
+/* Connects q's QP (its record local) to the end whose record is remote
+ * and takes the QP's host view; 0 or the provider's errno. */
+static int qp_join(proxy_qp *q, const gic_conn_info *local, const gic_conn_info *remote)
+{
+	int rc = gic_nic_qp_connect(q->qp, local, remote);
+
+	if (!rc)
+		rc = gic_nic_qp_view(q->qp, GIC_VIEW_HOST, &q->sq, &q->cqv);
+	q->connected = !rc;
+	return rc;
+}
+
+/* A QP on nic with its send CQ and, unless peer is NULL (a target of
+ * another process: gic_proxy_qp_connect joins it later), a peer QP on
+ * peer (the same nic for a loopback pair) connected to it, and the QP's
+ * host view. 0 or an errno, with the provider's account in the proxy's
+ * error record. */
 static int qp_open(gic_proxy *p, gic_nic *nic, gic_nic *peer, int log_sq_bb, int log_cqe,
 		   proxy_qp *q)
 {
 	gic_qp_attr qa = { .log_sq_bb = log_sq_bb, .type = GIC_QP_RC };
 	gic_conn_info li, ri;
-	const char *step = "CQ";
 	int rc;
 
 	q->cq = gic_nic_cq_create(nic, log_cqe);
-	q->peer_cq = q->cq ? gic_nic_cq_create(peer, log_cqe) : NULL;
-	if (!q->peer_cq)
-		goto fail;
-	step = "QP";
+	q->peer_cq = q->cq && peer ? gic_nic_cq_create(peer, log_cqe) : NULL;
+	if (!q->cq || (peer && !q->peer_cq))
+		return qp_failed(p, "CQ", errno ? errno : ENOMEM, nic, peer);
 	qa.send_cq = q->cq;
 	q->qp = gic_nic_qp_create(nic, &qa);
 	qa.send_cq = q->peer_cq;
-	q->peer_qp = q->qp ? gic_nic_qp_create(peer, &qa) : NULL;
-	if (!q->peer_qp)
-		goto fail;
-	step = "connect";
+	q->peer_qp = q->qp && peer ? gic_nic_qp_create(peer, &qa) : NULL;
+	if (!q->qp || (peer && !q->peer_qp))
+		return qp_failed(p, "QP", errno ? errno : ENOMEM, nic, peer);
+	if (!peer)
+		return 0;
 	if ((rc = gic_nic_qp_local(q->qp, &li)) || (rc = gic_nic_qp_local(q->peer_qp, &ri)) ||
-	    (rc = gic_nic_qp_connect(q->qp, &li, &ri)) ||
-	    (rc = gic_nic_qp_connect(q->peer_qp, &ri, &li)))
-		goto fail_rc;
-	step = "view";
-	if ((rc = gic_nic_qp_view(q->qp, GIC_VIEW_HOST, &q->sq, &q->cqv)))
-		goto fail_rc;
+	    (rc = qp_join(q, &li, &ri)) || (rc = gic_nic_qp_connect(q->peer_qp, &ri, &li)))
+		return qp_failed(p, "connect", rc, nic, peer);
 	return 0;
-fail:
-	rc = errno ? errno : ENOMEM;
-fail_rc:
-	snprintf(p->error, sizeof(p->error), "worker queue %s: %s (%s: %.200s; %s: %.200s)", step,
-		 strerror(rc), nic->ops->name, gic_nic_error(nic), peer->ops->name,
-		 gic_nic_error(peer));
-	return rc;
 }
 
 /* Destroys what qp_open made (QPs before their CQs). */
@@ -150,6 +164,7 @@ static int worker_open(gic_proxy *p, proxy_worker *w)
 	for (int r = w->index; r < a->rings; r += a->workers)
 		w->rings[w->nrings++] = r;
 	rc = qp_open(p, a->local, a->target, data_log_sq_bb(a), PROXY_LOG_CQE, &w->data);
+	/* target NULL: a target of another process (check_attr) */
 	if (rc || a->counter_kind != GIC_PROXY_COUNTER_GPU)
 		return rc;
 	rc = qp_open(p, a->local, a->local, PROXY_LOG_COUNTER_SQ_BB, PROXY_LOG_COUNTER_CQE,
@@ -269,6 +284,42 @@ void gic_proxy_destroy(gic_proxy *p)
 }
 
 /* ------------------------------------------------------------------ */
+/* A target of another process. */
+
+int gic_proxy_qp_local(const gic_proxy *p, int worker, gic_conn_info *out)
+{
+	if (!p->attr.target_remote || worker < 0 || worker >= p->attr.workers)
+		return EINVAL;
+	return gic_nic_qp_local(p->workers[worker].data.qp, out);
+}
+
+int gic_proxy_qp_connect(gic_proxy *p, int worker, const gic_conn_info *remote)
+{
+	proxy_qp *q;
+	gic_conn_info li;
+	int rc;
+
+	if (!p->attr.target_remote || worker < 0 || worker >= p->attr.workers)
+		return EINVAL;
+	q = &p->workers[worker].data;
+	if (q->connected || p->state != PROXY_CREATED)
+		return EALREADY;
+	rc = gic_nic_qp_local(q->qp, &li);
+	if (!rc)
+		rc = qp_join(q, &li, remote);
+	if (!rc)
+		return 0;
+	pthread_mutex_lock(&p->err_lock); /* the readers may run on any thread */
+	if (!p->has_error) {
+		p->has_error = 1;
+		p->failure = (gic_proxy_failure){ .err = rc, .worker = worker, .ring = -1 };
+		qp_failed(p, "connect", rc, p->attr.local, NULL);
+	}
+	pthread_mutex_unlock(&p->err_lock);
+	return rc;
+}
+
+/* ------------------------------------------------------------------ */
 /* Start and stop. */
 
 static void join_workers(gic_proxy *p)
@@ -312,6 +363,9 @@ int gic_proxy_start(gic_proxy *p)
 
 	if (p->state != PROXY_CREATED)
 		return EALREADY;
+	for (int i = 0; i < p->attr.workers; i++)
+		if (!p->workers[i].data.connected)
+			return ENOTCONN;
 	p->state = PROXY_RUNNING;
 	for (int i = 0; !rc && i < p->attr.workers; i++) {
 		proxy_worker *w = &p->workers[i];

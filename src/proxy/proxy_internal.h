@@ -57,6 +57,8 @@ typedef struct proxy_qp {
 	gic_nic_qp *qp, *peer_qp;
 	gic_sq sq;
 	gic_cq cqv;                /* sq.cq points here */
+	int connected;             /* connected and viewed (a target_remote data QP: once
+				    * gic_proxy_qp_connect ran) */
 } proxy_qp;
 
 typedef struct proxy_worker {

@@ -440,6 +440,69 @@ CASE(lifecycle)
 }
 
 /* ------------------------------------------------------------------ */
+/* A target of another process (attr.target_remote): the workers' QPs are
+ * made on the local PE only and connected through records to QPs that
+ * "the target's process" made (here the target PE, through the provider
+ * interface only, as a second process would). */
+
+CASE(target_remote)
+{
+	fx_cfg c = fx_default(2, 2, 4, GIC_PROXY_TUNED);
+	gic_nic_cq *cq[2] = { 0 };
+	gic_nic_qp *qp[2] = { 0 };
+	gic_conn_info mine, theirs;
+	gic_proxy_attr a;
+	gic_proxy *p;
+	fx *f;
+
+	c.no_start = 1;
+	f = fx_open(&c);
+	REQUIRE(f, "fixture");
+	CHECK(gic_proxy_qp_local(f->proxy, 0, &mine) == EINVAL, "records of a target here");
+	a = fx_attr(f, &c);
+	a.target_remote = 1;
+	errno = 0;
+	CHECK(!gic_proxy_create(&a) && errno == EINVAL, "target_remote with a target");
+	a.target = NULL;
+	p = gic_proxy_create(&a);
+	REQUIRE(p, "create: %s", gic_proxy_create_error());
+	for (int r = 0; r < c.rings; r++)
+		gic_proxy_ring_view(p, r, &f->views[r]);
+	CHECK(gic_proxy_start(p) == ENOTCONN, "start before the workers' QPs are connected");
+	CHECK(gic_proxy_qp_local(p, 2, &mine) == EINVAL, "worker T");
+	for (int w = 0; w < 2; w++) {
+		gic_qp_attr qa = { .log_sq_bb = 6, .type = GIC_QP_RC };
+
+		cq[w] = gic_nic_cq_create(f->target, 6);
+		qa.send_cq = cq[w];
+		qp[w] = cq[w] ? gic_nic_qp_create(f->target, &qa) : NULL;
+		REQUIRE(qp[w], "the target's QP %d", w);
+		CHECK(gic_proxy_qp_local(p, w, &mine) == 0, "worker %d's record", w);
+		CHECK(gic_nic_qp_local(qp[w], &theirs) == 0, "the target's record %d", w);
+		CHECK(gic_nic_qp_connect(qp[w], &theirs, &mine) == 0, "the target's end %d", w);
+		CHECK(gic_proxy_qp_connect(p, w, &theirs) == 0, "worker %d: %s", w,
+		      gic_proxy_error(p));
+	}
+	CHECK(gic_proxy_qp_connect(p, 0, &theirs) == EALREADY, "connect twice");
+	CHECK(gic_proxy_start(p) == 0, "start: %s", gic_proxy_error(p));
+	for (uint64_t id = 0; id < 64; id++)
+		CHECK(enqueue_id(&f->views[id % 2], id, (uint32_t)(id % 2), after(LONG_WAIT), NULL) ==
+		      0, "request %llu", (unsigned long long)id);
+	for (uint32_t r = 0; r < 2; r++)
+		CHECK(wait_counter(f, (int)r, r, 32, LONG_WAIT) == 0, "ring %u: %s", r,
+		      gic_proxy_error(p));
+	CHECK(bad_payloads(f, 0, 1, 64) == 0, "payloads");
+	CHECK(untouched(f, 64, 64), "nothing past the last request");
+	CHECK(guards_intact(f), "guard zones");
+	gic_proxy_destroy(p);
+	for (int w = 0; w < 2; w++) {
+		gic_nic_qp_destroy(qp[w]);
+		gic_nic_cq_destroy(cq[w]);
+	}
+	fx_close(f);
+}
+
+/* ------------------------------------------------------------------ */
 /* Wraparound: tiny rings, thousands of passes. */
 
 static void run_wrap(int protocol, int producers, uint64_t per_producer)
@@ -1461,7 +1524,7 @@ CASE(pinning_warmup_freq)
 
 static const tk_case cases[] = {
 	TK_ENTRY(desc_layout), TK_ENTRY(attr_checks), TK_ENTRY(lifecycle),
-	TK_ENTRY(wrap_baseline), TK_ENTRY(wrap_tuned), TK_ENTRY(full_ring_baseline),
+	TK_ENTRY(target_remote), TK_ENTRY(wrap_baseline), TK_ENTRY(wrap_tuned), TK_ENTRY(full_ring_baseline),
 	TK_ENTRY(full_ring_tuned), TK_ENTRY(rings_workers_baseline),
 	TK_ENTRY(rings_workers_tuned), TK_ENTRY(chain_b1), TK_ENTRY(chain_b4),
 	TK_ENTRY(chain_b16), TK_ENTRY(inflight_bound_stall), TK_ENTRY(inflight_sq_full),
