@@ -13,6 +13,21 @@
  * full address vector.
  * CONNS_HOST_ROUNDS rounds per configuration, every target slot checked
  * after each round.
+ *
+ * --procs 2 (pe_pair.h; RC): the same fixture and rounds with PE1 a
+ * process of its own: each PE makes its C QPs on its NIC, the records
+ * (with its target region's address and rkey) swapped through the
+ * driver (pe_launch's GATHER, 64 a round), each connected to the peer's
+ * QP c. A round: each PE clears the slots it receives, both ready (an
+ * exchange through the driver), each runs the posters of the directions
+ * it sends and drains them, the PEs swap the span of the role's
+ * direction (both drained: every write landed), each checks every slot
+ * it received, and the PEs swap their checks (a row's rounds stop at the
+ * first bad one on both). PE 0 emits the rows (the rate from the
+ * span of whichever PE posted the role's direction), PE 1 sends the
+ * verdict of each configuration: a phase each. DC is refused: its DCTs
+ * would be another process's, which the fixture does not reach (nor
+ * does the emulated device model DC across processes).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -25,6 +40,7 @@
 #include "gic.h"
 #include "gic/provider.h"
 #include "host.h"
+#include "pe_pair.h"
 
 #define SUB "conns"
 #define WAIT_NS 5000000000ull /* every host wait gives up after 5 s */
@@ -183,6 +199,8 @@ typedef struct cx_pe {
 	gic_nic_cq **dct_cq;      /* DC: one DCT per connection (targets of the peer) */
 	gic_nic_qp **dct;
 	gic_av_seg *av;           /* av[c]: reaches the peer's DCT c (full form) */
+	uint32_t dst_rkey;        /* of dst: the registration's, or the peer process's record */
+	int remote;               /* --procs 2: the peer process's PE (only dst, dst_rkey) */
 } cx_pe;
 
 struct cx;
@@ -203,6 +221,7 @@ typedef struct cx {
 	conns_plan plan;
 	int go;
 	cx_thread th[2 * CONNS_HOST_THREADS];
+	gic_pair *pair;           /* --procs 2: this process's PE (NULL: both PEs here) */
 } cx;
 
 static uint64_t deadline(void)
@@ -251,7 +270,10 @@ static int pe_open(cx *x, int i)
 				    GIC_ACCESS_REMOTE_WRITE | GIC_ACCESS_LOCAL_WRITE);
 	pe->src_mr = pe->dst_mr ? gic_nic_reg_mr(pe->nic, pe->src, x->region,
 						  GIC_ACCESS_LOCAL_WRITE) : NULL;
-	return pe->src_mr ? 0 : say_nic(x, i, "register memory");
+	if (!pe->src_mr)
+		return say_nic(x, i, "register memory");
+	pe->dst_rkey = pe->dst_mr->rkey;
+	return 0;
 }
 
 /* A CQ of 2^log_bb CQEs and a QP of type on it (its send CQ, a DCT's
@@ -268,10 +290,44 @@ static int qp_make(cx *x, int i, int type, int log_bb, gic_nic_cq **cq, gic_nic_
 	return *qp ? 0 : say_nic(x, i, what[type]);
 }
 
+/* --procs 2: this PE's QP records (with its target region) for the
+ * peer's through the driver; QP c connected to the peer's QP c and
+ * viewed, the peer's region noted. */
+static int rc_connect_proc(cx *x)
+{
+	int me = gic_pair_rank(x->pair), rc = 0;
+	cx_pe *pe = &x->pe[me];
+	gic_conn_info *rec = calloc(2 * (size_t)x->conns, sizeof(*rec)), *remote;
+
+	if (!rec)
+		return ENOMEM;
+	remote = rec + x->conns;
+	for (int c = 0; c < x->conns && !rc; c++) {
+		rc = gic_nic_qp_local(pe->qp[c], &rec[c]);
+		rec[c].addr = (uint64_t)(uintptr_t)pe->dst;
+		rec[c].rkey = pe->dst_rkey;
+	}
+	if (!rc)
+		rc = gic_pair_swap_records(x->pair, rec, remote, x->conns);
+	for (int c = 0; c < x->conns && !rc; c++) {
+		rc = gic_nic_qp_connect(pe->qp[c], &rec[c], &remote[c]);
+		if (!rc)
+			rc = gic_nic_qp_view(pe->qp[c], GIC_VIEW_HOST, &pe->sq[c], &pe->cqv[c]);
+	}
+	x->pe[1 - me].dst = (uint64_t *)(uintptr_t)remote[0].addr;
+	x->pe[1 - me].dst_rkey = remote[0].rkey;
+	free(rec);
+	if (rc) {
+		errno = rc;
+		return say_nic(x, me, "connect an RC QP to the peer process");
+	}
+	return 0;
+}
+
 static int rc_open(cx *x)
 {
 	for (int i = 0; i < 2; i++) {
-		for (int c = 0; c < x->conns; c++) {
+		for (int c = 0; c < x->conns && !x->pe[i].remote; c++) {
 			int rc = qp_make(x, i, GIC_QP_RC, CONNS_HOST_LOG_BB, &x->pe[i].cq[c],
 					 &x->pe[i].qp[c]);
 
@@ -279,6 +335,8 @@ static int rc_open(cx *x)
 				return rc;
 		}
 	}
+	if (x->pair)
+		return rc_connect_proc(x);
 	for (int c = 0; c < x->conns; c++) {
 		gic_conn_info l[2];
 		int rc = 0;
@@ -337,6 +395,8 @@ static void cx_close(cx *x)
 	for (int i = 1; i >= 0; i--) {
 		cx_pe *pe = &x->pe[i];
 
+		if (pe->remote) /* the peer process's: nothing of it here */
+			continue;
 		for (int c = 0; pe->qp && c < x->conns; c++)
 			gic_nic_qp_destroy(pe->qp[c]);
 		for (int c = 0; pe->dct && c < x->conns; c++)
@@ -361,14 +421,24 @@ static void cx_close(cx *x)
 	free(x);
 }
 
-static int cx_open(cx **out, const gic_opts *o, const conns_state *st, int transport, int conns)
+/* The fixture of C connections on transport: both PEs here (pair NULL),
+ * or this PE of a pair (RC only), the peer's PE remote. */
+static int cx_open(cx **out, const gic_opts *o, const conns_state *st, int transport, int conns,
+		   gic_pair *pair)
 {
 	cx *x = calloc(1, sizeof(*x));
-	int rc;
+	int rc = 0;
 
 	*out = NULL;
 	if (!x)
 		return ENOMEM;
+	if (pair && transport != CONNS_RC) {
+		free(x);
+		return EINVAL; /* conns_run_pe refused it */
+	}
+	x->pair = pair;
+	if (pair)
+		x->pe[1 - gic_pair_rank(pair)].remote = 1;
 	x->o = o;
 	x->st = st;
 	x->transport = transport;
@@ -377,9 +447,8 @@ static int cx_open(cx **out, const gic_opts *o, const conns_state *st, int trans
 	if (x->posters > CONNS_HOST_THREADS)
 		x->posters = CONNS_HOST_THREADS;
 	x->region = (size_t)conns * CONNS_MAX_SLOTS * 8;
-	rc = pe_open(x, 0);
-	if (!rc)
-		rc = pe_open(x, 1);
+	for (int i = 0; i < 2 && !rc; i++)
+		rc = x->pe[i].remote ? 0 : pe_open(x, i);
 	if (!rc)
 		rc = transport == CONNS_RC ? rc_open(x) : dc_open(x);
 	if (rc) {
@@ -419,7 +488,7 @@ static int poster(cx *x, cx_thread *T)
 {
 	cx_pe *me = &x->pe[T->dir], *peer = &x->pe[1 - T->dir];
 	uint64_t base = (uint64_t)(uintptr_t)peer->dst;
-	uint32_t rkey = peer->dst_mr->rkey;
+	uint32_t rkey = peer->dst_rkey;
 	const conns_plan *p = &x->plan;
 	const int order = GIC_ORDER_RELEASE_SYS;
 	int rc = 0;
@@ -458,13 +527,15 @@ static void *poster_main(void *arg)
 }
 
 /* Clears the target slots of direction d and fills the sender's DC
- * source slots with the round's pattern. */
+ * source slots with the round's pattern (--procs 2: what of it is this
+ * process's). */
 static void prepare(cx *x, int d)
 {
 	cx_pe *me = &x->pe[d];
 
-	memset(x->pe[1 - d].dst, 0, x->region);
-	for (int c = 0; c < x->conns; c++)
+	if (!x->pe[1 - d].remote)
+		memset(x->pe[1 - d].dst, 0, x->region);
+	for (int c = 0; c < x->conns && !me->remote; c++)
 		for (int s = 0; s < x->plan.slots; s++)
 			me->src[c * x->plan.slots + s] =
 				conns_value(x->plan.tag, (uint32_t)c, 0, (uint32_t)s);
@@ -496,33 +567,75 @@ static int validate(cx *x, int d)
 	return 1;
 }
 
-/* Runs one round of role; *rate receives the role's rate (M msg/s).
- * Returns 0 (valid is 0 when a payload was wrong) or an errno. */
-static int round_run(cx *x, int role, double *rate, int *valid)
-{
-	int dirs[2], nd = 0, n = 0, rc = 0;
-	uint64_t t0 = ~0ull, t1 = 0;
+/* --procs 2: what a PE hands the other once its posters are done. */
+typedef struct cx_span {
+	uint64_t t0, t1; /* its posters' span in the role's direction (t1 0: it posts none) */
+	int64_t tag;     /* the round's tag (both PEs' must agree) */
+} cx_span;
 
-	if (role != CONNS_RECV)
-		dirs[nd++] = 0;
-	if (role != CONNS_SEND)
-		dirs[nd++] = 1;
-	for (int k = 0; k < nd; k++)
-		prepare(x, dirs[k]);
+/* --procs 2, once this PE's posters have drained (every write it posted
+ * has landed): the role's span from the PE that posted it. After it,
+ * each PE's received slots are final. Nothing with both PEs here. */
+static int cx_swap_span(cx *x, uint64_t *t0, uint64_t *t1)
+{
+	cx_span mine = { .t0 = *t0, .t1 = *t1, .tag = (int64_t)x->plan.tag }, theirs = { 0 };
+	int rc;
+
+	if (!x->pair)
+		return 0;
+	rc = gic_pair_exchange(x->pair, &mine, &theirs, sizeof(mine));
+	if (!rc && theirs.tag != mine.tag) {
+		fprintf(stderr, "gic conns: PE%d: the peer ran round %lld, this PE %lld\n",
+			gic_pair_rank(x->pair), (long long)theirs.tag, (long long)mine.tag);
+		rc = EPROTO;
+	}
+	if (!rc && !*t1) {
+		*t0 = theirs.t0;
+		*t1 = theirs.t1;
+	}
+	return rc;
+}
+
+/* --procs 2, after this PE's checks: *valid the AND of both PEs'. */
+static int cx_swap_valid(cx *x, int *valid)
+{
+	int32_t mine = *valid, theirs = 0;
+	int rc;
+
+	if (!x->pair)
+		return 0;
+	rc = gic_pair_exchange(x->pair, &mine, &theirs, sizeof(mine));
+	*valid = *valid && theirs;
+	return rc;
+}
+
+/* Starts the posters of the directions dirs[0..nd) that this process
+ * sends, waiting for go; *n receives how many. 0 or EAGAIN. */
+static int start_posters(cx *x, const int *dirs, int nd, int *n)
+{
+	*n = 0;
 	x->go = 0;
-	for (int k = 0; k < nd && !rc; k++) {
-		for (int p = 0; p < x->posters; p++) {
-			cx_thread *T = &x->th[n];
+	for (int k = 0; k < nd; k++) {
+		for (int p = 0; p < x->posters && !x->pe[dirs[k]].remote; p++) {
+			cx_thread *T = &x->th[*n];
 
 			*T = (cx_thread){ .x = x, .dir = dirs[k], .poster = p };
-			if (pthread_create(&T->tid, NULL, poster_main, T)) {
-				rc = EAGAIN;
-				break;
-			}
-			n++;
+			if (pthread_create(&T->tid, NULL, poster_main, T))
+				return EAGAIN;
+			(*n)++;
 		}
 	}
-	__atomic_store_n(&x->go, 1, __ATOMIC_RELEASE);
+	return 0;
+}
+
+/* Joins posters th[0..n); the first failure (said), and the span of the
+ * role's direction among them in *t0, *t1 (t1 0: none of them). */
+static int join_posters(cx *x, int role, int n, uint64_t *t0, uint64_t *t1)
+{
+	int rc = 0;
+
+	*t0 = ~0ull;
+	*t1 = 0;
 	for (int i = 0; i < n; i++) {
 		cx_thread *T = &x->th[i];
 		cx_pe *me = &x->pe[T->dir];
@@ -545,16 +658,44 @@ static int round_run(cx *x, int role, double *rate, int *valid)
 		}
 		/* The rate of the role's direction: PE0's sends, or its receives. */
 		if (T->dir == (role == CONNS_RECV)) {
-			t0 = T->t0 < t0 ? T->t0 : t0;
-			t1 = T->t1 > t1 ? T->t1 : t1;
+			*t0 = T->t0 < *t0 ? T->t0 : *t0;
+			*t1 = T->t1 > *t1 ? T->t1 : *t1;
 		}
 	}
-	if (rc)
-		return rc;
-	*rate = (double)x->conns * x->plan.passes * x->plan.writes * 1e3 / (double)(t1 - t0);
+	return rc;
+}
+
+/* Runs one round of role; *rate receives the role's rate (M msg/s).
+ * Returns 0 (valid is 0 when a payload was wrong) or an errno. --procs
+ * 2: this process's part (its directions' posters, the slots it
+ * receives), both PEs ready before the posters start (an exchange), the
+ * span swapped once both drained, then the checks. */
+static int round_run(cx *x, int role, double *rate, int *valid)
+{
+	int dirs[2], nd = 0, n = 0, rc = 0, jrc, ready = (int)x->plan.tag, peer_ready;
+	uint64_t t0, t1;
+
+	if (role != CONNS_RECV)
+		dirs[nd++] = 0;
+	if (role != CONNS_SEND)
+		dirs[nd++] = 1;
+	for (int k = 0; k < nd; k++)
+		prepare(x, dirs[k]);
+	if (x->pair)
+		rc = gic_pair_exchange(x->pair, &ready, &peer_ready, sizeof(ready));
+	if (!rc)
+		rc = start_posters(x, dirs, nd, &n);
+	__atomic_store_n(&x->go, 1, __ATOMIC_RELEASE);
+	jrc = join_posters(x, role, n, &t0, &t1);
+	if (rc || jrc || (rc = cx_swap_span(x, &t0, &t1)))
+		return rc ? rc : jrc;
 	*valid = 1;
 	for (int k = 0; k < nd; k++)
-		*valid &= validate(x, dirs[k]);
+		if (!x->pe[1 - dirs[k]].remote)
+			*valid &= validate(x, dirs[k]);
+	if ((rc = cx_swap_valid(x, valid)))
+		return rc;
+	*rate = (double)x->conns * x->plan.passes * x->plan.writes * 1e3 / (double)(t1 - t0);
 	return 0;
 }
 
@@ -573,12 +714,29 @@ static conns_plan host_plan(const gic_opts *o, const cx *x, int writes)
 	return p;
 }
 
+/* --procs 2, PE 0: the rows gic_conns_emit made in rows, each with
+ * procs=2, handed to the driver as the configuration's phase. */
+static int put_pair_rows(cx *x, gic_sink *rows)
+{
+	int rc = 0;
+
+	for (size_t i = 0; i < gic_sink_count(rows) && !rc; i++) {
+		gic_result r = *gic_sink_at(rows, i);
+
+		gic_result_param(&r, "procs=2");
+		rc = gic_pair_put(x->pair, NULL, &r);
+	}
+	return rc;
+}
+
+/* One configuration (--procs 2: a phase): its rounds, then its rows. */
 static int host_config(cx *x, int role, int writes, gic_sink *sink)
 {
 	double rates[CONNS_HOST_ROUNDS];
 	const char *tr = gic_transport(x->o);
 	char note[96];
 	int valid = 1, rc = 0, k;
+	gic_sink *rows = sink;
 
 	x->plan = host_plan(x->o, x, writes);
 	for (k = 0; k < CONNS_HOST_ROUNDS && !rc && valid; k++) {
@@ -587,14 +745,26 @@ static int host_config(cx *x, int role, int writes, gic_sink *sink)
 	}
 	if (rc)
 		return rc;
-	snprintf(note, sizeof(note), "%s",
-		 x->o->provider == GIC_PROV_MLX5 ?
+	snprintf(note, sizeof(note), "%s", x->pair ? "--procs 2: PE1 a process of its own on the "
+		 "same NIC (loopback); host threads post" : x->o->provider == GIC_PROV_MLX5 ?
 		 "mlx5 loopback: both PEs on one NIC; host threads post" : "host threads");
-	return gic_conns_emit(sink, role, x->transport, &x->plan, x->posters, rates,
-			      valid ? k : (k > 1 ? k - 1 : 1), valid, tr, note);
+	if (x->pair && gic_pair_posts(x->pair) && !(rows = gic_sink_new()))
+		return ENOMEM;
+	if (gic_pair_posts(x->pair))
+		rc = gic_conns_emit(rows, role, x->transport, &x->plan, x->posters, rates,
+				    valid ? k : (k > 1 ? k - 1 : 1), valid, tr, note);
+	if (rows != sink) {
+		rc = rc ? rc : put_pair_rows(x, rows);
+		gic_sink_free(rows);
+	}
+	if (!rc)
+		gic_pair_phase_done(x->pair, valid);
+	return rc;
 }
 
-static int host_run(const gic_opts *o, const conns_state *st, gic_sink *sink)
+/* Every configuration: in this process (pair NULL), or as this PE of a
+ * pair. */
+static int host_run(const gic_opts *o, const conns_state *st, gic_pair *pair, gic_sink *sink)
 {
 	int total = 0, done = 0, rc = 0;
 
@@ -609,7 +779,7 @@ static int host_run(const gic_opts *o, const conns_state *st, gic_sink *sink)
 
 			snprintf(what, sizeof(what), "%s, %d conns", transport_names[t], st->conns[i]);
 			gic_progress(SUB, ++done, total, what);
-			if ((rc = cx_open(&x, o, st, t, st->conns[i])))
+			if ((rc = cx_open(&x, o, st, t, st->conns[i], pair)))
 				break;
 			for (int r = 0; r < 3 && !rc; r++)
 				for (int w = 0; w < st->nwrites && !rc && (st->roles >> r & 1); w++)
@@ -621,6 +791,60 @@ static int host_run(const gic_opts *o, const conns_state *st, gic_sink *sink)
 }
 
 /* ------------------------------------------------------------------ */
+/* --procs 2. */
+
+_Static_assert(sizeof(conns_state) <= GIC_PAIR_STATE_MAX, "conns' state fits a pair job");
+
+/* Configurations (phases) of st's RC rows. */
+static int conns_phases(const conns_state *st)
+{
+	return st->nconns * st->nwrites * (int)__builtin_popcount(st->roles & 7u);
+}
+
+/* run_pe (exp.h): every RC configuration as this PE of pair. */
+static int conns_run_pe(gic_pair *pair, const gic_opts *o, const void *state, size_t state_len)
+{
+	const conns_state *st = state;
+
+	if (state_len != sizeof(*st) ||
+	    !gic_pair_list_ok(st->conns, st->nconns, CONNS_MAX_LIST, CONNS_MAX_CONNS) ||
+	    !gic_pair_list_ok(st->writes, st->nwrites, CONNS_MAX_LIST, CONNS_MAX_WRITES) ||
+	    st->roles < 1 ||
+	    st->roles > 7u || st->transports != 1u << CONNS_RC || o->threads < 1 ||
+	    o->threads > CONNS_HOST_THREADS) {
+		fprintf(stderr, "gic conns: PE%d: a malformed job\n", gic_pair_rank(pair));
+		return EPROTO;
+	}
+	return host_run(o, st, pair, NULL);
+}
+
+/* --procs 2 (after main's checks: --host, a provider other than softnic):
+ * RC only. */
+static int conns_check_procs(const gic_opts *o, const void *state)
+{
+	const conns_state *st = state;
+
+	if (st->transports == 1u << CONNS_DC) {
+		fprintf(stderr, "gic conns: --procs %d runs --transport rc: a DC row's DCTs would be "
+			"the peer process's, and this fixture makes its DCIs' address vectors from "
+			"DCTs in its own process (the emulated device has no DC across processes "
+			"either)\n", o->procs);
+		return EINVAL;
+	}
+	return 0;
+}
+
+/* --procs 2 (st's defaults filled in): the RC rows in a pair of PE
+ * processes; the DC rows skipped, said. */
+static int conns_pair(const gic_opts *o, conns_state *st, gic_sink *sink)
+{
+	if (st->transports & (1u << CONNS_DC))
+		fprintf(stderr, "gic conns: --procs %d: DC rows skipped (--procs 2 runs RC)\n",
+			o->procs);
+	st->transports = 1u << CONNS_RC;
+	return gic_pair_run(o, SUB, st, sizeof(*st), conns_phases(st), 2 * conns_phases(st),
+			    sink);
+}
 
 static int conns_run(const gic_opts *o, void *state, const gic_run_info *info, gic_sink *sink)
 {
@@ -642,7 +866,9 @@ static int conns_run(const gic_opts *o, void *state, const gic_run_info *info, g
 	}
 	if (!o->host)
 		return gic_gpu_conns(o, st, info, sink);
-	return host_run(o, st, sink);
+	if (o->procs > 1)
+		return conns_pair(o, st, sink);
+	return host_run(o, st, NULL, sink);
 }
 
 const gic_experiment gic_exp_conns = {
@@ -652,4 +878,6 @@ const gic_experiment gic_exp_conns = {
 	.help = help,
 	.parse = conns_parse,
 	.run = conns_run,
+	.check_procs = conns_check_procs,
+	.run_pe = conns_run_pe,
 };

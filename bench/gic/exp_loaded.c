@@ -18,13 +18,15 @@
  * or GPU mode; nvshmem: GPU only, in PEs of their own, nvshmem_pe.h) at
  * each level of --bg-ctas.
  *
- * --procs 2 (pe_pair.h; the gda path): the same bodies with PE1 a process
- * of its own, a phase per configuration: each PE clears what it receives
- * (gic_pair_sync: both ready), runs its writers (thread k on PE k % 2),
- * PE 0 probes and PE 1 answers, each drains its queues, the PEs swap
- * their writers' counts (gic_pair_exchange) and each checks every slot
- * and probe value it received: PE 0's checks in its rows, PE 1's in its
- * verdict.
+ * --procs 2 (pe_pair.h; the gda and proxy paths, a pair of PE processes
+ * for each): the same bodies with PE1 a process of its own, a phase per
+ * configuration: each PE clears what it receives (gic_pair_sync: both
+ * ready), runs its writers (thread k on PE k % 2), PE 0 probes and PE 1
+ * answers, each drains its queues (the proxy path: its own mini-proxy's
+ * counters; each PE's proxy runs in its process, its workers' QPs
+ * connected to QPs of the peer's, hxp_open), the PEs swap their writers'
+ * counts (gic_pair_exchange) and each checks every slot and probe value
+ * it received: PE 0's checks in its rows, PE 1's in its verdict.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -360,12 +362,16 @@ static int ld_drain(ld_host *L)
 	if (L->st->path == GIC_LOADED_PROXY) {
 		uint64_t want[2] = { L->bg_base[0], L->bg_base[1] };
 
+		int pe = 0;
+
 		for (int k = 0; k < L->nbg; k++)
 			want[L->bg[k].pe] += L->bg[k].sent;
-		for (int pe = 0; pe < 2 && !rc; pe++)
-			rc = gic_proxy_wait_counter(&L->px[pe].views[0], &L->px[pe].counters[1],
-						    want[pe], hx_deadline());
-		return rc ? hxp_fail(&L->px[0], SUB, "background drain", rc) : 0;
+		for (; pe < 2 && !rc; pe++)
+			if (ld_local(L, pe)) /* the peer process's proxy is its own to wait for */
+				rc = gic_proxy_wait_counter(&L->px[pe].views[0],
+							    &L->px[pe].counters[1], want[pe],
+							    hx_deadline());
+		return rc ? hxp_fail(&L->px[pe - 1], SUB, "background drain", rc) : 0;
 	}
 	for (int pe = 0; pe < 2 && !rc; pe++)
 		for (int q = 0; q < 2 && !rc && ld_local(L, pe); q++)
@@ -444,7 +450,7 @@ static void ld_prepare(ld_host *L)
 			memset(L->h->pe[pe].dst, 0, 8);
 			memset(L->h->pe[pe].dst + BG_BASE, 0, (size_t)HOST_MAX_BG * BG_SLOTS * 8);
 		}
-		if (L->st->path == GIC_LOADED_PROXY)
+		if (L->st->path == GIC_LOADED_PROXY && ld_local(L, pe))
 			L->bg_base[pe] = __atomic_load_n(&L->px[pe].counters[1], __ATOMIC_ACQUIRE);
 	}
 	for (int k = 0; k < L->nbg; k++)
@@ -542,7 +548,7 @@ static int ld_open_proxies(ld_host *L)
 }
 
 /* One run (st->path at st->bg_ctas): in this process (pair NULL), or as
- * this PE of a pair (the gda path: loaded_check_procs). */
+ * this PE of a pair. */
 static int ld_host_run(const gic_opts *o, const loaded_state *st, gic_pair *pair,
 		       gic_sink *sink)
 {
@@ -638,10 +644,15 @@ enum { LD_PAIR_PHASES = GIC_LOADED_MAX_LEVELS * 2 };
 
 _Static_assert(sizeof(loaded_state) <= GIC_PAIR_STATE_MAX, "loaded's state fits a pair job");
 
-/* 1 when a pair job's state is one loaded_check_procs let through. */
+/* 1 when a pair job's state is one loaded_run made: one path, gda or
+ * proxy (its shape filled in by ld_one). */
 static int ld_pair_state_ok(const loaded_state *st)
 {
-	int ok = st->paths == 1u << GIC_LOADED_GDA && st->nlevels >= 1 &&
+	int ok = (st->path == GIC_LOADED_GDA || (st->path == GIC_LOADED_PROXY &&
+		  st->T >= 1 && st->T <= GIC_PROXY_MAX_WORKERS && st->R >= 2 && st->R >= st->T &&
+		  st->R <= GIC_PROXY_MAX_RINGS && st->B >= 1 && st->B <= GIC_PROXY_MAX_BATCH &&
+		  st->inflight >= 1 && st->inflight <= GIC_PROXY_MAX_INFLIGHT)) &&
+		 st->paths == 1u << st->path && st->nlevels >= 1 &&
 		 st->nlevels <= GIC_LOADED_MAX_LEVELS && st->queues >= 1 && st->queues <= 3 &&
 		 st->pace_ns >= 0 && st->pace_ns <= 1000000000;
 
@@ -650,7 +661,8 @@ static int ld_pair_state_ok(const loaded_state *st)
 	return ok;
 }
 
-/* run_pe (exp.h): the gda path at every level as this PE of pair. */
+/* run_pe (exp.h): one path (the job's) at every level as this PE of
+ * pair. */
 static int loaded_run_pe(gic_pair *pair, const gic_opts *o, const void *state,
 			 size_t state_len)
 {
@@ -660,22 +672,26 @@ static int loaded_run_pe(gic_pair *pair, const gic_opts *o, const void *state,
 		fprintf(stderr, "gic loaded: PE%d: a malformed job\n", gic_pair_rank(pair));
 		return EPROTO;
 	}
-	return ld_levels(o, st, GIC_LOADED_GDA, pair, NULL, NULL);
+	return ld_levels(o, st, st->path, pair, NULL, NULL);
 }
 
-/* --procs 2 (after main's checks: --host, a provider other than softnic):
- * the gda path only. */
-static int loaded_check_procs(const gic_opts *o, const void *state)
+/* --procs 2: each path asked for (gda, then proxy, as the one-process
+ * mode) in a pair of PE processes of its own, at every level; the first
+ * error. */
+static int loaded_pair(const gic_opts *o, const loaded_state *st, gic_sink *sink)
 {
-	const loaded_state *st = state;
+	int rc = 0;
 
-	if (st->paths & ~(1u << GIC_LOADED_GDA)) {
-		fprintf(stderr, "gic loaded: --procs %d runs the gda path only (the proxy path's "
-			"mini-proxies connect their own QPs to the peer's NIC, in one process)\n",
-			o->procs);
-		return EINVAL;
+	for (int p = GIC_LOADED_GDA; p <= GIC_LOADED_PROXY && !rc; p++) {
+		loaded_state one;
+
+		ld_one(o, st, p, 0, &one); /* the path and its shape; the levels stay st's */
+		one.paths = 1u << p;
+		if (st->paths & (1u << p))
+			rc = gic_pair_run(o, SUB, &one, sizeof(one), LD_PAIR_PHASES,
+					  2 * LD_PAIR_PHASES, sink);
 	}
-	return 0;
+	return rc;
 }
 
 /* Every path asked for at every level: gda and proxy in this process (host
@@ -709,8 +725,7 @@ static int loaded_run(const gic_opts *o, void *state, const gic_run_info *info, 
 		}
 	}
 	if (o->procs > 1)
-		return gic_pair_run(o, SUB, st, sizeof(*st), LD_PAIR_PHASES, 2 * LD_PAIR_PHASES,
-				    sink);
+		return loaded_pair(o, st, sink);
 	for (int p = GIC_LOADED_GDA; p <= GIC_LOADED_PROXY; p++) {
 		if (st->paths & (1u << p)) {
 			int prc = ld_levels(o, st, p, NULL, info, sink);
@@ -733,6 +748,6 @@ const gic_experiment gic_exp_loaded = {
 	.help = help,
 	.parse = loaded_parse,
 	.run = loaded_run,
-	.check_procs = loaded_check_procs,
+	.check_procs = gic_pair_check_any, /* gda and proxy; nvshmem is refused with --host */
 	.run_pe = loaded_run_pe,
 };

@@ -15,10 +15,14 @@
  * or GPU mode), nvshmem (GPU only) in PEs of their own (nvshmem_pe.h) over
  * the same sizes as the GPU mode.
  *
- * --procs 2 (pe_pair.h; the gda path): the same bodies with PE1 a process
- * of its own: for each size it poisons its destination, PE 0 posts and
- * times the size, then PE 1 checks every slot and sends the size's
- * verdict (a phase per size, and one for the first-size row: the AND).
+ * --procs 2 (pe_pair.h; the gda and proxy paths, a pair of PE processes
+ * each): the same bodies with PE1 a process of its own: for each size it
+ * poisons its destination, PE 0 posts and times the size, then PE 1
+ * checks every slot and sends the size's verdict (a phase per size, and
+ * one for the first-size row: the AND). The proxy path's mini-proxy runs
+ * in PE 0's process, its workers' QPs connected to QPs of PE 1's
+ * (hxp_open on both); PE 0 signals the size's end once every counter
+ * covers its writes.
  */
 #include <errno.h>
 #include <stddef.h>
@@ -394,52 +398,45 @@ static int payload_host(const gic_opts *o, const payload_state *st, gic_pair *pa
 {
 	pl_host P = { .o = o, .st = st, .pair = pair };
 
-	if (pair && st->path != GIC_PAYLOAD_GDA)
-		return EINVAL; /* payload_check_procs refused it */
 	return pl_host_sizes(&P, o) ? EINVAL : pl_host_run(&P, sink);
 }
 
 _Static_assert(sizeof(payload_state) <= GIC_PAIR_STATE_MAX, "payload's state fits a pair job");
 
-/* run_pe (exp.h): the gda path's sizes as this PE of pair. */
+/* run_pe (exp.h): one path's sizes (gda or proxy) as this PE of pair. */
 static int payload_run_pe(gic_pair *pair, const gic_opts *o, const void *state,
 			  size_t state_len)
 {
 	const payload_state *st = state;
 
-	if (state_len != sizeof(*st) || st->path != GIC_PAYLOAD_GDA || st->window < 1 ||
-	    st->window > 4096) {
+	if (state_len != sizeof(*st) || st->path < GIC_PAYLOAD_GDA ||
+	    st->path > GIC_PAYLOAD_PROXY || st->window < 1 || st->window > 4096 || st->T < 1 ||
+	    st->T > GIC_PROXY_MAX_WORKERS || st->R < st->T || st->R > GIC_PROXY_MAX_RINGS ||
+	    st->B < 1 || st->B > GIC_PROXY_MAX_BATCH) {
 		fprintf(stderr, "gic payload: PE%d: a malformed job\n", gic_pair_rank(pair));
 		return EPROTO;
 	}
 	return payload_host(o, st, pair, NULL);
 }
 
-/* --procs 2 (after main's checks: --host, a provider other than softnic):
- * the gda path only. */
-static int payload_check_procs(const gic_opts *o, const void *state)
-{
-	const payload_state *st = state;
-
-	if (st->paths & ~(1u << GIC_PAYLOAD_GDA)) {
-		fprintf(stderr, "gic payload: --procs %d runs the gda path only (the proxy path's "
-			"mini-proxy connects its own QPs to the target's NIC, in one process)\n",
-			o->procs);
-		return EINVAL;
-	}
-	return 0;
-}
-
-/* --procs 2: the gda path in a pair of PE processes. */
+/* --procs 2: each path asked for (gda, then proxy, as the one-process
+ * mode) in a pair of PE processes of its own; the first error. */
 static int payload_pair(const gic_opts *o, const payload_state *st, gic_sink *sink)
 {
-	payload_state one = *st;
 	pl_host P = { .o = o, .st = st };
+	int rc = 0;
 
 	if (pl_host_sizes(&P, o)) /* said here, before the PEs start */
 		return EINVAL;
-	one.path = GIC_PAYLOAD_GDA;
-	return gic_pair_run(o, SUB, &one, sizeof(one), PL_PAIR_PHASES, PL_PAIR_PHASES, sink);
+	for (int p = GIC_PAYLOAD_GDA; p <= GIC_PAYLOAD_PROXY && !rc; p++) {
+		payload_state one = *st;
+
+		one.path = p;
+		if (st->paths & (1u << p))
+			rc = gic_pair_run(o, SUB, &one, sizeof(one), PL_PAIR_PHASES, PL_PAIR_PHASES,
+					  sink);
+	}
+	return rc;
 }
 
 /* The NVSHMEM path: the GPU mode's sizes (-b/-e/-f, else 8 B .. 1 MiB by
@@ -507,6 +504,6 @@ const gic_experiment gic_exp_payload = {
 	.help = help,
 	.parse = payload_parse,
 	.run = payload_run,
-	.check_procs = payload_check_procs,
+	.check_procs = gic_pair_check_any, /* gda and proxy; nvshmem is refused with --host */
 	.run_pe = payload_run_pe,
 };

@@ -7,7 +7,18 @@
  * (on the --provider NIC); the rate is every request over the time until the
  * last completion counter reached its target. The latency is one request
  * at a time on ring 0: enqueue, then wait for its counter. Every request
- * writes its own value; the destination is checked afterwards.
+ * writes its own value into slots cleared before (the rate's before each
+ * configuration, the latency's in laps of PX_SLOTS); the destination is
+ * checked afterwards (the rate: each slot's last value; the latency:
+ * every request's).
+ *
+ * --procs 2 (pe_pair.h): the same bodies with PE1 a process of its own.
+ * The mini-proxy (producers, rings, workers, counters) runs in PE 0's
+ * process, its workers' QPs connected to QPs of PE 1's (hxp_open on
+ * both), and PE 0 times; PE 1 clears its slots, lets PE 0 go
+ * (gic_pair_begin), and once PE 0's counters say every request completed
+ * (gic_pair_end) checks them and sends its verdict: a phase per rate row,
+ * one per latency row (its laps each bracketed the same way).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -18,6 +29,7 @@
 #include "exp_proxy.h"
 #include "gic.h"
 #include "host.h"
+#include "pe_pair.h"
 
 #define SUB "proxy"
 enum { PX_SLOTS = 1024, PX_LAT_COUNTER = 40, PX_LAT_BASE = 32 * PX_SLOTS };
@@ -152,6 +164,7 @@ typedef struct px_host {
 	hxp x;
 	px_conf c;
 	int go;
+	gic_pair *pair;      /* --procs 2: this process's PE (NULL: both PEs here) */
 } px_host;
 
 typedef struct px_producer {
@@ -208,6 +221,8 @@ static void px_describe(px_host *P, gic_result *r, const char *note)
 			 P->c.protocol == GIC_PROXY_TUNED ? "tuned" : "baseline",
 			 P->st->counter_gpu ? "gpu" : "host", P->st->warm_ms, P->st->idle_ms,
 			 P->st->inflight);
+	if (P->pair)
+		gic_result_param(r, "procs=2");
 	snprintf(r->transport, sizeof(r->transport), "%s", gic_transport(P->o));
 	snprintf(r->note, sizeof(r->note), "%s; %d chains in flight per worker", note,
 		 P->st->inflight);
@@ -220,13 +235,13 @@ static void px_name(const px_host *P, char *name, size_t len)
 		 "baseline", P->c.T, P->c.R, P->c.B);
 }
 
-static int px_rate(px_host *P)
+/* The rate's producers, started and joined; *ns the time from the start
+ * until every ring's counter reached its target. */
+static int px_rate_post(px_host *P, uint64_t *ns)
 {
 	px_producer pr[GIC_PROXY_MAX_RINGS];
 	int rc = 0, started = 0;
-	uint64_t t0, ns;
-	gic_result r;
-	char name[96];
+	uint64_t t0;
 
 	P->go = 0;
 	for (int i = 0; i < P->c.R; i++) {
@@ -242,40 +257,118 @@ static int px_rate(px_host *P)
 		if (!rc && pr[i].rc)
 			rc = hxp_fail(&P->x, SUB, "rate producer", pr[i].rc);
 	}
-	ns = gic_now_ns() - t0;
+	*ns = gic_now_ns() - t0;
 	if (started < P->c.R)
 		rc = rc ? rc : EAGAIN;
-	if (rc)
-		return rc;
-	px_name(P, name, sizeof(name));
-	gic_result_init(&r, SUB, name, gic_proxy_exp_metric(P->st, "message rate"), "M msg/s");
-	gic_result_set_value(&r, (double)P->c.R * P->o->iters * 1e3 / (double)ns);
-	r.validated = px_validate(P);
-	px_describe(P, &r, "host analogue: one host producer thread per ring");
-	return gic_emit(P->sink, &r);
+	return rc;
 }
 
+/* One rate row (a phase): the checker clears the rings' slots (every
+ * value is nonzero), the poster posts and times, the checker checks. */
+static int px_rate(px_host *P)
+{
+	uint64_t ns = 1;
+	int rc, valid = 1;
+	gic_result r;
+	char name[96];
+
+	if (gic_pair_checks(P->pair))
+		memset(P->h->pe[1].dst, 0, (size_t)P->c.R * PX_SLOTS * 8);
+	rc = gic_pair_begin(P->pair, P->h);
+	if (!rc && gic_pair_posts(P->pair))
+		rc = px_rate_post(P, &ns);
+	if (!rc)
+		rc = gic_pair_end(P->pair, P->h);
+	if (!rc && gic_pair_checks(P->pair))
+		valid = px_validate(P);
+	if (!rc && gic_pair_posts(P->pair)) {
+		px_name(P, name, sizeof(name));
+		gic_result_init(&r, SUB, name, gic_proxy_exp_metric(P->st, "message rate"),
+				"M msg/s");
+		gic_result_set_value(&r, (double)P->c.R * P->o->iters * 1e3 / (double)ns);
+		r.validated = valid;
+		px_describe(P, &r, "host analogue: one host producer thread per ring");
+		rc = gic_pair_put(P->pair, P->sink, &r);
+	}
+	if (!rc)
+		gic_pair_phase_done(P->pair, valid);
+	return rc;
+}
+
+/* The latency's slot of request i. */
+static size_t px_lat_off(int i)
+{
+	return (size_t)PX_LAT_BASE * 8 + (size_t)(i % PX_SLOTS) * 8;
+}
+
+/* The start of a latency lap (PX_SLOTS requests): the checker clears the
+ * slots (every value is nonzero: a request that never lands cannot pass),
+ * then PE 1 lets PE 0 go. */
+static int px_lap_begin(px_host *P)
+{
+	if (gic_pair_checks(P->pair))
+		memset(P->h->pe[1].dst + px_lat_off(0), 0, (size_t)PX_SLOTS * 8);
+	return gic_pair_begin(P->pair, P->h);
+}
+
+/* 1 when request i's slot holds its value; else 0 after a message. */
+static int px_lat_ok(px_host *P, int i)
+{
+	uint64_t v = hx_value(99, (uint64_t)i);
+
+	return hx_check(SUB, "latency payload", P->h->pe[1].dst + px_lat_off(i),
+			(const uint8_t *)&v, 8);
+}
+
+/* --procs 2, PE 1: the other side of px_lat's laps; every request's slot
+ * checked after its lap (*valid 0 when one did not check out). */
+static int px_lat_check(px_host *P, int total, int *valid)
+{
+	int rc = 0;
+
+	for (int first = 0; first < total && !rc; first += PX_SLOTS) {
+		rc = px_lap_begin(P);
+		if (!rc)
+			rc = gic_pair_end(P->pair, P->h);
+		for (int i = first; i < total && i < first + PX_SLOTS && !rc; i++)
+			*valid &= px_lat_ok(P, i);
+	}
+	return rc;
+}
+
+/* One latency row (a phase): one request at a time, in laps (--procs 2:
+ * PE 1 checks each lap). */
 static int px_lat(px_host *P)
 {
 	gic_samples s = { 0 };
 	int valid = 1, rc = 0, total = P->o->iters + P->o->warmup;
-	const uint8_t *dst = P->h->pe[1].dst;
 	gic_result r;
 	char name[96];
 
+	if (!gic_pair_posts(P->pair)) {
+		rc = px_lat_check(P, total, &valid);
+		if (!rc)
+			gic_pair_phase_done(P->pair, valid);
+		return rc;
+	}
 	for (int i = 0; i < total && !rc; i++) {
-		size_t off = (size_t)PX_LAT_BASE * 8 + (size_t)(i % PX_SLOTS) * 8;
-		uint64_t v = hx_value(99, (uint64_t)i), t0 = gic_now_ns();
+		uint64_t v = hx_value(99, (uint64_t)i), t0;
 
-		rc = hxp_put_u64(&P->x, 0, off, v, PX_LAT_COUNTER, hx_deadline());
+		if (i % PX_SLOTS == 0 && (rc = px_lap_begin(P)))
+			return rc;
+		t0 = gic_now_ns();
+		rc = hxp_put_u64(&P->x, 0, px_lat_off(i), v, PX_LAT_COUNTER, hx_deadline());
 		if (!rc)
 			rc = gic_proxy_wait_counter(&P->x.views[0], &P->x.counters[PX_LAT_COUNTER],
 						    (uint64_t)i + 1, hx_deadline());
 		if (rc)
 			return hxp_fail(&P->x, SUB, "put+completion", rc);
 		gic_samples_add(&s, (double)(gic_now_ns() - t0) / 1e3);
-		if (!hx_check(SUB, "latency payload", dst + off, (const uint8_t *)&v, 8))
-			valid = 0;
+		if (!P->pair) /* the peer process checks its own */
+			valid &= px_lat_ok(P, i);
+		if ((i % PX_SLOTS == PX_SLOTS - 1 || i + 1 == total) &&
+		    (rc = gic_pair_end(P->pair, P->h)))
+			return rc;
 	}
 	px_name(P, name, sizeof(name));
 	gic_result_init(&r, SUB, name, gic_proxy_exp_metric(P->st, "put+completion"), "us");
@@ -283,7 +376,10 @@ static int px_lat(px_host *P)
 	r.validated = valid;
 	px_describe(P, &r, "host analogue: host producer, ring 0, one request at a time");
 	gic_samples_free(&s);
-	return gic_emit(P->sink, &r);
+	rc = gic_pair_put(P->pair, P->sink, &r);
+	if (!rc)
+		gic_pair_phase_done(P->pair, valid);
+	return rc;
 }
 
 static int px_config(px_host *P)
@@ -302,13 +398,16 @@ static int px_config(px_host *P)
 	return rc;
 }
 
-static int px_host_run(const gic_opts *o, const proxy_state *st, gic_sink *sink)
+/* Every configuration: in this process (pair NULL), or as this PE of a
+ * pair. */
+static int px_host_run(const gic_opts *o, const proxy_state *st, gic_pair *pair,
+		       gic_sink *sink)
 {
-	px_host P = { .o = o, .st = st, .sink = sink };
+	px_host P = { .o = o, .st = st, .sink = sink, .pair = pair };
 	hx_cfg hc = { .who = SUB, .provider = o->provider, .nic = o->nic,
 		      .engine_threads = 1, .qps = 1, .log_sq_bb = 6,
 		      .region = (size_t)(PX_LAT_BASE + PX_SLOTS) * 8 };
-	int rc = hx_open(&P.h, &hc), done = 0, total = st->nT * st->nR * st->nB * 2;
+	int rc = gic_pair_open(pair, &P.h, &hc), done = 0, total = st->nT * st->nR * st->nB * 2;
 
 	for (int p = 0; p < 2 && !rc; p++) {
 		if (!(st->protocols & (1u << p)))
@@ -326,15 +425,58 @@ static int px_host_run(const gic_opts *o, const proxy_state *st, gic_sink *sink)
 	return rc;
 }
 
+_Static_assert(sizeof(proxy_state) <= GIC_PAIR_STATE_MAX, "proxy's state fits a pair job");
+
+/* The phases (rows) of --procs 2: one per metric of each configuration
+ * run (R >= T), per protocol. */
+static int px_phases(const proxy_state *st)
+{
+	int n = 0, metrics = !!(st->metrics & GIC_PROXY_EXP_RATE) +
+			     !!(st->metrics & GIC_PROXY_EXP_LAT);
+
+	for (int a = 0; a < st->nT; a++)
+		for (int b = 0; b < st->nR; b++)
+			n += st->R[b] >= st->T[a] ? st->nB : 0;
+	return n * metrics * (!!(st->protocols & 1u) + !!(st->protocols & 2u));
+}
+
+/* 1 when -T, -R or -B's n values are in 1..hi. */
+static int px_list_ok(const int *v, int n, int hi)
+{
+	return gic_pair_list_ok(v, n, GIC_PROXY_EXP_MAX_LIST, hi);
+}
+
+/* run_pe (exp.h): every configuration as this PE of pair. */
+static int proxy_run_pe(gic_pair *pair, const gic_opts *o, const void *state, size_t state_len)
+{
+	const proxy_state *st = state;
+
+	if (state_len != sizeof(*st) || !px_list_ok(st->T, st->nT, GIC_PROXY_MAX_WORKERS) ||
+	    !px_list_ok(st->R, st->nR, GIC_PROXY_MAX_RINGS) ||
+	    !px_list_ok(st->B, st->nB, GIC_PROXY_MAX_BATCH) || st->protocols < 1 ||
+	    st->protocols > 3 || st->metrics < 1 || st->metrics > 3 || st->counter_gpu < 0 ||
+	    st->counter_gpu > 1 || st->warm_ms < 0 || st->warm_ms > 60000 || st->idle_ms < 0 ||
+	    st->idle_ms > 120000 || st->inflight < 1 || st->inflight > GIC_PROXY_MAX_INFLIGHT) {
+		fprintf(stderr, "gic proxy: PE%d: a malformed job\n", gic_pair_rank(pair));
+		return EPROTO;
+	}
+	return px_host_run(o, st, pair, NULL);
+}
+
 static int proxy_run(const gic_opts *o, void *state, const gic_run_info *info, gic_sink *sink)
 {
 	proxy_state *st = state;
+	int n;
 
 	if (!st->nR)
 		st->R[st->nR++] = o->host ? 4 : 32;
 	if (!o->host)
 		return gic_gpu_proxy(o, st, info, sink);
-	return px_host_run(o, st, sink);
+	if (o->procs > 1) {
+		n = px_phases(st);
+		return n ? gic_pair_run(o, SUB, st, sizeof(*st), n, n, sink) : 0;
+	}
+	return px_host_run(o, st, NULL, sink);
 }
 
 const gic_experiment gic_exp_proxy = {
@@ -344,4 +486,8 @@ const gic_experiment gic_exp_proxy = {
 	.help = help,
 	.parse = proxy_parse,
 	.run = proxy_run,
+	/* every configuration (--counter gpu too: its atomics loop back on PE
+	 * 0's NIC, in PE 0's process) */
+	.check_procs = gic_pair_check_any,
+	.run_pe = proxy_run_pe,
 };

@@ -265,43 +265,56 @@ int hx_open(hx **out, const hx_cfg *c)
 	return 0;
 }
 
+int hx_swap_records(hx_swap_fn swap, void *arg, const char *who, int rank,
+		    const gic_conn_info *local, gic_conn_info *remote, int n)
+{
+	enum { CHUNK_BYTES = HX_SWAP_CHUNK * GIC_CONN_WIRE_BYTES };
+	uint8_t mine[CHUNK_BYTES], theirs[CHUNK_BYTES];
+	int rc = n >= 1 && swap ? 0 : EINVAL;
+
+	for (int first = 0; first < n && !rc; first += HX_SWAP_CHUNK) {
+		int k = n - first < HX_SWAP_CHUNK ? n - first : HX_SWAP_CHUNK;
+
+		for (int q = 0; q < k && !rc; q++)
+			rc = gic_conn_pack(&local[first + q], mine + (size_t)q * GIC_CONN_WIRE_BYTES,
+					   GIC_CONN_WIRE_BYTES);
+		if (!rc && (rc = swap(arg, mine, theirs, (size_t)k * GIC_CONN_WIRE_BYTES)))
+			return rc;
+		for (int q = 0; q < k && !rc; q++) {
+			const char *why = NULL;
+
+			rc = gic_conn_unpack(theirs + (size_t)q * GIC_CONN_WIRE_BYTES,
+					     GIC_CONN_WIRE_BYTES, &remote[first + q], &why);
+			if (rc)
+				fprintf(stderr, "gic %s: PE%d: the peer's record %d: %s\n", who,
+					rank, first + q, why ? why : strerror(rc));
+		}
+	}
+	return rc;
+}
+
 /* This PE's records (QP i's, with the destination's addr and rkey) for the
- * peer's through swap; each QP connected to the peer's QP i and viewed,
- * and the peer's destination noted (QP 0's record names it). */
-static int proc_connect(hx *h, int rank, hx_swap_fn swap, void *arg)
+ * peer's through h->swap; each QP connected to the peer's QP i and
+ * viewed, and the peer's destination noted (QP 0's record names it). */
+static int proc_connect(hx *h, int rank)
 {
 	hx_pe *me = &h->pe[rank], *peer = &h->pe[1 - rank];
-	size_t len = (size_t)h->c.qps * GIC_CONN_WIRE_BYTES;
-	uint8_t mine[HX_MAX_QPS * GIC_CONN_WIRE_BYTES], theirs[HX_MAX_QPS * GIC_CONN_WIRE_BYTES];
-	gic_conn_info local[HX_MAX_QPS];
+	gic_conn_info local[HX_MAX_QPS], remote[HX_MAX_QPS];
 	int rc = 0;
 
 	for (int q = 0; q < h->c.qps && !rc; q++) {
 		rc = gic_nic_qp_local(me->qp[q], &local[q]);
 		local[q].addr = (uint64_t)(uintptr_t)me->dst;
 		local[q].rkey = me->dst_rkey;
-		if (!rc)
-			rc = gic_conn_pack(&local[q], mine + (size_t)q * GIC_CONN_WIRE_BYTES,
-					   GIC_CONN_WIRE_BYTES);
 	}
-	if (!rc && (rc = swap(arg, mine, theirs, len)))
-		return rc;
+	if (!rc)
+		rc = hx_swap_records(h->swap, h->swap_arg, h->c.who, rank, local, remote, h->c.qps);
+	if (!rc) {
+		peer->dst = (uint8_t *)(uintptr_t)remote[0].addr;
+		peer->dst_rkey = remote[0].rkey;
+	}
 	for (int q = 0; q < h->c.qps && !rc; q++) {
-		gic_conn_info remote;
-		const char *why = NULL;
-
-		rc = gic_conn_unpack(theirs + (size_t)q * GIC_CONN_WIRE_BYTES, GIC_CONN_WIRE_BYTES,
-				     &remote, &why);
-		if (rc) {
-			fprintf(stderr, "gic %s: PE%d: the peer's record of QP %d: %s\n", h->c.who,
-				rank, q, why ? why : strerror(rc));
-			return rc;
-		}
-		if (q == 0) {
-			peer->dst = (uint8_t *)(uintptr_t)remote.addr;
-			peer->dst_rkey = remote.rkey;
-		}
-		rc = gic_nic_qp_connect(me->qp[q], &local[q], &remote);
+		rc = gic_nic_qp_connect(me->qp[q], &local[q], &remote[q]);
 		if (!rc)
 			rc = gic_nic_qp_view(me->qp[q], GIC_VIEW_HOST, &me->sq[q], &me->cqv[q]);
 	}
@@ -322,9 +335,11 @@ int hx_open_proc(hx **out, const hx_cfg *c, int rank, hx_swap_fn swap, void *arg
 	}
 	h->c = *c;
 	h->pe[1 - rank].remote = 1;
+	h->swap = swap;
+	h->swap_arg = arg;
 	rc = pe_open(h, rank);
 	if (!rc)
-		rc = proc_connect(h, rank, swap, arg);
+		rc = proc_connect(h, rank);
 	if (rc) {
 		fprintf(stderr, "gic %s: %s setup of PE%d: %s%s%s\n", c->who, prov_names[c->provider],
 			rank, strerror(rc), h->pe[rank].nic ? "; " : "",
@@ -450,11 +465,57 @@ int hx_fail(hx *h, int pe, int q, const char *what, int rc)
 /* ------------------------------------------------------------------ */
 /* mini-proxy. */
 
+/* The target's process of a pair: a QP (and its CQ) per worker of the
+ * producers' proxy, its record swapped for the worker's and connected. */
+static int hxp_open_target(hxp *x, hx *h, const hxp_cfg *c)
+{
+	int me = 1 - c->from, rc = 0;
+	gic_conn_info local[GIC_PROXY_MAX_WORKERS], remote[GIC_PROXY_MAX_WORKERS];
+	gic_qp_attr qa = { .log_sq_bb = 6, .type = GIC_QP_RC };
+
+	for (int w = 0; w < c->workers && !rc; w++) {
+		x->peer_cq[w] = gic_nic_cq_create(h->pe[me].nic, 6);
+		qa.send_cq = x->peer_cq[w];
+		x->peer_qp[w] = qa.send_cq ? gic_nic_qp_create(h->pe[me].nic, &qa) : NULL;
+		x->npeers = w + 1;
+		rc = x->peer_qp[w] ? gic_nic_qp_local(x->peer_qp[w], &local[w])
+				   : errno ? errno : ENOMEM;
+	}
+	if (!rc)
+		rc = hx_swap_records(h->swap, h->swap_arg, h->c.who, me, local, remote, c->workers);
+	for (int w = 0; w < c->workers && !rc; w++)
+		rc = gic_nic_qp_connect(x->peer_qp[w], &local[w], &remote[w]);
+	if (rc)
+		fprintf(stderr, "gic %s: PE%d: the mini-proxy's QPs at its target: %s (%s)\n",
+			h->c.who, me, strerror(rc), gic_nic_error(h->pe[me].nic));
+	return rc;
+}
+
+/* The producers' process of a pair: each worker's QP record swapped for
+ * the one the target's process made, and connected. */
+static int hxp_join(hxp *x, hx *h, const hxp_cfg *c)
+{
+	gic_conn_info local[GIC_PROXY_MAX_WORKERS], remote[GIC_PROXY_MAX_WORKERS];
+	int rc = 0;
+
+	for (int w = 0; w < c->workers && !rc; w++)
+		rc = gic_proxy_qp_local(x->p, w, &local[w]);
+	if (!rc)
+		rc = hx_swap_records(h->swap, h->swap_arg, h->c.who, c->from, local, remote,
+				     c->workers);
+	for (int w = 0; w < c->workers && !rc; w++)
+		rc = gic_proxy_qp_connect(x->p, w, &remote[w]);
+	if (rc)
+		fprintf(stderr, "gic %s: proxy connect: %s (%s)\n", h->c.who, strerror(rc),
+			gic_proxy_error(x->p));
+	return rc;
+}
+
 int hxp_open(hxp *x, hx *h, const hxp_cfg *c)
 {
 	hx_pe *src = &h->pe[c->from], *dst = &h->pe[1 - c->from];
 	gic_proxy_attr a = {
-		.local = src->nic, .target = dst->nic,
+		.local = src->nic, .target = dst->nic, .target_remote = dst->remote,
 		.workers = c->workers, .rings = c->rings, .batch = c->batch,
 		.protocol = c->protocol,
 		.counter_kind = c->counter_gpu ? GIC_PROXY_COUNTER_GPU : GIC_PROXY_COUNTER_HOST,
@@ -469,6 +530,8 @@ int hxp_open(hxp *x, hx *h, const hxp_cfg *c)
 
 	memset(x, 0, sizeof(*x));
 	x->rings = c->rings;
+	if (src->remote)
+		return hxp_open_target(x, h, c);
 	x->counters = aligned_alloc(64, 64 * sizeof(uint64_t));
 	if (!x->counters)
 		return ENOMEM;
@@ -492,6 +555,8 @@ int hxp_open(hxp *x, hx *h, const hxp_cfg *c)
 	}
 	for (int r = 0; r < c->rings; r++)
 		gic_proxy_ring_view(x->p, r, &x->views[r]);
+	if (dst->remote && (rc = hxp_join(x, h, c)))
+		return rc;
 	rc = gic_proxy_start(x->p);
 	if (rc)
 		fprintf(stderr, "gic %s: proxy start: %s (%s)\n", h->c.who, strerror(rc),
@@ -504,6 +569,10 @@ void hxp_close(hxp *x)
 	gic_proxy_destroy(x->p);
 	gic_nic_dereg_mr(x->ctr_mr);
 	free(x->counters);
+	for (int w = 0; w < x->npeers; w++) { /* QPs before their CQs */
+		gic_nic_qp_destroy(x->peer_qp[w]);
+		gic_nic_cq_destroy(x->peer_cq[w]);
+	}
 	memset(x, 0, sizeof(*x));
 }
 

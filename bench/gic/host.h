@@ -69,9 +69,18 @@ typedef struct hx_pe {
 	int remote;
 } hx_pe;
 
+/* Hands this PE's connection records (mine, len bytes: one gic_conn wire
+ * record per QP, QP 0 first) to the peer's process and receives the
+ * peer's (theirs, len bytes); 0 or an errno after a message. */
+typedef int (*hx_swap_fn)(void *arg, const uint8_t *mine, uint8_t *theirs, size_t len);
+
 typedef struct hx {
 	hx_cfg c;
 	hx_pe pe[2];
+	/* hx_open_proc: how records reach the peer's process (hxp_open's
+	 * across processes); NULL with both PEs here. */
+	hx_swap_fn swap;
+	void *swap_arg;
 } hx;
 
 /* Opens one PE on provider `which` (GIC_PROV_*): softnic with
@@ -94,18 +103,14 @@ int hx_open(hx **out, const hx_cfg *c);
 /* Frees a fixture of hx_open or hx_open_proc (NULL: nothing). */
 void hx_close(hx *h);
 
-/* Hands this PE's connection records (mine, len bytes: one gic_conn wire
- * record per QP, QP 0 first) to the peer's process and receives the
- * peer's (theirs, len bytes); 0 or an errno after a message. */
-typedef int (*hx_swap_fn)(void *arg, const uint8_t *mine, uint8_t *theirs, size_t len);
-
 /* Opens PE rank (0 or 1) of a pair whose other PE is another process: this
  * PE's NIC, QPs and regions as hx_open makes them; QP i's record (with the
  * destination's addr and rkey) swapped through swap for the peer's QP i,
  * each QP connected and viewed. pe[1 - rank] then holds only the peer's
  * destination (dst, dst_rkey) and remote = 1: hx_write posts to it; no DC
- * (c->dc must be 0) and no mini-proxy. *out NULL on failure, after a
- * message naming who, the PE and the provider's account. */
+ * (c->dc must be 0). A mini-proxy (hxp_open) reaches the peer's process
+ * through swap too. *out NULL on failure, after a message naming who,
+ * the PE and the provider's account. */
 int hx_open_proc(hx **out, const hx_cfg *c, int rank, hx_swap_fn swap, void *arg);
 
 /* A deadline HX_WAIT_NS from now. */
@@ -147,15 +152,34 @@ int hx_wait_u64(const uint64_t *word, uint64_t want, uint64_t deadline);
  * *now; 0 or ETIMEDOUT. For a word the NIC writes (a peer process's). */
 int hx_wait_u64_change(const uint64_t *word, uint64_t old, uint64_t deadline, uint64_t *now);
 
+enum { HX_SWAP_CHUNK = 64 }; /* records per call of an hx_swap_fn (4 KiB) */
+
+/* Swaps n connection records (local: this PE's, addr and rkey included)
+ * with the peer's process through swap (arg), HX_SWAP_CHUNK records a
+ * call: remote[0..n) receives the peer's. Both PEs call it with the same
+ * n. 0, EINVAL (n < 1), or an errno after a message naming who, this PE
+ * (rank) and the record. */
+int hx_swap_records(hx_swap_fn swap, void *arg, const char *who, int rank,
+		    const gic_conn_info *local, gic_conn_info *remote, int n);
+
 /* ------------------------------------------------------------------ */
-/* A mini-proxy from PE `from` to the other PE. */
+/* A mini-proxy from PE `from` to the other PE. With both PEs here, one
+ * proxy whose workers' QPs connect to peer QPs on the other PE's NIC.
+ * With the other PE in another process (hx_open_proc), both processes
+ * call hxp_open with the same hxp_cfg: the producers' process (PE from)
+ * makes the proxy (gic_proxy_attr.target_remote) and the target's makes
+ * a QP per worker on its NIC (peer_qp); the records are swapped through
+ * h->swap and each end connected. */
 
 typedef struct hxp {
-	gic_proxy *p;
+	gic_proxy *p;             /* the producers' process; NULL in the target's */
 	gic_proxy_ring views[GIC_PROXY_MAX_RINGS];
 	uint64_t *counters;       /* 64 words */
 	gic_nic_mr *ctr_mr;
 	int rings;
+	int npeers;               /* the target's process: its QPs, one per worker */
+	gic_nic_qp *peer_qp[GIC_PROXY_MAX_WORKERS];
+	gic_nic_cq *peer_cq[GIC_PROXY_MAX_WORKERS];
 } hxp;
 
 typedef struct hxp_cfg {
@@ -170,8 +194,11 @@ typedef struct hxp_cfg {
 } hxp_cfg;
 
 /* Creates and starts the proxy (workers unpinned, idle_sleep_ns set so
- * that shared cores progress). */
+ * that shared cores progress); in the target's process of a pair (PE
+ * from remote), its end of each worker's QP instead (above). 0, or errno
+ * after a message. */
 int hxp_open(hxp *x, hx *h, const hxp_cfg *c);
+/* Stops and frees what hxp_open made (a zeroed hxp: nothing). */
 void hxp_close(hxp *x);
 
 /* Enqueues an 8-byte inline write of value to the peer's destination at

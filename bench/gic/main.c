@@ -88,8 +88,8 @@ static const char common_help[] =
 	"  --procs N      processes of the PEs: 1 (default: both PEs in this one) | 2\n"
 	"                 (PE1, the target, a process of its own that checks every\n"
 	"                 payload it received; the host modes of lat (its mini-gda\n"
-	"                 rows), rate, kernel, and loaded and payload (their gda paths);\n"
-	"                 --provider mlx5 only)\n"
+	"                 rows), rate, proxy, loaded, payload, kernel and conns (its rc\n"
+	"                 rows); --provider mlx5 only)\n"
 	"  --quick        short settings (what CI runs)\n"
 	"  --engine E     softnic engine: cpu | gpu (GPU mode only); default gpu\n"
 	"  --engine-sms N where softnic's GPU engine runs: 0 (default) on the SMs the\n"
@@ -397,8 +397,8 @@ static int report(const gic_opts *o, const gic_run_info *info, gic_sink *sink)
 	return status;
 }
 
-/* The experiments that run --procs 2 ("lat, rate, loaded, payload and
- * kernel": those with check_procs and run_pe), into buf. */
+/* The experiments that run --procs 2 ("lat, rate, proxy, loaded, payload,
+ * kernel and conns": those with check_procs and run_pe), into buf. */
 static void procs_experiments(char *buf, size_t len)
 {
 	const gic_experiment *const *all, *can[16];

@@ -83,6 +83,22 @@ int gic_pair_run(const gic_opts *o, const char *sub, const void *state, size_t s
 	return rc;
 }
 
+int gic_pair_check_any(const gic_opts *o, const void *state)
+{
+	(void)o;
+	(void)state;
+	return 0;
+}
+
+int gic_pair_list_ok(const int *v, int n, int max_n, int hi)
+{
+	int ok = n >= 1 && n <= max_n;
+
+	for (int i = 0; i < n && ok; i++)
+		ok = v[i] >= 1 && v[i] <= hi;
+	return ok;
+}
+
 /* An hx_swap_fn: arg is the gic_pair; the records go through the driver. */
 static int pair_swap(void *arg, const uint8_t *mine, uint8_t *theirs, size_t len)
 {
@@ -193,6 +209,15 @@ int gic_pair_sync(gic_pair *pair, hx *h)
 int gic_pair_exchange(gic_pair *pair, const void *mine, void *theirs, size_t len)
 {
 	return pair ? pair_swap(pair, mine, theirs, len) : 0;
+}
+
+_Static_assert(HX_SWAP_CHUNK * GIC_CONN_WIRE_BYTES <= GIC_PL_GATHER_MAX,
+	       "a chunk of records fits a GATHER");
+
+int gic_pair_swap_records(gic_pair *pair, const gic_conn_info *local, gic_conn_info *remote,
+			  int n)
+{
+	return hx_swap_records(pair_swap, pair, pair->pl.sub, pair->pl.rank, local, remote, n);
 }
 
 int gic_pair_put(gic_pair *pair, gic_sink *sink, const gic_result *r)

@@ -1,7 +1,7 @@
 /*
  * bench/gic/pe_pair.h - `--procs 2` of the host modes: the two PEs of an
  * experiment as two processes of this program (issue 14: "two PEs are two
- * processes"), what gic lat, rate, payload, loaded and kernel share. Each
+ * processes"), what gic lat, rate, proxy, payload, loaded, kernel and conns share. Each
  * experiment keeps its measurement bodies; the same bodies run with both
  * PEs in one process (pair NULL in every helper below) or as one PE of a
  * pair.
@@ -77,6 +77,14 @@ typedef struct gic_pair {
 int gic_pair_run(const gic_opts *o, const char *sub, const void *state, size_t state_len,
 		 int nphases, int max_results, gic_sink *sink);
 
+/* A check_procs (exp.h) for an experiment whose every host-mode flag
+ * runs as a pair: 0. */
+int gic_pair_check_any(const gic_opts *o, const void *state);
+
+/* For run_pe's checks of a job's state: 1 when n is in 1..max_n and each
+ * of v[0..n) in 1..hi, else 0. */
+int gic_pair_list_ok(const int *v, int n, int max_n, int hi);
+
 /* The hidden subcommand: gic __pe-pair <rank> <npes> <in_fd> <out_fd>. The
  * exit status (0; 1 after a failure, said; 2 for bad arguments). */
 int gic_pair_main(int argc, char **argv);
@@ -123,6 +131,13 @@ int gic_pair_sync(gic_pair *pair, hx *h);
  * copied), or EINVAL for a bad len; a PE whose peer does not answer dies
  * (pe_launch: the driver reports it). */
 int gic_pair_exchange(gic_pair *pair, const void *mine, void *theirs, size_t len);
+
+/* Swaps n connection records (local: this PE's) with the peer through
+ * the driver, HX_SWAP_CHUNK a round (hx_swap_records): remote[0..n)
+ * receives the peer's. Both PEs call it with the same n. 0, or errno
+ * after a message. */
+int gic_pair_swap_records(gic_pair *pair, const gic_conn_info *local, gic_conn_info *remote,
+			  int n);
 
 /* Hands result r on: into sink (pair NULL), or (PE 0) to the driver as
  * the RESULT of the phase being run; PE 1 drops it. 0 or ENOMEM. */
