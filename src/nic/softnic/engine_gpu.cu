@@ -1112,7 +1112,7 @@ static __device__ __forceinline__ void cqe_tail_fenced(uint32_t gpu_scope, uint6
 static __device__ __forceinline__ void batch_cqes(snx_pass &p, gpu_consts kc, gpu_trace *tr,
 						  cq_park *pk, const cq_slots *s, uint32_t qpn,
 						  const lane_write *lw, unsigned sigmask,
-						  uint64_t cons, uint32_t nbb, int n, int lane)
+						  uint64_t cons, uint32_t nbb, int lane)
 {
 	uint64_t pi = s->pi;
 
@@ -1262,7 +1262,7 @@ static __device__ __forceinline__ int warp_batch(snx_pass &p, gpu_consts kc, gpu
 	__syncwarp(FULL_WARP);
 	if (lane == 0)
 		trace_now(kc, tr, SOFTNIC_TRACE_DATA_MOVED, cons, (uint32_t)n);
-	batch_cqes(p, kc, tr, pk, &slots, bq.qpn, &lw, sigmask, cons, nbb, n, lane);
+	batch_cqes(p, kc, tr, pk, &slots, bq.qpn, &lw, sigmask, cons, nbb, lane);
 	if (lane == 0) {
 		qp->cons = cons + (uint64_t)n * nbb;
 		p.st.wqes_executed += n;
