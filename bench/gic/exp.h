@@ -2,8 +2,9 @@
  * bench/gic/exp.h - the contract between the `gic` program's driver
  * (main, common flags, output) and its experiments (one file each).
  *
- * An experiment is a name, a one-line summary, a --help text, a parser for
- * its own flags and a run function. The driver parses the common flags
+ * An experiment is a name, a one-line summary, the table of its own flags
+ * (flags.h: parsing, --help, params), its state's size, a check of the
+ * parsed state and a run function. The driver parses the common flags
  * (perftest style: -n iterations, -w warm-up, -b/-e/-f size sweep, -c CTAs,
  * -t threads, --json FILE, --csv FILE, --host, --quick, --engine cpu|gpu),
  * hands the remaining arguments to the experiment's parser, runs it, and
@@ -31,6 +32,7 @@ extern "C" {
 #endif
 
 struct gic_pair; /* pe_pair.h */
+struct gic_flag_table; /* flags.h */
 
 /* Common options, after defaults and parsing. */
 typedef struct gic_opts {
@@ -144,17 +146,21 @@ void gic_result_set_value(gic_result *r, double value);
  * stderr is not a terminal unless GIC_PROGRESS=1. */
 void gic_progress(const char *experiment, int done, int total, const char *what);
 
-/* An experiment. parse() sees the arguments the driver did not take
- * (argv[0] is the subcommand); it returns 0 and *state, one malloc'd block
- * that the driver frees with free() (no pointers inside to free), or
- * EINVAL after printing what was wrong. run() emits results; it returns 0, or a positive errno after
- * printing why it could not run (a failed validation is not an error of
- * run(): it is recorded in the results). */
+/* An experiment. Its state is one block of state_size bytes, zeroed, that
+ * the arguments the driver did not take fill through the flags table
+ * (gic_experiment_parse), then finish() completes; the driver frees it with
+ * free() (no pointers inside to free). run() emits results; it returns 0,
+ * or a positive errno after printing why it could not run (a failed
+ * validation is not an error of run(): it is recorded in the results). */
 typedef struct gic_experiment {
 	const char *name;
 	const char *summary;
-	const char *help;     /* the experiment's own flags, one per line */
-	int (*parse)(int argc, char **argv, void **state);
+	const struct gic_flag_table *flags; /* the experiment's own flags (flags.h) */
+	size_t state_size;
+	/* After the flags (marks: theirs, ORed): the defaults that depend on
+	 * other flags, and the checks across flags; 0, or EINVAL after a
+	 * message. NULL: nothing to do. */
+	int (*finish)(void *state, unsigned marks);
 	int (*run)(const gic_opts *o, void *state, const gic_run_info *info, gic_sink *sink);
 	/* --procs 2 (--host, a provider that can): 0 when the experiment's
 	 * flags allow it, else EINVAL after a message (exit status 2). NULL:
@@ -180,6 +186,13 @@ void gic_result_param(gic_result *r, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)))
 #endif
 	;
+
+/* Appends " key=value" to r->params for each space-separated key of keys,
+ * the value of the flag of t whose param is key, from state (the table's
+ * state struct), as gic_flags_format writes it; keys without such a flag
+ * add nothing. */
+void gic_result_flag_params(gic_result *r, const struct gic_flag_table *t, const void *state,
+			    const char *keys);
 
 /* Looks up (r->experiment, r->name, r->metric) among the paper's H200
  * (P-IB) numbers (bench/gic/paper.c) and sets r->paper and r->paper_ref.

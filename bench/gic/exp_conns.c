@@ -68,63 +68,29 @@ const char *gic_conns_transport_name(int transport)
 /* ------------------------------------------------------------------ */
 /* Flags. */
 
-static const char help[] =
-	"  --conns LIST   active connections per configuration, comma-separated\n"
-	"                 (1..1024); default 1,2,4,...,1024 (GPU), 1,4,16,64 (--host),\n"
-	"                 1,4,16 (--host --quick)\n"
-	"  --writes LIST  writes per connection visit (1..8192); default 1,4,16\n"
-	"  --role R       send | recv | both | all (repeatable; default all): PE0 sends\n"
-	"                 through C connections, receives through C, or both at once\n"
-	"  --transport T  rc | dc | all (default all): a QP per connection, or a DCI per\n"
-	"                 poster and a DCT per connection (--host; GPU mode: rc)\n"
-	"                 (--provider mlx5: both PEs on one device, in loopback)\n"
-	"  -n N           writes per poster per round, rounded up to whole passes over\n"
-	"                 its connections (common flag)\n"
-	"  -c N, -t N     GPU: posters = -c CTAs x -t threads (default 64 x 1), at most C;\n"
-	"                 --host: -t host threads per direction (1..8, default 1)\n";
-
-static int conns_flag(conns_state *st, int argc, char **argv, int *i)
-{
-	static const char *const flags[] = { "--conns", "--writes", "--role", "--transport" };
-	const char *arg = argv[*i], *val;
-	int k = 0;
-
-	while (k < 4 && !gic_arg_is(arg, flags[k]))
-		k++;
-	if (k == 4)
-		return gic_arg_unknown(SUB, arg);
-	if (!(val = gic_arg_value(SUB, argc, argv, i)))
-		return EINVAL;
-	switch (k) {
-	case 0:
-		return gic_arg_int_list(SUB, "--conns", val, 1, CONNS_MAX_CONNS, st->conns,
-					CONNS_MAX_LIST, &st->nconns);
-	case 1:
-		return gic_arg_int_list(SUB, "--writes", val, 1, CONNS_MAX_WRITES, st->writes,
-					CONNS_MAX_LIST, &st->nwrites);
-	case 2:
-		return gic_arg_choice_bits(SUB, "--role", val, role_names, 3, 7u, &st->roles);
-	default:
-		return gic_arg_choice_bits(SUB, "--transport", val, transport_names, 2, 3u,
-					   &st->transports);
-	}
-}
-
-static int conns_parse(int argc, char **argv, void **state)
-{
-	conns_state *st = calloc(1, sizeof(*st));
-
-	if (!st)
-		return ENOMEM;
-	for (int i = 1; i < argc; i++) {
-		if (conns_flag(st, argc, argv, &i)) {
-			free(st);
-			return EINVAL;
-		}
-	}
-	*state = st;
-	return 0;
-}
+#define F(m) GIC_FLAG_FIELD(conns_state, m)
+static const gic_flag conns_flags[] = {
+	{ "--conns", .value = "LIST", GIC_FLAG_LIST, F(conns), .count_off = offsetof(conns_state,
+	  nconns), .lo = 1, .hi = CONNS_MAX_CONNS, .max = CONNS_MAX_LIST,
+	  .dflt = "1,2,4,...,1024; --host 1,4,16,64; --host --quick 1,4,16",
+	  .help = "active connections per configuration" },
+	{ "--writes", .value = "LIST", GIC_FLAG_LIST, F(writes), .count_off = offsetof(conns_state,
+	  nwrites), .lo = 1, .hi = CONNS_MAX_WRITES, .max = CONNS_MAX_LIST, .dflt = "1,4,16",
+	  .help = "writes per connection visit" },
+	{ "--role", .value = "R", GIC_FLAG_BITS, F(roles), .names = role_names, .n = 3, .all = 7u,
+	  .dflt = "all", .help = "PE0 sends through C connections, receives through C, or both "
+	  "at once" },
+	{ "--transport", .value = "T", GIC_FLAG_BITS, F(transports), .names = transport_names,
+	  .n = 2, .all = 3u, .dflt = "all", .help = "a QP per connection, or a DCI per poster and "
+	  "a DCT per connection (--host; GPU mode: rc) (--provider mlx5: both PEs on one device, "
+	  "in loopback)" },
+	{ "-n N", .kind = GIC_FLAG_NOTE, .help = "writes per poster per round, rounded up to whole "
+	  "passes over its connections (common flag)" },
+	{ "-c N, -t N", .kind = GIC_FLAG_NOTE, .help = "GPU: posters = -c CTAs x -t threads "
+	  "(default 64 x 1), at most C; --host: -t host threads per direction (1..8, default 1)" },
+};
+#undef F
+static const gic_flag_table conns_table = GIC_FLAG_TABLE(SUB, conns_flags, 0);
 
 /* Fills what the command line left out. */
 static void defaults(const gic_opts *o, conns_state *st)
@@ -875,8 +841,8 @@ const gic_experiment gic_exp_conns = {
 	.name = "conns",
 	.summary = "message rate against active connections: send/recv/both, writes per "
 		   "visit, RC vs DC (§4.3.3, Figure 10)",
-	.help = help,
-	.parse = conns_parse,
+	.flags = &conns_table,
+	.state_size = sizeof(conns_state),
 	.run = conns_run,
 	.check_procs = conns_check_procs,
 	.run_pe = conns_run_pe,

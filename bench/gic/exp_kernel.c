@@ -54,101 +54,52 @@ const char *gic_kernel_caller_name(unsigned caller_bit)
 									      NULL;
 }
 
-static const char help[] =
-	"  --caller C     fma | stream | both (default fma; the host runs fma only)\n"
-	"  --live N       live values per thread (GPU: 4, 8, 16, 32, 64, 160, 224;\n"
-	"                 host: 1..224; default 8)\n"
-	"  --variant V    none | code | send | sendwait | all (repeatable; default all)\n"
-	"  --msgs LIST    messages per block, comma-separated (0..1024; default 0,1,4,16)\n"
-	"  --size B       bytes per message: 8 or 7168 (default 8)\n"
-	"  --work-us T    GPU, gda path: size each caller's work so that \"none\" takes T\n"
-	"                 us (one probe of 4096 iterations, scaled); 0: a fixed 4096\n"
-	"                 iterations; default: the paper's times, fma 2100, stream 2600\n"
-	"                 (--quick: a fixed 256); the rows' params give the iterations\n"
-	"  -c N, -t N     blocks (default 528) and threads per block (GPU default 256;\n"
-	"                 host: threads, default 2)\n"
-	"  (--engine-sms N, a common flag below: every variant, none included, runs on\n"
-	"                 the SMs the engine leaves, so the waiting loss is the\n"
-	"                 submitter's; the rows' params give the split; gda path only)\n"
-	"  --path P       gda | nvshmem (repeatable; default gda).\n"
-	"                 nvshmem: the NVSHMEM path between two GPUs (PE r on CUDA\n"
-	"                 device r, one process each): the same fma caller on PE 0 with\n"
-	"                 NVSHMEM's send path (code: nvshmem_putmem_nbi behind a flag\n"
-	"                 never true; send: thread 0 of each block puts each message;\n"
-	"                 sendwait: then nvshmem_quiet; --msgs default 16), payloads\n"
-	"                 checked on PE 1; rows named \"nvshmem ...\"; GPU mode only,\n"
-	"                 fma only; one GPU: both PEs on it with NVSHMEM_DISABLE_P2P=1\n"
-	"                 and a NIC transport, else says so, skips, exit status 0; a\n"
-	"                 binary built without NVSHMEM: says so, exit status 2\n";
+#define F(m) GIC_FLAG_FIELD(kernel_state, m)
+static const gic_flag kernel_flags[] = {
+	{ "--caller", .value = "C", GIC_FLAG_CHOICE, F(callers),
+	  GIC_FLAG_NAMES("fma", "stream", "both"), GIC_FLAG_VALUES(1, 2, 3), .dflt = "fma",
+	  .help = "the host runs fma only" },
+	{ "--live", .value = "N", GIC_FLAG_INT, F(live), .lo = 1, .hi = GIC_KERNEL_MAX_LIVE,
+	  .def = 8, .help = "live values per thread (GPU: 4, 8, 16, 32, 64, 160, 224)" },
+	{ "--variant", .value = "V", GIC_FLAG_BITS, F(variants), .names = variant_names, .n = 4,
+	  .all = GIC_KERNEL_VARIANT_ALL, .dflt = "all" },
+	{ "--msgs", .value = "LIST", GIC_FLAG_LIST, F(msgs), .count_off = offsetof(kernel_state,
+	  nmsgs), .lo = 0, .hi = 1024, .max = GIC_KERNEL_MAX_MSGS, .dflt = "0,1,4,16",
+	  .help = "messages per block" },
+	{ "--size", .value = "B", GIC_FLAG_CHOICE, F(size), GIC_FLAG_NAMES("8", "7168"),
+	  GIC_FLAG_VALUES(8, 7168), .def = 8, .dflt = "8", .help = "bytes per message" },
+	{ "--work-us", .value = "T", GIC_FLAG_INT, F(work_us), .lo = 0, .hi = 10000000,
+	  .def = GIC_KERNEL_WORK_PAPER, .dflt = "the paper's times, fma 2100, stream 2600; "
+	  "--quick: a fixed 256", .help = "GPU, gda path: size each caller's work so that "
+	  "\"none\" takes T us (one probe of 4096 iterations, scaled); 0: a fixed 4096 "
+	  "iterations; the rows' params give the iterations" },
+	{ "-c N, -t N", .kind = GIC_FLAG_NOTE, .help = "blocks (default 528) and threads per "
+	  "block (GPU default 256; host: threads, default 2)" },
+	{ "--engine-sms N", .kind = GIC_FLAG_NOTE, .help = "(common flag) every variant, "
+	  "none included, runs on the SMs the engine leaves, so the waiting loss is the "
+	  "submitter's; the rows' params give the split; gda path only" },
+	{ "--path", .value = "P", GIC_FLAG_BITS, F(paths), .names = path_names, .n = 2,
+	  .fn = gic_flag_lib_path, .dflt = "gda",
+	  .help = "\nnvshmem: the NVSHMEM path between two GPUs (PE r on CUDA device r, one "
+	  "process each): the same fma caller on PE 0 with NVSHMEM's send path (code: "
+	  "nvshmem_putmem_nbi behind a flag never true; send: thread 0 of each block puts each "
+	  "message; sendwait: then nvshmem_quiet; --msgs default 16), payloads checked on PE 1; "
+	  "rows named \"nvshmem ...\"; GPU mode only, fma only; " GIC_NVSHMEM_HELP_SKIPS },
+};
+#undef F
+static const gic_flag_table kernel_table = GIC_FLAG_TABLE(SUB, kernel_flags, 0);
 
-static int kernel_flag(kernel_state *st, int argc, char **argv, int *i)
+static int kernel_finish(void *state, unsigned marks)
 {
-	const char *arg = argv[*i], *val;
-	long v;
-	int idx;
+	kernel_state *st = state;
 
-	if (!gic_arg_is(arg, "--caller") && !gic_arg_is(arg, "--live") &&
-	    !gic_arg_is(arg, "--variant") && !gic_arg_is(arg, "--msgs") &&
-	    !gic_arg_is(arg, "--size") && !gic_arg_is(arg, "--path") &&
-	    !gic_arg_is(arg, "--work-us"))
-		return gic_arg_unknown(SUB, arg);
-	if (!(val = gic_arg_value(SUB, argc, argv, i)))
-		return EINVAL;
-	if (gic_arg_is(arg, "--live")) {
-		if (gic_arg_int(SUB, "--live", val, 1, GIC_KERNEL_MAX_LIVE, &v))
-			return EINVAL;
-		return st->live = (int)v, 0;
-	}
-	if (gic_arg_is(arg, "--work-us")) {
-		if (gic_arg_int(SUB, "--work-us", val, 0, 10000000, &v))
-			return EINVAL;
-		return st->work_us = (int)v, 0;
-	}
-	if (gic_arg_is(arg, "--variant"))
-		return gic_arg_choice_bits(SUB, "--variant", val, variant_names, 4,
-					   GIC_KERNEL_VARIANT_ALL, &st->variants);
-	if (gic_arg_is(arg, "--msgs")) {
-		st->msgs_given = 1;
-		return gic_arg_int_list(SUB, "--msgs", val, 0, 1024, st->msgs, GIC_KERNEL_MAX_MSGS,
-					&st->nmsgs);
-	}
-	if (gic_arg_is(arg, "--path")) {
-		if (!strcmp(val, "nvshmem") && !gic_nvshmem_built())
-			return gic_nvshmem_not_built(SUB, "--path", val);
-		return gic_arg_choice_bits(SUB, "--path", val, path_names, 2, 0, &st->paths);
-	}
-	if (gic_arg_is(arg, "--size")) {
-		if (gic_arg_choice(SUB, "--size", val, (const char *const[]){ "8", "7168" }, 2, &idx))
-			return EINVAL;
-		return st->size = idx ? 7168 : 8, 0;
-	}
-	if (gic_arg_choice(SUB, "--caller", val, (const char *const[]){ "fma", "stream", "both" },
-			   3, &idx))
-		return EINVAL;
-	return st->callers = idx == 2 ? 3u : 1u << idx, 0;
-}
-
-static int kernel_parse(int argc, char **argv, void **state)
-{
-	kernel_state *st = calloc(1, sizeof(*st));
-
-	if (!st)
-		return ENOMEM;
-	st->live = 8;
-	st->size = 8;
-	st->work_us = GIC_KERNEL_WORK_PAPER;
-	for (int i = 1; i < argc; i++) {
-		if (kernel_flag(st, argc, argv, &i)) {
-			free(st);
-			return EINVAL;
-		}
-	}
+	(void)marks;
+	st->msgs_given = st->nmsgs > 0;
 	if (!st->paths)
 		st->paths = 1u << GIC_KERNEL_GDA;
 	if ((st->paths & (1u << GIC_KERNEL_NVSHMEM)) && (st->callers & GIC_KERNEL_STREAM)) {
 		fprintf(stderr, "gic kernel: --path nvshmem runs the fma caller (not --caller %s)\n",
 			st->callers & GIC_KERNEL_FMA ? "both" : "stream");
-		free(st);
 		return EINVAL;
 	}
 	if (!st->callers)
@@ -161,7 +112,6 @@ static int kernel_parse(int argc, char **argv, void **state)
 		memcpy(st->msgs, dflt, sizeof(dflt));
 		st->nmsgs = 4;
 	}
-	*state = st;
 	return 0;
 }
 
@@ -637,8 +587,9 @@ const gic_experiment gic_exp_kernel = {
 	.name = "kernel",
 	.summary = "enclosing-kernel cost: registers, spills, residency, throughput loss "
 		   "(Figure 9, Table 14)",
-	.help = help,
-	.parse = kernel_parse,
+	.flags = &kernel_table,
+	.state_size = sizeof(kernel_state),
+	.finish = kernel_finish,
 	.run = kernel_run,
 	.check_procs = kernel_check_procs,
 	.run_pe = kernel_run_pe,

@@ -87,128 +87,19 @@ const char *gic_lat_metric_name(unsigned metric_bit)
 /* ------------------------------------------------------------------ */
 /* Flags. */
 
-static const char help[] =
-	"  --path P       gda-inline | gda-pointer | proxy-baseline | proxy-tuned | all |\n"
-	"                 nvshmem | gin | gda-hostdb | gda-dc | gda-dc-full (repeatable;\n"
-	"                 default all, which leaves the library paths, gda-hostdb and\n"
-	"                 the DC paths out).\n"
-	"                 gda-hostdb: gda-inline's 8-byte write with its doorbell rung\n"
-	"                 by a pinned host thread that watches a progress word the\n"
-	"                 poster publishes (issue, put+completion; QP 0 of the first\n"
-	"                 --qps count, scope qp, not with --sweep); beside it\n"
-	"                 'gda-hostdb control', the poster ringing in the same fixture\n"
-	"                 gda-dc, gda-dc-full: gda-inline's 8-byte inline write on the\n"
-	"                 DC transport, a DCI of PE0 to a DCT of PE1, the address\n"
-	"                 vector compact (16 B, one BB) or full (48 B, two BBs); issue,\n"
-	"                 put+completion, rtt (answered DCI to DCT the same way); in the\n"
-	"                 fixture of the run's RC rows (give --path gda-inline beside\n"
-	"                 it for the difference per operation), first --qps count,\n"
-	"                 scope qp, not with --sweep\n"
-	"                 nvshmem: the NVSHMEM path, put/p/quiet/round trip between two\n"
-	"                 GPUs (PE r on CUDA device r, one process each); GPU mode only;\n"
-	"                 with issue or putc also the row 'nvshmem qp-quiet': a put on a\n"
-	"                 QP of its own completed per QP (nvshmemx_qp_*, DeepEP's way),\n"
-	"                 only over a NIC transport that creates QPs (e.g.\n"
-	"                 NVSHMEM_REMOTE_TRANSPORT=ibrc, NVSHMEM_IB_ENABLE_IBGDA=1); else\n"
-	"                 skipped with a line saying why (always over P2P/NVLink);\n"
-	"                 one GPU: both PEs on it with NVSHMEM_DISABLE_P2P=1 and a NIC\n"
-	"                 transport, else says so, skips, exit status 0; a binary built\n"
-	"                 without NVSHMEM: says so, exit status 2\n"
-	"                 gin: the NCCL GIN path (not in all), ncclGin put/putValue +\n"
-	"                 flush and a putValue/signal round trip between two GPUs (one\n"
-	"                 process each; libnccl.so.2 opened at run time); GPU mode only;\n"
-	"                 fewer than 2 GPUs, no NCCL library of the built version, or no\n"
-	"                 GIN backend (no network): says why, skips, exit status 0; a\n"
-	"                 binary built without NCCL's headers: says so, exit status 2\n"
-	"  --order O      none | fence-gpu | fence-gpu-dbr | release-gpu | threadfence |\n"
-	"                 release-sys | fence-sys | mmio-sys | all: ordering of the mini-gda\n"
-	"                 post (repeatable; default fence-gpu; none is the 'unordered' row;\n"
-	"                 mmio-sys: fence-sys with the doorbell an MMIO store, as a ConnectX\n"
-	"                 UAR mapped into the GPU wants)\n"
-	"  --metric M     issue | putc | rtt | all | timer-check (repeatable; default all,\n"
-	"                 which leaves timer-check out). timer-check: round trips on\n"
-	"                 gda-inline where the responder delays every other answer by D\n"
-	"                 (spinning on its clock: the host's, or the GPU's globaltimer);\n"
-	"                 row 'timer-check gda-inline <order>' = rtt p50 delayed - rtt p50\n"
-	"                 plain, beside D and the ratio; valid when within 10% of D + 2 us\n"
-	"  --timer-delay US  D of the timer check in microseconds (1..10000; default 50)\n"
-	"  --qps LIST     QPs configured per PE, comma-separated counts (1..64, at most 8;\n"
-	"                 default 1): one run per count, QP 0 used (Figure 4:\n"
-	"                 1,2,4,8,16)\n"
-	"  --scope LIST   put+completion's completion, comma-separated (default qp):\n"
-	"                 qp: the used QP's CQ only (DeepEP's port); all: a PE-wide\n"
-	"                 quiet polling every configured QP's CQ (a CQE read each, used\n"
-	"                 or not) until it retired what was posted on it;\n"
-	"                 all-progress: a PE-wide quiet reading every QP's published\n"
-	"                 and retired positions (L1 skipped, a CTA fence per QP), its\n"
-	"                 CQ polled only with work outstanding: NVSHMEM 3.8's IBGDA\n"
-	"                 quiet. With more than one count or scope (or any but 1 and\n"
-	"                 qp) rows are named '<path> <order> qps=N scope=S' (rtt: a\n"
-	"                 control, '<path> <order> qps=N'); gda paths only. Figure 4 /\n"
-	"                 Table 7: --path gda-inline --metric putc --metric rtt\n"
-	"                 --qps 1,2,4,8,16 --scope qp,all,all-progress\n"
-	"  --sweep        payload size sweep over -b..-e by -f, only those rows, for\n"
-	"                 each path selected (without --path: gda-inline; not the\n"
-	"                 library paths or gda-hostdb). gda-inline: inline sizes\n"
-	"                 (Figure 3a; default 8..512, host --quick 8..64; up to 512,\n"
-	"                 GPU 900); on the GPU per size a row with the payload in\n"
-	"                 registers, built for 8 12 16 32 48 64 128 256 512, and a\n"
-	"                 gda-inline-staged row loading it from GPU memory.\n"
-	"                 gda-pointer, proxy-baseline, proxy-tuned: pointer writes\n"
-	"                 (Figure 11; default 8..1M by 2, --quick 8..64K by 8; up to\n"
-	"                 2M), rows '<path> [<order>] size=N', issue and\n"
-	"                 put+completion, every destination checked after its\n"
-	"                 completion\n";
-
-/* Applies one flag at argv[*i]; 0 or EINVAL. */
-static int lat_flag(lat_state *st, int argc, char **argv, int *i)
+/* --scope: comma-separated names, each adding its bit. */
+static int scope_flag(const char *sub, const gic_flag *f, const char *val, void *state)
 {
-	const char *arg = argv[*i], *val;
-	long v;
+	lat_state *st = state;
 	int idx;
 
-	if (!strcmp(arg, "--sweep"))
-		return st->sweep = 1, 0;
-	if (!gic_arg_is(arg, "--path") && !gic_arg_is(arg, "--order") &&
-	    !gic_arg_is(arg, "--metric") && !gic_arg_is(arg, "--qps") &&
-	    !gic_arg_is(arg, "--scope") && !gic_arg_is(arg, "--timer-delay"))
-		return gic_arg_unknown(SUB, arg);
-	if (!(val = gic_arg_value(SUB, argc, argv, i)))
-		return EINVAL;
-	if (gic_arg_is(arg, "--path")) {
-		unsigned bits = 0; /* "all" adds to the paths given before it */
-
-		if (!strcmp(val, "nvshmem") && !gic_nvshmem_built())
-			return gic_nvshmem_not_built(SUB, "--path", val);
-		if (!strcmp(val, "gin") && !gic_nccl_built())
-			return gic_nccl_not_built(SUB, "--path", val);
-		if (gic_arg_choice_bits(SUB, "--path", val, path_names, LAT_PATHS, GIC_LAT_PATH_ALL,
-					&bits))
-			return EINVAL;
-		return st->paths |= bits, 0;
-	}
-	if (gic_arg_is(arg, "--order"))
-		return gic_arg_choice_bits(SUB, "--order", val, order_names, GIC_LAT_ORDERS,
-					   (1u << GIC_LAT_ORDERS) - 1, &st->orders);
-	if (gic_arg_is(arg, "--metric"))
-		return gic_arg_choice_bits(SUB, "--metric", val, metric_names, LAT_METRICS,
-					   GIC_LAT_METRIC_ALL, &st->metrics);
-	if (gic_arg_is(arg, "--timer-delay")) {
-		if (gic_arg_int(SUB, "--timer-delay", val, 1, 10000, &v))
-			return EINVAL;
-		return st->timer_delay_us = (int)v, 0;
-	}
-	if (gic_arg_is(arg, "--qps"))
-		return gic_arg_int_list(SUB, "--qps", val, 1, HX_MAX_QPS, st->qps,
-					GIC_LAT_MAX_QPS_LIST, &st->nqps);
-	/* --scope: comma-separated names, each adding its bit. */
 	for (const char *p = val;;) {
 		const char *comma = strchr(p, ',');
 		size_t len = comma ? (size_t)(comma - p) : strlen(p);
 		char name[32];
 
 		snprintf(name, sizeof(name), "%.*s", (int)(len < sizeof(name) ? len : 0), p);
-		if (gic_arg_choice(SUB, "--scope", name, scope_names, GIC_LAT_SCOPES, &idx))
+		if (gic_flag_choice(sub, f->name, name, scope_names, GIC_LAT_SCOPES, &idx))
 			return EINVAL;
 		st->scopes |= 1u << idx;
 		if (!comma)
@@ -217,21 +108,76 @@ static int lat_flag(lat_state *st, int argc, char **argv, int *i)
 	}
 }
 
-static int lat_parse(int argc, char **argv, void **state)
-{
-	lat_state *st = calloc(1, sizeof(*st));
+#define F(m) GIC_FLAG_FIELD(lat_state, m)
+static const gic_flag lat_flags[] = {
+	{ "--path", .value = "P", GIC_FLAG_BITS, F(paths), .names = path_names, .n = LAT_PATHS,
+	  .all = GIC_LAT_PATH_ALL, .fn = gic_flag_lib_path, .dflt = "all",
+	  .help = "all: the first four; not the library paths, gda-hostdb or the DC paths; adds to "
+	  "the paths given before it.\n"
+	  "gda-hostdb: gda-inline's 8-byte write with its doorbell rung by a pinned host thread "
+	  "that watches a progress word the poster publishes (issue, put+completion; QP 0 of the "
+	  "first --qps count, scope qp, not with --sweep); beside it 'gda-hostdb control', the "
+	  "poster ringing in the same fixture\n"
+	  "gda-dc, gda-dc-full: gda-inline's 8-byte inline write on the DC transport, a DCI of "
+	  "PE0 to a DCT of PE1, the address vector compact (16 B, one BB) or full (48 B, two BBs); "
+	  "issue, put+completion, rtt (answered DCI to DCT the same way); in the fixture of the "
+	  "run's RC rows (give --path gda-inline beside it for the difference per operation), "
+	  "first --qps count, scope qp, not with --sweep\n"
+	  "nvshmem: the NVSHMEM path, put/p/quiet/round trip between two GPUs (PE r on CUDA "
+	  "device r, one process each); GPU mode only; with issue or putc also the row 'nvshmem "
+	  "qp-quiet': a put on a QP of its own completed per QP (nvshmemx_qp_*, DeepEP's way), "
+	  "only over a NIC transport that creates QPs (e.g. NVSHMEM_REMOTE_TRANSPORT=ibrc, "
+	  "NVSHMEM_IB_ENABLE_IBGDA=1); else skipped with a line saying why (always over "
+	  "P2P/NVLink); " GIC_NVSHMEM_HELP_SKIPS "\n"
+	  "gin: the NCCL GIN path (not in all), ncclGin put/putValue + flush and a "
+	  "putValue/signal round trip between two GPUs (one process each; libnccl.so.2 opened at "
+	  "run time); GPU mode only; fewer than 2 GPUs, no NCCL library of the built version, or "
+	  "no GIN backend (no network): says why, skips, exit status 0; a binary built without "
+	  "NCCL's headers: says so, exit status 2" },
+	{ "--order", .value = "O", GIC_FLAG_BITS, F(orders), .names = order_names,
+	  .n = GIC_LAT_ORDERS, .all = (1u << GIC_LAT_ORDERS) - 1, .dflt = "fence-gpu",
+	  .help = "ordering of the mini-gda post; none is the 'unordered' row; mmio-sys: fence-sys "
+	  "with the doorbell an MMIO store, as a ConnectX UAR mapped into the GPU wants" },
+	{ "--metric", .value = "M", GIC_FLAG_BITS, F(metrics), .names = metric_names,
+	  .n = LAT_METRICS, .all = GIC_LAT_METRIC_ALL, .dflt = "all",
+	  .help = "all leaves timer-check out. timer-check: round trips on gda-inline where the "
+	  "responder delays every other answer by D (spinning on its clock: the host's, or the "
+	  "GPU's globaltimer); row 'timer-check gda-inline <order>' = rtt p50 delayed - rtt p50 "
+	  "plain, beside D and the ratio; valid when within 10% of D + 2 us" },
+	{ "--timer-delay", .value = "US", GIC_FLAG_INT, F(timer_delay_us), .lo = 1, .hi = 10000,
+	  .def = GIC_LAT_TIMER_DEFAULT_US, .help = "D of the timer check in microseconds",
+	  .param = "delay_us" },
+	{ "--qps", .value = "LIST", GIC_FLAG_LIST, F(qps), .count_off = offsetof(lat_state, nqps),
+	  .lo = 1, .hi = HX_MAX_QPS, .max = GIC_LAT_MAX_QPS_LIST, .def = 1,
+	  .help = "QPs configured per PE: one run per count, QP 0 used (Figure 4: 1,2,4,8,16)" },
+	{ "--scope", .value = "LIST", GIC_FLAG_CUSTOM, .fn = scope_flag,
+	  .help = "put+completion's completion, comma-separated (default qp):\n"
+	  "qp: the used QP's CQ only (DeepEP's port); all: a PE-wide quiet polling every "
+	  "configured QP's CQ (a CQE read each, used or not) until it retired what was posted on "
+	  "it; all-progress: a PE-wide quiet reading every QP's published and retired positions "
+	  "(L1 skipped, a CTA fence per QP), its CQ polled only with work outstanding: NVSHMEM "
+	  "3.8's IBGDA quiet. With more than one count or scope (or any but 1 and qp) rows are "
+	  "named '<path> <order> qps=N scope=S' (rtt: a control, '<path> <order> qps=N'); gda "
+	  "paths only. Figure 4 / Table 7: --path gda-inline --metric putc --metric rtt --qps "
+	  "1,2,4,8,16 --scope qp,all,all-progress" },
+	{ "--sweep", .kind = GIC_FLAG_BOOL, F(sweep),
+	  .help = "payload size sweep over -b..-e by -f, only those rows, for each path selected "
+	  "(without --path: gda-inline; not the library paths or gda-hostdb). gda-inline: inline "
+	  "sizes (Figure 3a; default 8..512, host --quick 8..64; up to 512, GPU 900); on the GPU "
+	  "per size a row with the payload in registers, built for 8 12 16 32 48 64 128 256 512, "
+	  "and a gda-inline-staged row loading it from GPU memory. gda-pointer, proxy-baseline, "
+	  "proxy-tuned: pointer writes (Figure 11; default 8..1M by 2, --quick 8..64K by 8; up to "
+	  "2M), rows '<path> [<order>] size=N', issue and put+completion, every destination "
+	  "checked after its completion" },
+};
+#undef F
+static const gic_flag_table lat_table = GIC_FLAG_TABLE(SUB, lat_flags, 0);
 
-	if (!st)
-		return ENOMEM;
-	st->qps[0] = 1;
-	st->nqps = 1;
-	st->timer_delay_us = GIC_LAT_TIMER_DEFAULT_US;
-	for (int i = 1; i < argc; i++) {
-		if (lat_flag(st, argc, argv, &i)) {
-			free(st);
-			return EINVAL;
-		}
-	}
+static int lat_finish(void *state, unsigned marks)
+{
+	lat_state *st = state;
+
+	(void)marks;
 	if (!st->paths) /* --sweep alone: Figure 3a's inline sweep */
 		st->paths = st->sweep ? GIC_LAT_GDA_INLINE : GIC_LAT_PATH_ALL;
 	if (st->sweep && (st->paths & (GIC_LAT_NVSHMEM | GIC_LAT_GIN | GIC_LAT_GDA_HOSTDB |
@@ -242,7 +188,6 @@ static int lat_parse(int argc, char **argv, void **state)
 			: st->paths & GIC_LAT_GIN ? "gin"
 			: st->paths & GIC_LAT_GDA_HOSTDB ? "gda-hostdb"
 			: st->paths & GIC_LAT_GDA_DC ? "gda-dc" : "gda-dc-full");
-		free(st);
 		return EINVAL;
 	}
 	if (!st->orders)
@@ -251,7 +196,6 @@ static int lat_parse(int argc, char **argv, void **state)
 		st->scopes = 1u << GIC_LAT_SCOPE_QP;
 	if (st->sweep && (st->nqps > 1 || (st->scopes & (st->scopes - 1)))) {
 		fprintf(stderr, "gic lat: --sweep runs one --qps count and one --scope\n");
-		free(st);
 		return EINVAL;
 	}
 	if (!st->metrics)
@@ -259,10 +203,8 @@ static int lat_parse(int argc, char **argv, void **state)
 	if ((st->metrics & GIC_LAT_TIMER) && (st->sweep || !(st->paths & GIC_LAT_GDA_INLINE))) {
 		fprintf(stderr, "gic lat: --metric timer-check runs on the gda-inline path, not "
 			"with --sweep%s\n", st->sweep ? "" : " (add --path gda-inline)");
-		free(st);
 		return EINVAL;
 	}
-	*state = st;
 	return 0;
 }
 
@@ -327,9 +269,10 @@ int gic_lat_timer_emit(gic_sink *sink, const lat_state *st, int order, const gic
 	gic_result_init(&r, SUB, name, "timer-check", "us");
 	gic_result_set_value(&r, sd.p50 - sp.p50);
 	snprintf(r.params, sizeof(r.params), "%s", params);
-	gic_result_param(&r, "delay_us=%d rtt_plain_p50=%.3f rtt_delayed_p50=%.3f ratio=%.4f "
-			 "tolerance_us=%.1f samples=%zu+%zu", st->timer_delay_us, sp.p50, sd.p50,
-			 (sd.p50 - sp.p50) / d, tol, sp.count, sd.count);
+	gic_result_flag_params(&r, &lat_table, st, "delay_us");
+	gic_result_param(&r, "rtt_plain_p50=%.3f rtt_delayed_p50=%.3f ratio=%.4f tolerance_us=%.1f "
+			 "samples=%zu+%zu", sp.p50, sd.p50, (sd.p50 - sp.p50) / d, tol, sp.count,
+			 sd.count);
 	snprintf(r.transport, sizeof(r.transport), "%s", transport);
 	r.validated = payload_ok && fabs(sd.p50 - sp.p50 - d) <= tol;
 	snprintf(r.note, sizeof(r.note), "timer check: rtt p50 with a %d us responder delay minus "
@@ -1260,8 +1203,9 @@ const gic_experiment gic_exp_lat = {
 	.name = "lat",
 	.summary = "latency of one operation: issue, put+completion, round trip (Tables 3, 4; "
 		   "Figures 3a, 4)",
-	.help = help,
-	.parse = lat_parse,
+	.flags = &lat_table,
+	.state_size = sizeof(lat_state),
+	.finish = lat_finish,
 	.run = lat_run_fn,
 	.check_procs = lat_check_procs,
 	.run_pe = lat_run_pe,

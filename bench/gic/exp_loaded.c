@@ -43,98 +43,55 @@
 #define SUB "loaded"
 enum { HOST_MAX_BG = 2, BG_SLOTS = 64, BG_BASE = 4096, LD_SIGNAL = 16 };
 
-static const char help[] =
-	"  --bg-ctas L    background CTAs (GPU) or threads (host, at most 2): a level,\n"
-	"                 or up to 8 comma-separated levels, each run in turn (0..1024;\n"
-	"                 default 64; GPU at most 254)\n"
-	"  --queue Q      shared | reserved | both: the probe shares the background's\n"
-	"                 queue, or owns one (default both)\n"
-	"  --pace NS      gap between a background writer's posts in ns (0: unpaced)\n"
-	"  -T N, -R N, -B N\n"
-	"                 --path proxy: workers (1..16), rings (2..32, >= T), batch (1..16)\n"
-	"                 of each PE's mini-proxy; default T4/R32/B16 (GPU), T1/R2/B16\n"
-	"                 (host). Shared and reserved both run the baseline protocol: the\n"
-	"                 probe on ring 0, writers on rings 0..R-1 (shared) or 1..R-1\n"
-	"  --inflight K   --path proxy: chains each worker keeps posted (1..32; default 8)\n"
-	"  --path P       gda | proxy | nvshmem (repeatable; default gda).\n"
-	"                 nvshmem: the NVSHMEM path between two GPUs (PE r on CUDA\n"
-	"                 device r, one process each): nvshmem_p round trip while\n"
-	"                 background CTAs stream nvshmem_putmem_nbi; GPU mode only;\n"
-	"                 one GPU: both PEs on it with NVSHMEM_DISABLE_P2P=1 and a NIC\n"
-	"                 transport, else says so, skips, exit status 0; a binary\n"
-	"                 built without NVSHMEM: says so, exit status 2\n";
-
-static const char *const path_names[] = { "gda", "proxy", "nvshmem" };
-
-static int loaded_flag(loaded_state *st, int argc, char **argv, int *i)
-{
-	const char *arg = argv[*i], *val;
-	long v;
-	int idx;
-
-	if (!gic_arg_is(arg, "--bg-ctas") && !gic_arg_is(arg, "--queue") &&
-	    !gic_arg_is(arg, "--pace") && !gic_arg_is(arg, "--path") && !gic_arg_is(arg, "-T") &&
-	    !gic_arg_is(arg, "-R") && !gic_arg_is(arg, "-B") && !gic_arg_is(arg, "--inflight"))
-		return gic_arg_unknown(SUB, arg);
-	if (!(val = gic_arg_value(SUB, argc, argv, i)))
-		return EINVAL;
+#define F(m) GIC_FLAG_FIELD(loaded_state, m)
+static const gic_flag loaded_flags[] = {
+	{ "--bg-ctas", .value = "L", GIC_FLAG_LIST, F(levels), .count_off = offsetof(loaded_state,
+	  nlevels), .lo = 0, .hi = 1024, .max = GIC_LOADED_MAX_LEVELS, .def = 64,
+	  .help = "background CTAs (GPU, at most 254) or threads (host, at most 2): a level, or "
+	  "levels each run in turn" },
+	{ "--queue", .value = "Q", GIC_FLAG_CHOICE, F(queues),
+	  GIC_FLAG_NAMES("shared", "reserved", "both"), GIC_FLAG_VALUES(1, 2, 3), .dflt = "both",
+	  .help = "the probe shares the background's queue, or owns one" },
+	{ "--pace", .value = "NS", GIC_FLAG_INT, F(pace_ns), .lo = 0, .hi = 1000000000,
+	  .help = "gap between a background writer's posts in ns (0: unpaced)" },
 	/* -R from 2: the reserved probe owns ring 0, the writers need another. */
-	if (gic_arg_is(arg, "-T") || gic_arg_is(arg, "-R") || gic_arg_is(arg, "-B"))
-		return gic_arg_proxy_shape(SUB, arg, val, 2, &st->T, &st->R, &st->B);
-	if (gic_arg_is(arg, "--inflight")) {
-		if (gic_arg_int(SUB, "--inflight", val, 1, GIC_PROXY_MAX_INFLIGHT, &v))
-			return EINVAL;
-		return st->inflight = (int)v, 0;
-	}
-	if (gic_arg_is(arg, "--bg-ctas"))
-		return gic_arg_int_list(SUB, "--bg-ctas", val, 0, 1024, st->levels,
-					GIC_LOADED_MAX_LEVELS, &st->nlevels);
-	if (gic_arg_is(arg, "--pace")) {
-		if (gic_arg_int(SUB, "--pace", val, 0, 1000000000, &v))
-			return EINVAL;
-		return st->pace_ns = v, 0;
-	}
-	if (gic_arg_is(arg, "--queue")) {
-		if (gic_arg_choice(SUB, "--queue", val,
-				   (const char *const[]){ "shared", "reserved", "both" }, 3, &idx))
-			return EINVAL;
-		return st->queues = idx == 2 ? 3u : 1u << idx, 0;
-	}
-	if (!strcmp(val, "nvshmem") && !gic_nvshmem_built())
-		return gic_nvshmem_not_built(SUB, "--path", val);
-	return gic_arg_choice_bits(SUB, "--path", val, path_names, 3, 0, &st->paths);
-}
+	{ "-T", .value = "N", GIC_FLAG_INT, F(T), .lo = 1, .hi = GIC_PROXY_MAX_WORKERS,
+	  .param = "T", .help = "--path proxy: workers of each PE's mini-proxy; default T4/R32/B16 "
+	  "(GPU), T1/R2/B16 (host)" },
+	{ "-R", .value = "N", GIC_FLAG_INT, F(R), .lo = 2, .hi = GIC_PROXY_MAX_RINGS, .param = "R",
+	  .help = "--path proxy: rings (>= T). Shared and reserved both run the baseline protocol: "
+	  "the probe on ring 0, writers on rings 0..R-1 (shared) or 1..R-1" },
+	{ "-B", .value = "N", GIC_FLAG_INT, F(B), .lo = 1, .hi = GIC_PROXY_MAX_BATCH, .param = "B",
+	  .help = "--path proxy: batch" },
+	{ "--inflight", .value = "K", GIC_FLAG_INT, F(inflight), .lo = 1,
+	  .hi = GIC_PROXY_MAX_INFLIGHT, .def = GIC_PROXY_DEFAULT_INFLIGHT, .param = "inflight",
+	  .help = "--path proxy: chains each worker keeps posted" },
+	{ "--path", .value = "P", GIC_FLAG_BITS, F(paths),
+	  GIC_FLAG_NAMES("gda", "proxy", "nvshmem"), .fn = gic_flag_lib_path, .dflt = "gda",
+	  .help = "\nnvshmem: the NVSHMEM path between two GPUs (PE r on CUDA device r, one "
+	  "process each): nvshmem_p round trip while background CTAs stream nvshmem_putmem_nbi; "
+	  "GPU mode only; " GIC_NVSHMEM_HELP_SKIPS },
+};
+#undef F
+static const gic_flag_table loaded_table = GIC_FLAG_TABLE(SUB, loaded_flags, 0);
 
-static int loaded_parse(int argc, char **argv, void **state)
+static int loaded_finish(void *state, unsigned marks)
 {
-	loaded_state *st = calloc(1, sizeof(*st));
+	loaded_state *st = state;
 
-	if (!st)
-		return ENOMEM;
-	for (int i = 1; i < argc; i++) {
-		if (loaded_flag(st, argc, argv, &i)) {
-			free(st);
-			return EINVAL;
-		}
-	}
-	if (!st->nlevels)
-		st->levels[st->nlevels++] = 64;
+	(void)marks;
 	st->bg_ctas = st->levels[0];
 	st->level_in_name = st->nlevels > 1;
 	if (!st->paths)
 		st->paths = 1u << GIC_LOADED_GDA;
 	if (!st->queues)
 		st->queues = GIC_LOADED_SHARED | GIC_LOADED_RESERVED;
-	if (!st->inflight)
-		st->inflight = GIC_PROXY_DEFAULT_INFLIGHT;
 	if (st->T && st->R && st->R < st->T) {
 		fprintf(stderr, "gic loaded: -R %d below -T %d: every worker needs a ring\n", st->R,
 			st->T);
-		free(st);
 		return EINVAL;
 	}
-	*state = st; /* T, R, B 0: run() picks the GPU's or the host's defaults */
-	return 0;
+	return 0; /* T, R, B 0: run() picks the GPU's or the host's defaults */
 }
 
 /* ------------------------------------------------------------------ */
@@ -420,9 +377,10 @@ static int ld_emit(ld_host *L, gic_sink *sink, const gic_samples *s, double bg_r
 		gic_result_param(&r[i], "bg=%d pace_ns=%ld queue=%s path=%s probes=%d", L->nbg,
 				 L->st->pace_ns, L->reserved ? "reserved" : "shared",
 				 L->st->path ? "proxy" : "gda", L->probes);
-		if (L->st->path == GIC_LOADED_PROXY)
-			gic_result_param(&r[i], "T=%d R=%d B=%d inflight=%d protocol=baseline",
-					 L->st->T, L->st->R, L->st->B, L->st->inflight);
+		if (L->st->path == GIC_LOADED_PROXY) {
+			gic_result_flag_params(&r[i], &loaded_table, L->st, "T R B inflight");
+			gic_result_param(&r[i], "protocol=baseline");
+		}
 		if (L->pair)
 			gic_result_param(&r[i], "procs=2");
 		snprintf(r[i].transport, sizeof(r[i].transport), "%s", gic_transport(L->o));
@@ -745,8 +703,9 @@ const gic_experiment gic_exp_loaded = {
 	.name = "loaded",
 	.summary = "probe round trip under background load, shared vs reserved queue (Figure 6, "
 		   "Table 11)",
-	.help = help,
-	.parse = loaded_parse,
+	.flags = &loaded_table,
+	.state_size = sizeof(loaded_state),
+	.finish = loaded_finish,
 	.run = loaded_run,
 	.check_procs = gic_pair_check_any, /* gda and proxy; nvshmem is refused with --host */
 	.run_pe = loaded_run_pe,

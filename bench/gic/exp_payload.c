@@ -39,96 +39,52 @@
 #define SUB "payload"
 #define REGION ((size_t)4 << 20)
 
-static const char help[] =
-	"  -b/-e/-f       sizes (common flags; default 8..1M by 2, host --quick 8..16K by 4)\n"
-	"  --path P       gda | proxy | nvshmem (repeatable; default gda).\n"
-	"                 nvshmem: the NVSHMEM path between two GPUs (PE r on CUDA\n"
-	"                 device r, one process each): nvshmem_putmem_nbi from one\n"
-	"                 thread and nvshmemx_putmem_nbi_block from one CTA, one quiet\n"
-	"                 at the end; GPU mode only; one GPU: both PEs on it with\n"
-	"                 NVSHMEM_DISABLE_P2P=1 and a NIC transport, else says so,\n"
-	"                 skips, exit status 0; a binary built without NVSHMEM: says so,\n"
-	"                 exit status 2\n"
-	"  --window N     outstanding writes (1..4096; default 64; not nvshmem)\n"
-	"  --reference S  the size whose goodput is the reference (default: the largest)\n"
-	"  -T N           --path proxy: CPU workers (1..16; default 1)\n"
-	"  -R N           --path proxy: rings, a producer each (1..32, at least -T;\n"
-	"                 default 1; GPU: a producer CTA each, write i from ring i %% R)\n"
-	"  -B N           --path proxy: requests per doorbell (1..16; default 16)\n"
-	"  --qps N        GPU gda path: N QPs, a poster CTA each (1..64; default 1)\n"
-	"  --reps N       GPU gda path: runs per size, the row's samples (1..100; default 1)\n"
-	"  --engine-blocks N, --engine-warps N\n"
-	"                 GPU gda path on softnic's GPU engine: its blocks (1..132) and\n"
-	"                 warps per block (1..9); default 4 x 4\n";
+#define F(m) GIC_FLAG_FIELD(payload_state, m)
+static const gic_flag payload_flags[] = {
+	{ "-b/-e/-f", .kind = GIC_FLAG_NOTE,
+	  .help = "sizes (common flags; default 8..1M by 2, host --quick 8..16K by 4)" },
+	{ "--path", .value = "P", GIC_FLAG_BITS, F(paths),
+	  GIC_FLAG_NAMES("gda", "proxy", "nvshmem"), .fn = gic_flag_lib_path, .dflt = "gda",
+	  .help = "\nnvshmem: the NVSHMEM path between two GPUs (PE r on CUDA device r, one "
+	  "process each): nvshmem_putmem_nbi from one thread and nvshmemx_putmem_nbi_block from "
+	  "one CTA, one quiet at the end; GPU mode only; " GIC_NVSHMEM_HELP_SKIPS },
+	{ "--window", .value = "N", GIC_FLAG_INT, F(window), .lo = 1, .hi = 4096, .def = 64,
+	  .help = "outstanding writes (not nvshmem)" },
+	{ "--reference", .value = "S", GIC_FLAG_SIZE, F(reference), .lo = 1, .hi = 1l << 30,
+	  .dflt = "the largest", .help = "the size whose goodput is the reference" },
+	{ "-T", .value = "N", GIC_FLAG_INT, F(T), .lo = 1, .hi = GIC_PROXY_MAX_WORKERS,
+	  .dflt = "1", .help = "--path proxy: CPU workers", .param = "T" },
+	{ "-R", .value = "N", GIC_FLAG_INT, F(R), .lo = 1, .hi = GIC_PROXY_MAX_RINGS, .dflt = "1",
+	  .help = "--path proxy: rings, a producer each, at least -T (GPU: a producer CTA each, "
+	  "write i from ring i % R)", .param = "R" },
+	{ "-B", .value = "N", GIC_FLAG_INT, F(B), .lo = 1, .hi = GIC_PROXY_MAX_BATCH, .dflt = "16",
+	  .help = "--path proxy: requests per doorbell", .param = "B" },
+	{ "--qps", .value = "N", GIC_FLAG_INT, F(qps), .lo = 1, .hi = 64, .dflt = "1",
+	  .help = "GPU gda path: N QPs, a poster CTA each", .param = "qps" },
+	{ "--reps", .value = "N", GIC_FLAG_INT, F(reps), .lo = 1, .hi = 100, .dflt = "1",
+	  .help = "GPU gda path: runs per size, the row's samples", .param = "reps" },
+	{ "--engine-blocks", .value = "N", GIC_FLAG_INT, F(engine_blocks), .lo = 1, .hi = 132,
+	  .dflt = "4", .help = "GPU gda path on softnic's GPU engine: its blocks" },
+	{ "--engine-warps", .value = "N", GIC_FLAG_INT, F(engine_warps), .lo = 1, .hi = 9,
+	  .dflt = "4", .help = "GPU gda path on softnic's GPU engine: warps per block" },
+};
+#undef F
+const gic_flag_table gic_payload_flags = GIC_FLAG_TABLE(SUB, payload_flags, 0);
 
-static const char *const path_names[] = { "gda", "proxy", "nvshmem" };
-
-static int payload_flag(payload_state *st, int argc, char **argv, int *i)
+static int payload_finish(void *state, unsigned marks)
 {
-	const char *arg = argv[*i], *val;
-	long v;
+	payload_state *st = state;
 
-	static const struct { const char *flag; long lo, hi; size_t off; } ints[] = {
-		{ "--qps", 1, 64, offsetof(payload_state, qps) },
-		{ "--reps", 1, 100, offsetof(payload_state, reps) },
-		{ "--engine-blocks", 1, 132, offsetof(payload_state, engine_blocks) },
-		{ "--engine-warps", 1, 9, offsetof(payload_state, engine_warps) },
-	};
-	int k = -1;
-
-	for (int j = 0; j < (int)(sizeof(ints) / sizeof(ints[0])); j++)
-		if (gic_arg_is(arg, ints[j].flag))
-			k = j;
-	if (k < 0 && !gic_arg_is(arg, "--path") && !gic_arg_is(arg, "--window") &&
-	    !gic_arg_is(arg, "--reference") && !gic_arg_is(arg, "-T") && !gic_arg_is(arg, "-R") &&
-	    !gic_arg_is(arg, "-B"))
-		return gic_arg_unknown(SUB, arg);
-	if (!(val = gic_arg_value(SUB, argc, argv, i)))
-		return EINVAL;
-	if (k >= 0) {
-		if (gic_arg_int(SUB, ints[k].flag, val, ints[k].lo, ints[k].hi, &v))
-			return EINVAL;
-		*(int *)((char *)st + ints[k].off) = (int)v;
-		return 0;
-	}
-	if (gic_arg_is(arg, "-T") || gic_arg_is(arg, "-R") || gic_arg_is(arg, "-B"))
-		return gic_arg_proxy_shape(SUB, arg, val, 1, &st->T, &st->R, &st->B);
-	if (gic_arg_is(arg, "--window")) {
-		if (gic_arg_int(SUB, "--window", val, 1, 4096, &v))
-			return EINVAL;
-		return st->window = (int)v, 0;
-	}
-	if (gic_arg_is(arg, "--reference"))
-		return gic_arg_size(SUB, "--reference", val, 1, (size_t)1 << 30, &st->reference);
-	if (!strcmp(val, "nvshmem") && !gic_nvshmem_built())
-		return gic_nvshmem_not_built(SUB, "--path", val);
-	return gic_arg_choice_bits(SUB, "--path", val, path_names, 3, 0, &st->paths);
-}
-
-static int payload_parse(int argc, char **argv, void **state)
-{
-	payload_state *st = calloc(1, sizeof(*st));
-
-	if (!st)
-		return ENOMEM;
-	st->window = 64;
-	for (int i = 1; i < argc; i++) {
-		if (payload_flag(st, argc, argv, &i)) {
-			free(st);
-			return EINVAL;
-		}
-	}
+	(void)marks;
 	if (!st->paths)
 		st->paths = 1u << GIC_PAYLOAD_GDA;
 	if ((st->T || st->R || st->B) && !(st->paths & (1u << GIC_PAYLOAD_PROXY))) {
 		fprintf(stderr, "gic payload: -T, -R and -B shape the proxy path: add --path proxy\n");
-		free(st);
 		return EINVAL;
 	}
 	if ((st->qps || st->reps || st->engine_blocks || st->engine_warps) &&
 	    !(st->paths & (1u << GIC_PAYLOAD_GDA))) {
 		fprintf(stderr, "gic payload: --qps, --reps and --engine-* shape the gda path\n");
-		free(st);
 		return EINVAL;
 	}
 	st->qps = st->qps ? st->qps : 1;
@@ -139,10 +95,8 @@ static int payload_parse(int argc, char **argv, void **state)
 	if (st->R < st->T) {
 		fprintf(stderr, "gic payload: -R %d below -T %d: every worker needs a ring\n", st->R,
 			st->T);
-		free(st);
 		return EINVAL;
 	}
-	*state = st;
 	return 0;
 }
 
@@ -272,8 +226,10 @@ static void pl_describe(pl_host *P, gic_result *r, size_t size)
 {
 	gic_result_param(r, "path=%s window=%d size=%zu writes=%d",
 			 P->st->path ? "proxy" : "gda", P->st->window, size, P->o->iters);
-	if (P->st->path == GIC_PAYLOAD_PROXY)
-		gic_result_param(r, "T=%d R=%d B=%d protocol=tuned", P->st->T, P->st->R, P->st->B);
+	if (P->st->path == GIC_PAYLOAD_PROXY) {
+		gic_result_flag_params(r, &gic_payload_flags, P->st, "T R B");
+		gic_result_param(r, "protocol=tuned");
+	}
 	if (P->pair)
 		gic_result_param(r, "procs=2");
 	snprintf(r->transport, sizeof(r->transport), "%s", gic_transport(P->o));
@@ -501,8 +457,9 @@ static int payload_run(const gic_opts *o, void *state, const gic_run_info *info,
 const gic_experiment gic_exp_payload = {
 	.name = "payload",
 	.summary = "pipelined goodput against payload size; first size at 90% (Figure 8)",
-	.help = help,
-	.parse = payload_parse,
+	.flags = &gic_payload_flags,
+	.state_size = sizeof(payload_state),
+	.finish = payload_finish,
 	.run = payload_run,
 	.check_procs = gic_pair_check_any, /* gda and proxy; nvshmem is refused with --host */
 	.run_pe = payload_run_pe,

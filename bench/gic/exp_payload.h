@@ -55,6 +55,10 @@ typedef struct payload_state {
 			   * engine's shape for the gda path (0: gpu_env's 4 x 4) */
 } payload_state;
 
+/* The flags of gic payload (flags.h); its rows' params take T, R, B (the
+ * proxy path) and qps, reps (the GPU gda path) from it. */
+extern const struct gic_flag_table gic_payload_flags;
+
 /* GPU mode (bench/gic/gpu_payload.cu): st->path (the driver loops over
  * the paths). */
 int gic_gpu_payload(const gic_opts *o, const payload_state *st, const gic_run_info *info,

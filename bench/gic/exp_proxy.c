@@ -34,100 +34,47 @@
 #define SUB "proxy"
 enum { PX_SLOTS = 1024, PX_LAT_COUNTER = 40, PX_LAT_BASE = 32 * PX_SLOTS };
 
-static const char help[] =
-	"  -T LIST        workers, comma-separated (1..16); default 1\n"
-	"  -R LIST        rings (1..32, >= workers); default 32 (host mode: 4)\n"
-	"  -B LIST        descriptors per post (1..16); default 1,4,16\n"
-	"  --protocol P   baseline | tuned | both (default tuned)\n"
-	"  --counter C    host | gpu: completion counter bumped by the worker (host) or\n"
-	"                 by a NIC atomic into producer memory (gpu); default host\n"
-	"  --warm MS      warm workers: spin each worker's core MS ms before measuring\n"
-	"                 (0..60000; the paper: 20000); metric ends in ' warm'\n"
-	"  --idle MS      cold workers: leave each worker's core idle MS ms before\n"
-	"                 measuring (0..120000; the paper: 45000); metric ends in ' cold'.\n"
-	"                 Neither (default): the worker state is not set\n"
-	"  --inflight K   chains each worker keeps posted (1..32; default 8; 1: post,\n"
-	"                 then wait, as before this flag)\n"
-	"  --metric M     rate | lat | both (default both)\n";
+#define F(m) GIC_FLAG_FIELD(proxy_state, m)
+#define LIST(m, hi_) GIC_FLAG_LIST, F(m), .count_off = offsetof(proxy_state, n##m), .lo = 1, \
+	.hi = (hi_), .max = GIC_PROXY_EXP_MAX_LIST
+static const gic_flag proxy_flags[] = {
+	{ "-T", .value = "LIST", LIST(T, GIC_PROXY_MAX_WORKERS), .def = 1, .help = "workers" },
+	{ "-R", .value = "LIST", LIST(R, GIC_PROXY_MAX_RINGS), .dflt = "32, host mode 4",
+	  .help = "rings (>= workers)" },
+	{ "-B", .value = "LIST", LIST(B, GIC_PROXY_MAX_BATCH), .dflt = "1,4,16",
+	  .help = "descriptors per post" },
+	{ "--protocol", .value = "P", GIC_FLAG_CHOICE, F(protocols),
+	  GIC_FLAG_NAMES("baseline", "tuned", "both"), GIC_FLAG_VALUES(1, 2, 3), .dflt = "tuned" },
+	{ "--counter", .value = "C", GIC_FLAG_CHOICE, F(counter_gpu), GIC_FLAG_NAMES("host", "gpu"),
+	  .dflt = "host", .help = "completion counter bumped by the worker (host) or by a NIC "
+	  "atomic into producer memory (gpu)", .param = "counter" },
+	{ "--warm", .value = "MS", GIC_FLAG_INT, F(warm_ms), .lo = 0, .hi = 60000,
+	  .help = "warm workers: spin each worker's core MS ms before measuring (the paper: "
+	  "20000); metric ends in ' warm'", .param = "warm_ms" },
+	{ "--idle", .value = "MS", GIC_FLAG_INT, F(idle_ms), .lo = 0, .hi = 120000,
+	  .help = "cold workers: leave each worker's core idle MS ms before measuring (the paper: "
+	  "45000); metric ends in ' cold'. Neither (default): the worker state is not set",
+	  .param = "idle_ms" },
+	{ "--inflight", .value = "K", GIC_FLAG_INT, F(inflight), .lo = 1,
+	  .hi = GIC_PROXY_MAX_INFLIGHT, .def = GIC_PROXY_DEFAULT_INFLIGHT,
+	  .help = "chains each worker keeps posted (1: post, then wait, as before this flag)",
+	  .param = "inflight" },
+	{ "--metric", .value = "M", GIC_FLAG_CHOICE, F(metrics),
+	  GIC_FLAG_NAMES("rate", "lat", "both"), GIC_FLAG_VALUES(1, 2, 3), .dflt = "both" },
+};
+#undef LIST
+#undef F
+const gic_flag_table gic_proxy_flags = GIC_FLAG_TABLE(SUB, proxy_flags, 0);
 
-static int list_flag(const char *flag, const char *val, long hi, int *out, int *n)
+static int proxy_finish(void *state, unsigned marks)
 {
-	return gic_arg_int_list(SUB, flag, val, 1, hi, out, GIC_PROXY_EXP_MAX_LIST, n);
-}
+	proxy_state *st = state;
 
-static int proxy_flag(proxy_state *st, int argc, char **argv, int *i)
-{
-	const char *arg = argv[*i], *val;
-	long v;
-	int idx;
-
-	if (!gic_arg_is(arg, "-T") && !gic_arg_is(arg, "-R") && !gic_arg_is(arg, "-B") &&
-	    !gic_arg_is(arg, "--protocol") && !gic_arg_is(arg, "--counter") &&
-	    !gic_arg_is(arg, "--warm") && !gic_arg_is(arg, "--metric") &&
-	    !gic_arg_is(arg, "--idle") && !gic_arg_is(arg, "--inflight"))
-		return gic_arg_unknown(SUB, arg);
-	if (!(val = gic_arg_value(SUB, argc, argv, i)))
-		return EINVAL;
-	if (!strcmp(arg, "-T"))
-		return list_flag("-T", val, GIC_PROXY_MAX_WORKERS, st->T, &st->nT);
-	if (!strcmp(arg, "-R"))
-		return list_flag("-R", val, GIC_PROXY_MAX_RINGS, st->R, &st->nR);
-	if (!strcmp(arg, "-B"))
-		return list_flag("-B", val, GIC_PROXY_MAX_BATCH, st->B, &st->nB);
-	if (gic_arg_is(arg, "--warm")) {
-		if (gic_arg_int(SUB, "--warm", val, 0, 60000, &v))
-			return EINVAL;
-		return st->warm_ms = (int)v, 0;
-	}
-	if (gic_arg_is(arg, "--idle")) {
-		if (gic_arg_int(SUB, "--idle", val, 0, 120000, &v))
-			return EINVAL;
-		return st->idle_ms = (int)v, 0;
-	}
-	if (gic_arg_is(arg, "--inflight")) {
-		if (gic_arg_int(SUB, "--inflight", val, 1, GIC_PROXY_MAX_INFLIGHT, &v))
-			return EINVAL;
-		return st->inflight = (int)v, 0;
-	}
-	if (gic_arg_is(arg, "--counter")) {
-		if (gic_arg_choice(SUB, "--counter", val, (const char *const[]){ "host", "gpu" },
-				   2, &idx))
-			return EINVAL;
-		return st->counter_gpu = idx, 0;
-	}
-	if (gic_arg_is(arg, "--protocol")) {
-		if (gic_arg_choice(SUB, "--protocol", val,
-				   (const char *const[]){ "baseline", "tuned", "both" }, 3, &idx))
-			return EINVAL;
-		return st->protocols = idx == 2 ? 3u : 1u << idx, 0;
-	}
-	if (gic_arg_choice(SUB, "--metric", val, (const char *const[]){ "rate", "lat", "both" }, 3,
-			   &idx))
-		return EINVAL;
-	return st->metrics = idx == 2 ? 3u : 1u << idx, 0;
-}
-
-static int proxy_parse(int argc, char **argv, void **state)
-{
-	proxy_state *st = calloc(1, sizeof(*st));
-
-	if (!st)
-		return ENOMEM;
-	for (int i = 1; i < argc; i++) {
-		if (proxy_flag(st, argc, argv, &i)) {
-			free(st);
-			return EINVAL;
-		}
-	}
+	(void)marks;
 	if (st->warm_ms && st->idle_ms) {
 		fprintf(stderr, "gic proxy: --warm and --idle: a worker is warm or cold, not both\n");
-		free(st);
 		return EINVAL;
 	}
-	if (!st->inflight)
-		st->inflight = GIC_PROXY_DEFAULT_INFLIGHT;
-	if (!st->nT)
-		st->T[st->nT++] = 1;
 	if (!st->nB) {
 		st->B[0] = 1, st->B[1] = 4, st->B[2] = 16;
 		st->nB = 3;
@@ -136,8 +83,7 @@ static int proxy_parse(int argc, char **argv, void **state)
 		st->protocols = GIC_PROXY_EXP_TUNED;
 	if (!st->metrics)
 		st->metrics = GIC_PROXY_EXP_RATE | GIC_PROXY_EXP_LAT;
-	*state = st; /* nR 0: run() picks 32 (GPU) or 4 (host) */
-	return 0;
+	return 0; /* nR 0: run() picks 32 (GPU) or 4 (host) */
 }
 
 const char *gic_proxy_exp_metric(const proxy_state *st, const char *metric)
@@ -216,11 +162,9 @@ static int px_validate(px_host *P)
 
 static void px_describe(px_host *P, gic_result *r, const char *note)
 {
-	gic_result_param(r, "T=%d R=%d B=%d protocol=%s counter=%s warm_ms=%d idle_ms=%d "
-			 "inflight=%d", P->c.T, P->c.R, P->c.B,
-			 P->c.protocol == GIC_PROXY_TUNED ? "tuned" : "baseline",
-			 P->st->counter_gpu ? "gpu" : "host", P->st->warm_ms, P->st->idle_ms,
-			 P->st->inflight);
+	gic_result_param(r, "T=%d R=%d B=%d protocol=%s", P->c.T, P->c.R, P->c.B,
+			 P->c.protocol == GIC_PROXY_TUNED ? "tuned" : "baseline");
+	gic_result_flag_params(r, &gic_proxy_flags, P->st, "counter warm_ms idle_ms inflight");
 	if (P->pair)
 		gic_result_param(r, "procs=2");
 	snprintf(r->transport, sizeof(r->transport), "%s", gic_transport(P->o));
@@ -483,8 +427,9 @@ const gic_experiment gic_exp_proxy = {
 	.name = "proxy",
 	.summary = "mini-proxy message rate and latency against workers, rings, batch (Figure 7, "
 		   "Tables 9, 10)",
-	.help = help,
-	.parse = proxy_parse,
+	.flags = &gic_proxy_flags,
+	.state_size = sizeof(proxy_state),
+	.finish = proxy_finish,
 	.run = proxy_run,
 	/* every configuration (--counter gpu too: its atomics loop back on PE
 	 * 0's NIC, in PE 0's process) */

@@ -47,6 +47,10 @@ typedef struct proxy_state {
 	unsigned metrics;   /* --metric rate|lat|both; default both */
 } proxy_state;
 
+/* The flags of gic proxy (flags.h); its rows' params take counter,
+ * warm_ms, idle_ms and inflight from it (gic_result_flag_params). */
+extern const struct gic_flag_table gic_proxy_flags;
+
 /* metric with " warm" (--warm), " cold" (--idle) or nothing appended; the
  * text lives until the calling thread's next call. */
 const char *gic_proxy_exp_metric(const proxy_state *st, const char *metric);

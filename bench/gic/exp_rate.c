@@ -34,13 +34,6 @@ enum { HOST_MAX_THREADS = 8, RATE_SLOTS = 64, RATE_SIGNAL_EVERY = 16 };
 static const char *const mode_names[] = { "own", "lock", "handoff", "warp", "nvshmem", "gin",
 					  "cta", "rr", "caslock" };
 
-/* --mode's choices and the modes they name. */
-static const char *const mode_flag_names[] = { "own", "lock", "handoff", "warp", "cta", "rr",
-					       "caslock" };
-static const int mode_flag_modes[] = { GIC_RATE_OWN, GIC_RATE_LOCK, GIC_RATE_HANDOFF,
-				       GIC_RATE_WARP, GIC_RATE_CTA, GIC_RATE_RR,
-				       GIC_RATE_CASLOCK };
-
 static const rate_row table5[] = {
 	{ "t1-q1-b1", 1, 1, 1, 1, GIC_RATE_OWN, 0, 8 },
 	{ "t1-q1-b16", 1, 1, 1, 16, GIC_RATE_OWN, 0, 8 },
@@ -153,61 +146,6 @@ const char *gic_rate_doorbell_name(const rate_row *r)
 /* Flags. A row from flags keeps -1 for threads, sms and size until run()
  * takes them from -t, -c and -b. */
 
-static const char help[] =
-	"  --row NAME     a Table 5 row, repeatable, or all: t1-q1-b1, t1-q1-b16,\n"
-	"                 t32-q1-lock, t256-q1-handoff, t32-q1-warp, t256-q1-warp,\n"
-	"                 t16-q16-s16-b1, t16-q16-s16-b16, t32-q32-s1-b16,\n"
-	"                 t64-q64-s1-b16, t64-q64-s64-b16, t16-q16-s16-b16-hostdb\n"
-	"                 (t16-q16-s16-b16 with host-rung doorbells: see --doorbell),\n"
-	"                 t1-qN-rr (N = 2, 4, 8, 16, 32: one thread round-robin over\n"
-	"                 N QPs), t4096-q16-s16-cta (one QP per CTA, warp-cooperative),\n"
-	"                 t4096-q16-s16-cta-hostdb (the same, one host thread forwarding\n"
-	"                 every doorbell: the ringer's ceiling; GPU only, the host runs\n"
-	"                 it poster-rung),\n"
-	"                 t32-q1-caslock (the lock row under a compare-and-swap lock;\n"
-	"                 t32-q1-lock uses a ticket lock), and NAME-wrap for t1-q1-b1,\n"
-	"                 t1-q1-b16, t32-q1-lock, t256-q1-handoff, t32-q1-warp,\n"
-	"                 t256-q1-warp, t16-q16-s16-b16, t64-q64-s64-b16, t1-q8-rr:\n"
-	"                 2^10-BB rings wrapping 16 times, completions reclaimed while\n"
-	"                 posting, \"message rate\" to the last CQE (the paper's\n"
-	"                 method) and \"message rate posting only\"\n"
-	"                 or Figure 3b's (not in all; 16 threads each on its own QP, 16\n"
-	"                 CTAs, 16 per doorbell): fig3b-inline-S, fig3b-inline-staged-S,\n"
-	"                 fig3b-pointer-S for S = 8, 64, 256, or fig3b for these nine;\n"
-	"                 fig3b-q1-* (or fig3b-q1): the same on one thread and one QP\n"
-	"                 or the NVSHMEM path (never in all; two GPUs, GPU mode only):\n"
-	"                 nvshmem-t1, nvshmem-t32, nvshmem-t256, nvshmem-t4096-c16\n"
-	"                 (4096 threads over 16 CTAs), or nvshmem for these four;\n"
-	"                 each thread -n nvshmem_putmem_nbi of 8 B, then nvshmem_quiet.\n"
-	"                 One GPU: both PEs on it with NVSHMEM_DISABLE_P2P=1 and a NIC\n"
-	"                 transport, else says so, skips, exit status 0; a binary\n"
-	"                 built without NVSHMEM: says so, exit status 2\n"
-	"                 or the NCCL GIN path (never in all; two GPUs, GPU mode only):\n"
-	"                 gin-t1, gin-t32, gin-t256, gin-t4096-c16, or gin for these\n"
-	"                 four; each thread -n ncclGin puts of 8 B, then flush (CTA b\n"
-	"                 on GIN context b). No NCCL library of the built version or\n"
-	"                 no GIN backend (no network): says why, skips, exit status 0;\n"
-	"                 a binary built without NCCL's headers: says so, exit status 2\n"
-	"  without --row, one row from the flags:\n"
-	"  -t N           posting threads in all (common flag; default 1)\n"
-	"  -c N           SMs (CTAs) the threads are spread over (common flag; default 1)\n"
-	"  --qps N        QPs (1..1024; default 1); thread i posts on QP i % qps\n"
-	"  --batch N      WQEs per doorbell (1..256; default 1)\n"
-	"  --mode M       own | lock | handoff | warp | cta | rr | caslock (default\n"
-	"                 own; own gives every thread its own QP: threads == qps on\n"
-	"                 the GPU, <= on the host; rr: qps a multiple of threads;\n"
-	"                 lock is a ticket lock, caslock a compare-and-swap lock)\n"
-	"  --payload P    inline | inline-staged | pointer (default inline; GPU: inline\n"
-	"                 holds the payload in registers, built for 8, 12, 16, 32, 48,\n"
-	"                 64, 128, 256, 512 B; inline-staged loads it from GPU memory)\n"
-	"  --doorbell D   poster | host (default poster; host: modes own, warp, cta,\n"
-	"                 at most 64 QPs: mode own's posters write WQEs and the\n"
-	"                 doorbell record and publish their position in a host-visible\n"
-	"                 word per QP; warp and cta store their doorbells to such a\n"
-	"                 word (GPU only); one pinned host thread rings each QP's\n"
-	"                 doorbell, within a time limit; params doorbell=host-rung)\n"
-	"  -b SIZE        payload bytes (common flag; default 8)\n";
-
 /* Appends row; EINVAL when full. */
 static int add_row(rate_state *st, const rate_row *row)
 {
@@ -302,79 +240,98 @@ static int add_row_by_name(rate_state *st, const char *val)
 	return EINVAL;
 }
 
-static int rate_flag(rate_state *st, rate_row *custom, int *by_flags, int argc, char **argv,
-		     int *i)
+static int row_flag(const char *sub, const gic_flag *f, const char *val, void *state)
 {
-	const char *arg = argv[*i], *val;
-	long v;
-
-	if (!gic_arg_is(arg, "--row") && !gic_arg_is(arg, "--qps") &&
-	    !gic_arg_is(arg, "--batch") && !gic_arg_is(arg, "--mode") &&
-	    !gic_arg_is(arg, "--payload") && !gic_arg_is(arg, "--doorbell"))
-		return gic_arg_unknown(SUB, arg);
-	if (!(val = gic_arg_value(SUB, argc, argv, i)))
-		return EINVAL;
-	if (gic_arg_is(arg, "--row"))
-		return add_row_by_name(st, val);
-	*by_flags = 1;
-	if (gic_arg_is(arg, "--qps")) {
-		if (gic_arg_int(SUB, "--qps", val, 1, 1024, &v))
-			return EINVAL;
-		return custom->qps = (int)v, 0;
-	}
-	if (gic_arg_is(arg, "--batch")) {
-		if (gic_arg_int(SUB, "--batch", val, 1, 256, &v))
-			return EINVAL;
-		return custom->batch = (int)v, 0;
-	}
-	if (gic_arg_is(arg, "--doorbell")) {
-		int k = 0, rc = gic_arg_choice(SUB, "--doorbell", val,
-					   (const char *const[]){ "poster", "host" }, 2, &k);
-
-		custom->host_rung = k == 1;
-		return rc;
-	}
-	if (gic_arg_is(arg, "--mode")) {
-		int k = 0, rc = gic_arg_choice(SUB, "--mode", val, mode_flag_names,
-					       (int)(sizeof(mode_flag_modes) / sizeof(int)), &k);
-
-		custom->mode = mode_flag_modes[k];
-		return rc;
-	}
-	{
-		int k = 0, rc = gic_arg_choice(SUB, "--payload", val,
-					   (const char *const[]){ "inline", "pointer", "inline-staged" },
-					   3, &k);
-
-		custom->pointer = k == 1;
-		custom->staged = k == 2;
-		return rc;
-	}
+	(void)sub, (void)f;
+	return add_row_by_name(state, val);
 }
 
-static int rate_parse(int argc, char **argv, void **state)
+/* --payload's check, before the engine sets rows[0].pointer from the name:
+ * rows[0].staged for inline-staged. */
+static int staged_flag(const char *sub, const gic_flag *f, const char *val, void *state)
 {
-	rate_state *st = calloc(1, sizeof(*st));
-	rate_row custom = { "custom", -1, 1, -1, 1, GIC_RATE_OWN, 0, 0 };
-	int by_flags = 0;
+	(void)sub, (void)f;
+	((rate_state *)state)->rows[0].staged = !strcmp(val, "inline-staged");
+	return 0;
+}
 
-	if (!st)
-		return ENOMEM;
-	for (int i = 1; i < argc; i++) {
-		if (rate_flag(st, &custom, &by_flags, argc, argv, &i)) {
-			free(st);
-			return EINVAL;
-		}
-	}
+/* The mark of the row flags (--row excludes them). */
+enum { RATE_BY_FLAGS = 1 };
+
+/* The row flags set rows[0], the row run without --row. */
+#define F(m) GIC_FLAG_FIELD(rate_state, rows[0].m)
+static const gic_flag rate_flags[] = {
+	{ "--row", .value = "NAME", GIC_FLAG_CUSTOM, .fn = row_flag,
+	  .help = "a Table 5 row, repeatable, or all: t1-q1-b1, t1-q1-b16, t32-q1-lock, "
+	  "t256-q1-handoff, t32-q1-warp, t256-q1-warp, t16-q16-s16-b1, t16-q16-s16-b16, "
+	  "t32-q32-s1-b16, t64-q64-s1-b16, t64-q64-s64-b16, t16-q16-s16-b16-hostdb "
+	  "(t16-q16-s16-b16 with host-rung doorbells: see --doorbell), t1-qN-rr (N = 2, 4, 8, 16, "
+	  "32: one thread round-robin over N QPs), t4096-q16-s16-cta (one QP per CTA, "
+	  "warp-cooperative), t4096-q16-s16-cta-hostdb (the same, one host thread forwarding "
+	  "every doorbell: the ringer's ceiling; GPU only, the host runs it poster-rung), "
+	  "t32-q1-caslock (the lock row under a compare-and-swap lock; t32-q1-lock uses a ticket "
+	  "lock), and NAME-wrap for t1-q1-b1, t1-q1-b16, t32-q1-lock, t256-q1-handoff, "
+	  "t32-q1-warp, t256-q1-warp, t16-q16-s16-b16, t64-q64-s64-b16, t1-q8-rr: 2^10-BB rings "
+	  "wrapping 16 times, completions reclaimed while posting, \"message rate\" to the last "
+	  "CQE (the paper's method) and \"message rate posting only\"\n"
+	  "or Figure 3b's (not in all; 16 threads each on its own QP, 16 CTAs, 16 per doorbell): "
+	  "fig3b-inline-S, fig3b-inline-staged-S, fig3b-pointer-S for S = 8, 64, 256, or fig3b "
+	  "for these nine; fig3b-q1-* (or fig3b-q1): the same on one thread and one QP\n"
+	  "or the NVSHMEM path (never in all; two GPUs, GPU mode only): nvshmem-t1, nvshmem-t32, "
+	  "nvshmem-t256, nvshmem-t4096-c16 (4096 threads over 16 CTAs), or nvshmem for these "
+	  "four; each thread -n nvshmem_putmem_nbi of 8 B, then nvshmem_quiet; "
+	  GIC_NVSHMEM_HELP_SKIPS "\n"
+	  "or the NCCL GIN path (never in all; two GPUs, GPU mode only): gin-t1, gin-t32, "
+	  "gin-t256, gin-t4096-c16, or gin for these four; each thread -n ncclGin puts of 8 B, "
+	  "then flush (CTA b on GIN context b). No NCCL library of the built version or no GIN "
+	  "backend (no network): says why, skips, exit status 0; a binary built without NCCL's "
+	  "headers: says so, exit status 2\n"
+	  "Without --row, one row from the flags below" },
+	{ "-t N", .kind = GIC_FLAG_NOTE,
+	  .help = "posting threads in all (common flag; default 1)" },
+	{ "-c N", .kind = GIC_FLAG_NOTE,
+	  .help = "SMs (CTAs) the threads are spread over (common flag; default 1)" },
+	{ "--qps", .value = "N", GIC_FLAG_INT, F(qps), .lo = 1, .hi = 1024, .def = 1,
+	  .mark = RATE_BY_FLAGS, .help = "QPs; thread i posts on QP i % qps" },
+	{ "--batch", .value = "N", GIC_FLAG_INT, F(batch), .lo = 1, .hi = 256, .def = 1,
+	  .mark = RATE_BY_FLAGS, .help = "WQEs per doorbell" },
+	{ "--mode", .value = "M", GIC_FLAG_CHOICE, F(mode),
+	  GIC_FLAG_NAMES("own", "lock", "handoff", "warp", "cta", "rr", "caslock"),
+	  GIC_FLAG_VALUES(GIC_RATE_OWN, GIC_RATE_LOCK, GIC_RATE_HANDOFF, GIC_RATE_WARP,
+			  GIC_RATE_CTA, GIC_RATE_RR, GIC_RATE_CASLOCK),
+	  .mark = RATE_BY_FLAGS, .dflt = "own",
+	  .help = "own gives every thread its own QP: threads == qps on the GPU, <= on the host; "
+	  "rr: qps a multiple of threads; lock is a ticket lock, caslock a compare-and-swap lock" },
+	{ "--payload", .value = "P", GIC_FLAG_CHOICE, F(pointer),
+	  GIC_FLAG_NAMES("inline", "pointer", "inline-staged"), GIC_FLAG_VALUES(0, 1, 0),
+	  .fn = staged_flag, .mark = RATE_BY_FLAGS,
+	  .dflt = "inline", .help = "GPU: inline holds the payload in registers, built for 8, 12, "
+	  "16, 32, 48, 64, 128, 256, 512 B; inline-staged loads it from GPU memory" },
+	{ "--doorbell", .value = "D", GIC_FLAG_CHOICE, F(host_rung),
+	  GIC_FLAG_NAMES("poster", "host"), .mark = RATE_BY_FLAGS, .dflt = "poster",
+	  .help = "host: modes own, warp, cta, at most 64 QPs: mode own's posters write WQEs and "
+	  "the doorbell record and publish their position in a host-visible word per QP; warp "
+	  "and cta store their doorbells to such a word (GPU only); one pinned host thread rings "
+	  "each QP's doorbell, within a time limit; params doorbell=host-rung" },
+	{ "-b SIZE", .kind = GIC_FLAG_NOTE, .help = "payload bytes (common flag; default 8)" },
+};
+#undef F
+static const gic_flag_table rate_table = GIC_FLAG_TABLE(SUB, rate_flags, 0);
+
+static int rate_finish(void *state, unsigned by_flags)
+{
+	rate_state *st = state;
+
 	if (by_flags && st->nrows) {
 		fprintf(stderr, "gic rate: --row and the row flags (--qps, --batch, --mode, "
 			"--payload, --doorbell) exclude each other\n");
-		free(st);
 		return EINVAL;
 	}
-	if (!st->nrows)
-		st->rows[st->nrows++] = custom;
-	*state = st;
+	if (!st->nrows) { /* the row from flags */
+		snprintf(st->rows[0].name, sizeof(st->rows[0].name), "custom");
+		st->rows[0].threads = st->rows[0].sms = -1;
+		st->nrows = 1;
+	}
 	return 0;
 }
 
@@ -881,8 +838,9 @@ const gic_experiment gic_exp_rate = {
 	.name = "rate",
 	.summary = "message rate against threads, QPs, SMs, batch, publication mode (Table 5, "
 		   "Figure 3b)",
-	.help = help,
-	.parse = rate_parse,
+	.flags = &rate_table,
+	.state_size = sizeof(rate_state),
+	.finish = rate_finish,
 	.run = rate_run,
 	.check_procs = rate_check_procs,
 	.run_pe = rate_run_pe,

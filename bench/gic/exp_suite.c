@@ -25,16 +25,22 @@
 #define GIC_SOURCE_DIR "."
 #endif
 
-static const char help[] =
-	"  --out DIR      report directory (created; default gic-report): report.md,\n"
-	"                 results.json and PNG plots\n"
-	"  --only LIST    comma-separated experiments to run (default all)\n"
-	"  --no-plots     do not run scripts/report-plots.py\n"
-	"  --repeat N     run the whole suite N times (1..10; default 1), each as a new\n"
-	"                 gic process (its own softnic and CUDA context) into DIR/run-K;\n"
-	"                 every row then reports the median of the N runs' p50s and their\n"
-	"                 spread (min and max of the per-run p50s), as the paper reports\n"
-	"                 p50 over three runs; results.json keeps every run's rows\n";
+#define F(m) GIC_FLAG_FIELD(suite_state, m)
+static const gic_flag suite_flags[] = {
+	{ "--out", .value = "DIR", GIC_FLAG_STRING, F(out), .dflt = "gic-report",
+	  .help = "report directory (created): report.md, results.json and PNG plots" },
+	{ "--only", .value = "LIST", GIC_FLAG_STRING, F(only), .dflt = "all",
+	  .help = "comma-separated experiments to run" },
+	{ "--no-plots", .kind = GIC_FLAG_BOOL, F(no_plots),
+	  .help = "do not run scripts/report-plots.py" },
+	{ "--repeat", .value = "N", GIC_FLAG_INT, F(repeat), .lo = 1, .hi = GIC_REPEAT_MAX,
+	  .def = 1, .help = "run the whole suite N times, each as a new gic process (its own "
+	  "softnic and CUDA context) into DIR/run-K; every row then reports the median of the N "
+	  "runs' p50s and their spread (min and max of the per-run p50s), as the paper reports "
+	  "p50 over three runs; results.json keeps every run's rows" },
+};
+#undef F
+static const gic_flag_table suite_table = GIC_FLAG_TABLE(SUB, suite_flags, 0);
 
 /* Arguments per experiment: host (quick) and GPU (the paper's settings);
  * NULL: not run in that mode. */
@@ -133,46 +139,13 @@ static const suite_step steps[] = {
 
 enum { NSTEPS = sizeof(steps) / sizeof(steps[0]) };
 
-static int suite_parse(int argc, char **argv, void **state)
+static int suite_finish(void *state, unsigned marks)
 {
-	suite_state *st = calloc(1, sizeof(*st));
+	suite_state *st = state;
 
-	if (!st)
-		return ENOMEM;
-	st->out = "gic-report";
-	st->repeat = 1;
-	for (int i = 1; i < argc; i++) {
-		const char *arg = argv[i];
-
-		if (!strcmp(arg, "--no-plots")) {
-			st->no_plots = 1;
-			continue;
-		}
-		if (gic_arg_is(arg, "--repeat")) {
-			const char *val = gic_arg_value(SUB, argc, argv, &i);
-			long v;
-
-			if (!val || gic_arg_int(SUB, "--repeat", val, 1, GIC_REPEAT_MAX, &v)) {
-				free(st);
-				return EINVAL;
-			}
-			st->repeat = (int)v;
-			continue;
-		}
-		if (!gic_arg_is(arg, "--out") && !gic_arg_is(arg, "--only")) {
-			free(st);
-			return gic_arg_unknown(SUB, arg);
-		}
-		if (gic_arg_is(arg, "--out"))
-			st->out = gic_arg_value(SUB, argc, argv, &i);
-		else
-			st->only = gic_arg_value(SUB, argc, argv, &i);
-		if (!st->out || (gic_arg_is(arg, "--only") && !st->only)) {
-			free(st);
-			return EINVAL;
-		}
-	}
-	*state = st;
+	(void)marks;
+	if (!st->out)
+		st->out = "gic-report";
 	return 0;
 }
 
@@ -206,7 +179,7 @@ static int run_step(const suite_step *s, const gic_opts *o, const gic_run_info *
 	for (char *t = strtok_r(buf, " ", &save); t && argc < 31; t = strtok_r(NULL, " ", &save))
 		argv[argc++] = t;
 	argv[argc] = NULL;
-	rc = s->e->parse(argc, argv, &state);
+	rc = gic_experiment_parse(s->e, argc, argv, &state);
 	if (!rc) {
 		rc = s->e->run(o, state, info, sink);
 		free(state);
@@ -391,7 +364,7 @@ static int parent_only(const char *arg, int *takes_value)
 	if (!strcmp(arg, "--no-plots"))
 		return 1;
 	for (size_t k = 0; k < sizeof(with_value) / sizeof(with_value[0]); k++)
-		if (gic_arg_is(arg, with_value[k])) {
+		if (gic_flag_is(arg, with_value[k])) {
 			*takes_value = !strchr(arg, '=');
 			return 1;
 		}
@@ -564,7 +537,8 @@ static int suite_run(const gic_opts *o, void *state, const gic_run_info *info,
 const gic_experiment gic_exp_suite = {
 	.name = "suite",
 	.summary = "every experiment at the paper's settings (or --host --quick) and a report",
-	.help = help,
-	.parse = suite_parse,
+	.flags = &suite_table,
+	.state_size = sizeof(suite_state),
+	.finish = suite_finish,
 	.run = suite_run,
 };

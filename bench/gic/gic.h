@@ -1,11 +1,11 @@
 /*
  * bench/gic/gic.h - the `gic` program's internals shared by the driver and
  * the host parts of the experiments: the experiment registry, the result
- * sink's readers and writers, and flag-parsing helpers. (The contract with
+ * sink's readers and writers, and the library-path check of the flag
+ * tables (flags.h). (The contract with
  * the GPU parts is exp.h and exp_<name>.h.)
  *
- * Errors: 0 or a positive errno; parsing helpers print what was wrong,
- * naming the subcommand, the flag, the value and what was expected.
+ * Errors: 0 or a positive errno.
  */
 #ifndef GIC_BENCH_GIC_H
 #define GIC_BENCH_GIC_H
@@ -13,6 +13,7 @@
 #include <stdio.h>
 
 #include "exp.h"
+#include "flags.h"
 
 /* The experiments, in the order `gic --help` and the suite list them. */
 extern const gic_experiment gic_exp_lat, gic_exp_rate, gic_exp_proxy, gic_exp_loaded,
@@ -23,6 +24,12 @@ const gic_experiment *const *gic_experiments(int *n);
 
 /* The experiment named name, or NULL. */
 const gic_experiment *gic_experiment_find(const char *name);
+
+/* Parses argv[1..argc) (argv[0]: the subcommand) into a new state of e:
+ * zeroed, filled by e's flags (gic_flags_parse), then e->finish(). 0 and
+ * *state, one malloc'd block the caller frees with free(); ENOMEM; or
+ * EINVAL after a message. */
+int gic_experiment_parse(const gic_experiment *e, int argc, char **argv, void **state);
 
 /* ------------------------------------------------------------------ */
 /* Sink (sink.c). */
@@ -104,36 +111,12 @@ void gic_stamp_state(const gic_opts *o, const gic_run_info *info, gic_sink *sink
 		     size_t from);
 
 /* ------------------------------------------------------------------ */
-/* Flag parsing (args.c), for the experiments' parse(). Each returns 0, or
- * EINVAL after printing "gic <sub>: <flag>: expected ..., got '<val>'". */
+/* Flag checks for the experiments' tables (flags.h; nvshmem_launch.c). */
 
-/* Iterates argv[1..argc): *i is the index of the current flag; returns the
- * flag's value (from "--flag=v" or the next argument, advancing *i), or
- * NULL after a message when it is missing. */
-const char *gic_arg_value(const char *sub, int argc, char **argv, int *i);
-/* 1 when argv[*i] is flag (alone or as "flag=value"). */
-int gic_arg_is(const char *arg, const char *flag);
-
-int gic_arg_int(const char *sub, const char *flag, const char *val, long lo, long hi, long *out);
-int gic_arg_size(const char *sub, const char *flag, const char *val, size_t lo, size_t hi,
-		 size_t *out); /* accepts K/M/G suffixes (powers of 1024) */
-/* val must be one of names[0..n) (or "all" when all_bits != 0, giving
- * all_bits); ORs 1u << index into *bits (or all_bits). */
-int gic_arg_choice_bits(const char *sub, const char *flag, const char *val,
-			const char *const *names, int n, unsigned all_bits, unsigned *bits);
-/* val must be one of names[0..n); *index receives its index. */
-int gic_arg_choice(const char *sub, const char *flag, const char *val,
-		   const char *const *names, int n, int *index);
-/* Comma-separated integers in [lo, hi], at most max of them. */
-int gic_arg_int_list(const char *sub, const char *flag, const char *val, long lo, long hi,
-		     int *out, int max, int *n);
-/* The message for an argument nobody took: "gic <sub>: unknown flag ...". */
-int gic_arg_unknown(const char *sub, const char *arg);
-/* A mini-proxy shape flag: flag is "-T" (workers, 1..GIC_PROXY_MAX_WORKERS),
- * "-R" (rings, min_rings..GIC_PROXY_MAX_RINGS; min_rings 1, or 2 where a
- * probe owns ring 0) or "-B" (batch, 1..GIC_PROXY_MAX_BATCH); stores val in
- * *T, *R or *B. 0, or EINVAL after gic_arg_int's message. */
-int gic_arg_proxy_shape(const char *sub, const char *flag, const char *val, int min_rings,
-			int *T, int *R, int *B);
+/* A check (gic_flag_fn) for a --path flag whose names include library
+ * paths: val "nvshmem" or "gin", when among f's names and that path is not
+ * built, is refused with gic_nvshmem_not_built's or gic_nccl_not_built's
+ * message (EINVAL); anything else passes (0). */
+int gic_flag_lib_path(const char *sub, const gic_flag *f, const char *val, void *state);
 
 #endif /* GIC_BENCH_GIC_H */

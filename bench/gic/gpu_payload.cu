@@ -145,12 +145,13 @@ static void emit_goodput(gic_sink *sink, const gic_opts *o, const char *path, ui
 	gic_result_init(&r, "payload", name, "goodput", "GB/s");
 	snprintf(r.params, sizeof(r.params), "size=%u writes=%d window=%d path=%s", size, o->iters,
 		 st->window < per ? st->window : per, path);
+	gic_result_flag_params(&r, &gic_payload_flags, st,
+			       st->path == GIC_PAYLOAD_GDA ? "qps reps" : "T R B");
 	if (st->path == GIC_PAYLOAD_GDA)
-		gic_result_param(&r, "qps=%d reps=%d engine=%dx%d", st->qps, st->reps,
-				 st->engine_blocks ? st->engine_blocks : 4,
+		gic_result_param(&r, "engine=%dx%d", st->engine_blocks ? st->engine_blocks : 4,
 				 st->engine_warps ? st->engine_warps : 4);
 	if (st->path == GIC_PAYLOAD_PROXY)
-		gic_result_param(&r, "T=%d R=%d B=%d protocol=tuned", st->T, st->R, st->B);
+		gic_result_param(&r, "protocol=tuned");
 	snprintf(r.note, sizeof(r.note), "bytes copied by softnic's engine: not a NIC number");
 	gpu_result_transport(&r, o, st->path == GIC_PAYLOAD_PROXY ? 0 : o->gpu_engine);
 	r.validated = valid;

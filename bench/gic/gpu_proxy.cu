@@ -127,11 +127,10 @@ static void fill_result(proxy_run *P, gic_result *r, const proxy_cfg *c, const c
 		 c->R, c->B);
 	gic_result_init(r, "proxy", name, metric, unit);
 	gic_proxy_worker_mhz_text(e->proxy[0], 0, mhz, sizeof(mhz));
-	snprintf(r->params, sizeof(r->params),
-		 "protocol=%s T=%d R=%d B=%d counter=%s warm_ms=%d idle_ms=%d inflight=%d per_ring=%d",
-		 c->protocol ? "tuned" : "baseline", c->T, c->R, c->B,
-		 P->st->counter_gpu ? "gpu" : "host", P->st->warm_ms, P->st->idle_ms,
-		 P->st->inflight, P->o->iters);
+	snprintf(r->params, sizeof(r->params), "protocol=%s T=%d R=%d B=%d",
+		 c->protocol ? "tuned" : "baseline", c->T, c->R, c->B);
+	gic_result_flag_params(r, &gic_proxy_flags, P->st, "counter warm_ms idle_ms inflight");
+	gic_result_param(r, "per_ring=%d", P->o->iters);
 	snprintf(r->note, sizeof(r->note), "worker 0: %s; K%d chains in flight; %s", mhz,
 		 P->st->inflight,
 		 P->st->counter_gpu ? "softnic GPU engine serving host queues (slow: PCIe reads)"

@@ -69,58 +69,20 @@ const gic_experiment *gic_experiment_find(const char *name)
 	return NULL;
 }
 
-static const char common_help[] =
-	"common flags:\n"
-	"  -n N           measured samples (messages per thread for rates); default 1000,\n"
-	"                 200 with --quick (1..100000000)\n"
-	"  -w N           leading samples dropped as warm-up; default 100, 20 with --quick\n"
-	"  -b SIZE        first payload size in bytes (K/M/G suffixes); default 8\n"
-	"  -e SIZE        last payload size; default: the experiment's\n"
-	"  -f FACTOR      size step factor (> 1, <= 1024); default 2\n"
-	"  -c N           CTAs of the GPU kernel (1..65536); default: the experiment's\n"
-	"  -t N           threads per CTA (GPU) or host threads (--host) (1..1024)\n"
-	"  --host         host submitters (no GPU needed)\n"
-	"  --provider P   the NIC: softnic (default) | mlx5 (rdma-core: a ConnectX, or the\n"
-	"                 emulated device under gic-emu; GPU modes: queues in host memory,\n"
-	"                 host-rung rows ring the UAR from the host; all but proxy\n"
-	"                 --counter gpu)\n"
-	"  --nic NAME     mlx5: the RDMA device (default: the first)\n"
-	"  --procs N      processes of the PEs: 1 (default: both PEs in this one) | 2\n"
-	"                 (PE1, the target, a process of its own that checks every\n"
-	"                 payload it received; the host modes of lat (its mini-gda\n"
-	"                 rows), rate, proxy, loaded, payload, kernel and conns (its rc\n"
-	"                 rows); --provider mlx5 only)\n"
-	"  --quick        short settings (what CI runs)\n"
-	"  --engine E     softnic engine: cpu | gpu (GPU mode only); default gpu\n"
-	"  --engine-sms N where softnic's GPU engine runs: 0 (default) on the SMs the\n"
-	"                 callers use; N > 0 on SMs of its own, a CUDA green context of\n"
-	"                 at least N SMs (the driver rounds up: 8 on sm_90), the mini-gda\n"
-	"                 fixtures' kernels (the callers, and gic kernel's baseline) on\n"
-	"                 the remaining SMs; the JSON run record and the kernel and lat\n"
-	"                 rows give the counts got (0..1024; GPU engine only; needs a\n"
-	"                 driver with green contexts, CUDA 12.5+). The engine on another\n"
-	"                 GPU needs two GPUs and is not built\n"
-	"  --device N     CUDA device (0..63); default 0\n"
-	"  --json FILE    write the run info and every result as one JSON object\n"
-	"  --csv FILE     write the results as CSV (header + one line per result)\n"
-	"  --help, -h     this text\n";
-
-static void usage(FILE *f)
+int gic_experiment_parse(const gic_experiment *e, int argc, char **argv, void **state)
 {
-	int n;
-	const gic_experiment *const *e = gic_experiments(&n);
+	unsigned marks = 0;
+	void *st = calloc(1, e->state_size);
 
-	fprintf(f, "usage: gic <subcommand> [flags]\n\nsubcommands:\n");
-	for (int i = 0; i < n; i++)
-		fprintf(f, "  %-9s %s\n", e[i]->name, e[i]->summary);
-	fprintf(f, "\n%s\n'gic <subcommand> --help' lists the subcommand's own flags.\n",
-		common_help);
-}
-
-static void usage_sub(const gic_experiment *e, FILE *f)
-{
-	fprintf(f, "usage: gic %s [flags]\n%s\n\n%s flags:\n%s\n%s", e->name, e->summary, e->name,
-		e->help, common_help);
+	if (!st)
+		return ENOMEM;
+	if (gic_flags_parse(e->flags, argc, argv, st, &marks) ||
+	    (e->finish && e->finish(st, marks))) {
+		free(st);
+		return EINVAL;
+	}
+	*state = st;
+	return 0;
 }
 
 /* ------------------------------------------------------------------ */
@@ -133,125 +95,77 @@ typedef struct cli {
 	char **argv;
 } cli;
 
-static int bad(const char *flag, const char *val, const char *expected)
+#define O(m) GIC_FLAG_FIELD(cli, o.m)
+static const gic_flag common_flags[] = {
+	{ "-n", .value = "N", GIC_FLAG_INT, O(iters), .lo = 1, .hi = 100000000, .mark = GIC_GIVEN_N,
+	  .dflt = "1000, 200 with --quick",
+	  .help = "measured samples (messages per thread for rates)" },
+	{ "-w", .value = "N", GIC_FLAG_INT, O(warmup), .lo = 0, .hi = 10000000, .mark = GIC_GIVEN_W,
+	  .dflt = "100, 20 with --quick", .help = "leading samples dropped as warm-up" },
+	{ "-b", .value = "SIZE", GIC_FLAG_SIZE, O(size_begin), .lo = 1, .hi = 1l << 30, .def = 8,
+	  .mark = GIC_GIVEN_B, .help = "first payload size" },
+	{ "-e", .value = "SIZE", GIC_FLAG_SIZE, O(size_end), .lo = 1, .hi = 1l << 30, .def = 8,
+	  .mark = GIC_GIVEN_E, .dflt = "per experiment", .help = "last payload size" },
+	{ "-f", .value = "FACTOR", GIC_FLAG_DOUBLE, O(size_factor), .lo = 1, .hi = 1024, .def = 2,
+	  .mark = GIC_GIVEN_F, .help = "size step factor" },
+	{ "-c", .value = "N", GIC_FLAG_INT, O(ctas), .lo = 1, .hi = 65536, .def = 1,
+	  .mark = GIC_GIVEN_C, .dflt = "per experiment", .help = "CTAs of the GPU kernel" },
+	{ "-t", .value = "N", GIC_FLAG_INT, O(threads), .lo = 1, .hi = 1024, .def = 1,
+	  .mark = GIC_GIVEN_T, .dflt = "per experiment",
+	  .help = "threads per CTA (GPU) or host threads (--host)" },
+	{ "--host", .kind = GIC_FLAG_BOOL, O(host), .help = "host submitters (no GPU needed)" },
+	{ "--provider", .value = "P", GIC_FLAG_CHOICE, O(provider),
+	  GIC_FLAG_NAMES("softnic", "mlx5"), .dflt = "softnic",
+	  .help = "the NIC; mlx5: rdma-core, a ConnectX or the emulated device under gic-emu (GPU "
+	  "modes: queues in host memory, host-rung rows ring the UAR from the host; all but proxy "
+	  "--counter gpu)" },
+	{ "--nic", .value = "NAME", GIC_FLAG_STRING, O(nic), .dflt = "the first device",
+	  .help = "mlx5: the RDMA device" },
+	{ "--procs", .value = "N", GIC_FLAG_INT, O(procs), .lo = 1, .hi = 2, .def = 1,
+	  .dflt = "1, both PEs in this one", .help = "processes of the PEs; 2: PE1, the target, a "
+	  "process of its own that checks every payload it received (the host modes of lat (its "
+	  "mini-gda rows), rate, proxy, loaded, payload, kernel and conns (its rc rows); "
+	  "--provider mlx5 only)" },
+	{ "--quick", .kind = GIC_FLAG_BOOL, O(quick), .help = "short settings (what CI runs)" },
+	{ "--engine", .value = "E", GIC_FLAG_CHOICE, O(gpu_engine), GIC_FLAG_NAMES("cpu", "gpu"),
+	  .mark = GIC_GIVEN_ENGINE, .dflt = "gpu", .help = "softnic engine (GPU mode only)" },
+	{ "--engine-sms", .value = "N", GIC_FLAG_INT, O(engine_sms), .lo = 0, .hi = 1024,
+	  .dflt = "0", .help = "where softnic's GPU engine runs: 0 on the SMs the callers use; "
+	  "N > 0 on SMs of its own, a CUDA green context of at least N SMs (the driver rounds up: "
+	  "8 on sm_90), the mini-gda fixtures' kernels (the callers, and gic kernel's baseline) "
+	  "on the remaining SMs; the JSON run record and the kernel and lat rows give the counts "
+	  "got (GPU engine only; needs a driver with green contexts, CUDA 12.5+). The engine on "
+	  "another GPU needs two GPUs and is not built" },
+	{ "--device", .value = "N", GIC_FLAG_INT, O(device), .lo = 0, .hi = 63, .dflt = "0",
+	  .help = "CUDA device" },
+	{ "--json", .value = "FILE", GIC_FLAG_STRING, O(json),
+	  .help = "write the run info and every result as one JSON object" },
+	{ "--csv", .value = "FILE", GIC_FLAG_STRING, O(csv),
+	  .help = "write the results as CSV (header + one line per result)" },
+	{ "--help", "-h", .kind = GIC_FLAG_BOOL, GIC_FLAG_FIELD(cli, help), .help = "this text" },
+};
+#undef O
+static const gic_flag_table common = GIC_FLAG_TABLE("", common_flags, 1);
+
+static void usage(FILE *f)
 {
-	fprintf(stderr, "gic: %s: expected %s, got '%s'\n", flag, expected, val);
-	return EINVAL;
+	int n;
+	const gic_experiment *const *e = gic_experiments(&n);
+
+	fprintf(f, "usage: gic <subcommand> [flags]\n\nsubcommands:\n");
+	for (int i = 0; i < n; i++)
+		fprintf(f, "  %-9s %s\n", e[i]->name, e[i]->summary);
+	fprintf(f, "\ncommon flags:\n");
+	gic_flags_help(&common, f);
+	fprintf(f, "\n'gic <subcommand> --help' lists the subcommand's own flags.\n");
 }
 
-static int parse_long(const char *flag, const char *val, long lo, long hi, long *out)
+static void usage_sub(const gic_experiment *e, FILE *f)
 {
-	char *end;
-	long v;
-	char want[64];
-
-	errno = 0;
-	v = strtol(val, &end, 10);
-	snprintf(want, sizeof(want), "an integer in %ld..%ld", lo, hi);
-	if (end == val || *end || errno || v < lo || v > hi)
-		return bad(flag, val, want);
-	*out = v;
-	return 0;
-}
-
-static int parse_double(const char *flag, const char *val, double lo, double hi, double *out)
-{
-	char *end;
-	double v;
-
-	errno = 0;
-	v = strtod(val, &end);
-	if (end == val || *end || errno || !(v > lo) || v > hi)
-		return bad(flag, val, "a number > 1 and <= 1024");
-	*out = v;
-	return 0;
-}
-
-/* Applies the value flag `flag`; 0 or EINVAL. */
-static int apply_value(gic_opts *o, const char *flag, const char *val)
-{
-	long v = 0;
-	int rc = 0;
-
-	if (!strcmp(flag, "-n") && !(rc = parse_long(flag, val, 1, 100000000, &v)))
-		o->iters = (int)v, o->given |= GIC_GIVEN_N;
-	else if (!strcmp(flag, "-w") && !(rc = parse_long(flag, val, 0, 10000000, &v)))
-		o->warmup = (int)v, o->given |= GIC_GIVEN_W;
-	else if (!strcmp(flag, "-b") &&
-		 !(rc = gic_arg_size("", "-b", val, 1, (size_t)1 << 30, &o->size_begin)))
-		o->given |= GIC_GIVEN_B;
-	else if (!strcmp(flag, "-e") &&
-		 !(rc = gic_arg_size("", "-e", val, 1, (size_t)1 << 30, &o->size_end)))
-		o->given |= GIC_GIVEN_E;
-	else if (!strcmp(flag, "-f") && !(rc = parse_double(flag, val, 1, 1024, &o->size_factor)))
-		o->given |= GIC_GIVEN_F;
-	else if (!strcmp(flag, "-c") && !(rc = parse_long(flag, val, 1, 65536, &v)))
-		o->ctas = (int)v, o->given |= GIC_GIVEN_C;
-	else if (!strcmp(flag, "-t") && !(rc = parse_long(flag, val, 1, 1024, &v)))
-		o->threads = (int)v, o->given |= GIC_GIVEN_T;
-	else if (!strcmp(flag, "--device") && !(rc = parse_long(flag, val, 0, 63, &v)))
-		o->device = (int)v;
-	else if (!strcmp(flag, "--json"))
-		o->json = val;
-	else if (!strcmp(flag, "--nic"))
-		o->nic = val;
-	else if (!strcmp(flag, "--procs") && !(rc = parse_long(flag, val, 1, 2, &v)))
-		o->procs = (int)v;
-	else if (!strcmp(flag, "--engine-sms") && !(rc = parse_long(flag, val, 0, 1024, &v)))
-		o->engine_sms = (int)v;
-	else if (!strcmp(flag, "--provider")) {
-		if (strcmp(val, "softnic") && strcmp(val, "mlx5"))
-			return bad(flag, val, "softnic or mlx5");
-		o->provider = !strcmp(val, "mlx5") ? GIC_PROV_MLX5 : GIC_PROV_SOFTNIC;
-	}
-	else if (!strcmp(flag, "--csv"))
-		o->csv = val;
-	else if (!strcmp(flag, "--engine")) {
-		if (strcmp(val, "cpu") && strcmp(val, "gpu"))
-			return bad(flag, val, "cpu or gpu");
-		o->gpu_engine = !strcmp(val, "gpu");
-		o->given |= GIC_GIVEN_ENGINE;
-	}
-	return rc;
-}
-
-/* 1 when arg is a common flag taking a value; *flag receives its name. */
-static int value_flag(const char *arg, char *flag, size_t len)
-{
-	static const char *const names[] = { "-n", "-w", "-b", "-e", "-f", "-c", "-t",
-					     "--device", "--json", "--csv", "--engine", "--provider",
-					     "--nic", "--procs", "--engine-sms", NULL };
-
-	for (int i = 0; names[i]; i++) {
-		if (gic_arg_is(arg, names[i]) ||
-		    (names[i][1] != '-' && !strncmp(arg, names[i], 2) && arg[2])) {
-			snprintf(flag, len, "%s", names[i]);
-			return 1;
-		}
-	}
-	return 0;
-}
-
-/* Takes the common flag at argv[*i] (and its value); 1 when it was one, 0
- * when not (the experiment gets it), or -1 after a message. */
-static int take_common(cli *c, int argc, char **argv, int *i)
-{
-	const char *arg = argv[*i], *val;
-	char flag[16];
-
-	if (!strcmp(arg, "--help") || !strcmp(arg, "-h"))
-		return c->help = 1;
-	if (!strcmp(arg, "--host"))
-		return c->o.host = 1;
-	if (!strcmp(arg, "--quick"))
-		return c->o.quick = 1;
-	if (!value_flag(arg, flag, sizeof(flag)))
-		return 0;
-	if (arg[1] != '-' && arg[2]) /* "-n100" */
-		val = arg + 2;
-	else if (!(val = gic_arg_value(c->argv[0], argc, argv, i)))
-		return -1;
-	return apply_value(&c->o, flag, val) ? -1 : 1;
+	fprintf(f, "usage: gic %s [flags]\n%s\n\n%s flags:\n", e->name, e->summary, e->name);
+	gic_flags_help(e->flags, f);
+	fprintf(f, "\ncommon flags:\n");
+	gic_flags_help(&common, f);
 }
 
 /* Applies the defaults that depend on other flags and checks ranges. */
@@ -308,14 +222,13 @@ static int finish_opts(gic_opts *o)
  * arguments (c->argv, with the subcommand as argv[0]). */
 static int parse_cli(cli *c, int argc, char **argv)
 {
-	c->o = (gic_opts){ .size_begin = 8, .size_end = 8, .size_factor = 2, .ctas = 1,
-			   .threads = 1, .procs = 1 };
+	gic_flags_defaults(&common, c);
 	c->argv = calloc((size_t)argc, sizeof(char *));
 	if (!c->argv)
 		return ENOMEM;
 	c->argv[c->argc++] = argv[1];
 	for (int i = 2; i < argc; i++) {
-		int took = take_common(c, argc, argv, &i);
+		int took = gic_flags_take(&common, argv[1], argc, argv, &i, c, &c->o.given);
 
 		if (took < 0)
 			return EINVAL;
@@ -455,7 +368,7 @@ static int run_experiment(const gic_experiment *e, cli *c)
 	void *state = NULL;
 	int rc, status;
 
-	if (e->parse(c->argc, c->argv, &state))
+	if (gic_experiment_parse(e, c->argc, c->argv, &state))
 		return 2;
 	if (check_procs(e, &c->o, state)) {
 		free(state);

@@ -22,6 +22,7 @@
 #include "exp_payload.h"
 #include "exp_rate.h"
 #include "gic.h"
+#include "nccl_pe.h"
 #include "nvshmem_pe.h"
 #include "pe_launch.h"
 
@@ -39,6 +40,20 @@ int gic_nvshmem_not_built(const char *sub, const char *flag, const char *val)
 	fprintf(stderr, "gic %s: %s %s: not built (NVSHMEM not found at configure time; "
 		"scripts/install-deps.sh installs it)\n", sub, flag, val);
 	return EINVAL;
+}
+
+int gic_flag_lib_path(const char *sub, const gic_flag *f, const char *val, void *state)
+{
+	int named = 0;
+
+	(void)state;
+	for (int k = 0; k < f->n; k++)
+		named |= !strcmp(val, f->names[k]);
+	if (named && !strcmp(val, "nvshmem") && !gic_nvshmem_built())
+		return gic_nvshmem_not_built(sub, f->name, val);
+	if (named && !strcmp(val, "gin") && !gic_nccl_built())
+		return gic_nccl_not_built(sub, f->name, val);
+	return 0;
 }
 
 int gic_nvshmem_only(const gic_experiment *e, const void *state)

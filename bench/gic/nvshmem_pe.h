@@ -132,6 +132,12 @@ typedef struct gic_nv_job {
 /* 1 when this binary holds the NVSHMEM path (CMake found NVSHMEM). */
 int gic_nvshmem_built(void);
 
+/* What the --help of each NVSHMEM path says of a run without two GPUs,
+ * and of a binary without the path. */
+#define GIC_NVSHMEM_HELP_SKIPS                                                          \
+	"one GPU: both PEs on it with NVSHMEM_DISABLE_P2P=1 and a NIC transport, else says " \
+	"so, skips, exit status 0; a binary built without NVSHMEM: says so, exit status 2"
+
 /* Prints "gic <sub>: <flag> <val>: not built (...)" and returns EINVAL;
  * for parsers that meet the NVSHMEM path in a binary without it. */
 int gic_nvshmem_not_built(const char *sub, const char *flag, const char *val);

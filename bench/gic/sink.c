@@ -125,6 +125,20 @@ void gic_result_param(gic_result *r, const char *fmt, ...)
 	va_end(ap);
 }
 
+void gic_result_flag_params(gic_result *r, const gic_flag_table *t, const void *state,
+			    const char *keys)
+{
+	for (const char *p = keys; *p; p += strspn(p, " ")) {
+		size_t n = strcspn(p, " ");
+		char key[32], val[96];
+
+		snprintf(key, sizeof(key), "%.*s", (int)n, p);
+		p += n;
+		if (!gic_flags_format(t, key, state, val, sizeof(val)))
+			gic_result_param(r, "%s=%s", key, val);
+	}
+}
+
 static char mlx5_transport[32] = "mlx5";
 
 void gic_set_mlx5_transport(const char *name)
