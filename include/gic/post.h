@@ -798,20 +798,6 @@ GIC_HD int gic_sq_poll_run(gic_sq *sq, uint64_t target, int order, int shared)
 	return gic_sq_cq_finish(sq, rc == EAGAIN ? 0 : rc, n > 0, counter, shared);
 }
 
-/* Polls sq's CQ under its poll lock (threads sharing the queue); returns
- * EAGAIN when another thread holds the lock. */
-GIC_HD int gic_sq_poll_locked(gic_sq *sq, int order)
-{
-	int rc;
-
-	if (gic_atomic_cas_acquire_gpu_u32(&sq->poll_lock, 0, 1) != 0)
-		return EAGAIN;
-	rc = gic_sq_poll_once(sq, order, 1);
-	/* Releases the CQ state (ci, retired) to the next lock holder. */
-	gic_st_release_gpu_u32(&sq->poll_lock, 0);
-	return rc;
-}
-
 /* gic_sq_poll_run() under sq's poll lock when shared (EAGAIN when another
  * thread holds it). */
 GIC_HD int gic_sq_poll_run_locked(gic_sq *sq, uint64_t target, int order, int shared)
@@ -826,6 +812,14 @@ GIC_HD int gic_sq_poll_run_locked(gic_sq *sq, uint64_t target, int order, int sh
 	/* Releases the CQ state (ci, retired) to the next lock holder. */
 	gic_st_release_gpu_u32(&sq->poll_lock, 0);
 	return rc;
+}
+
+/* Polls sq's CQ once under its poll lock (threads sharing the queue):
+ * gic_sq_poll_once's result, or EAGAIN when another thread holds the lock.
+ * A run whose target 0 every CQE reaches takes exactly one CQE. */
+GIC_HD int gic_sq_poll_locked(gic_sq *sq, int order)
+{
+	return gic_sq_poll_run_locked(sq, 0, order, 1);
 }
 
 /* Waits until retired >= target, taking CQEs in runs (gic_sq_poll_run).

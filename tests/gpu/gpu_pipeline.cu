@@ -358,6 +358,14 @@ static int cmp_double(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* The p99 of s, sorted. */
+static double p99_sorted(const series *s)
+{
+	int k = (int)(s->n * 0.99);
+
+	return s->v[k < s->n ? k : s->n - 1];
+}
+
 /* Prints p50 and p99 in us, and empties s. */
 static void print_row(const char *what, series *s)
 {
@@ -366,8 +374,7 @@ static void print_row(const char *what, series *s)
 		return;
 	}
 	qsort(s->v, (size_t)s->n, sizeof(double), cmp_double);
-	printf("  %-46s %8.3f %8.3f   n=%d\n", what, s->v[s->n / 2] / 1e3,
-	       s->v[s->n - 1 < (int)(s->n * 0.99) ? s->n - 1 : (int)(s->n * 0.99)] / 1e3, s->n);
+	printf("  %-46s %8.3f %8.3f   n=%d\n", what, s->v[s->n / 2] / 1e3, p99_sorted(s) / 1e3, s->n);
 	s->n = 0;
 }
 
@@ -613,8 +620,7 @@ static void analyse_batch(softnic_gpu_trace_rec *r, size_t nr, double mhz)
 			snprintf(what, sizeof(what), "%s -> %s", step_label(a, la), step_label(b, lb));
 			qsort(T[a][b].v, (size_t)n, sizeof(double), cmp_double);
 			printf("  %-28s %8.3f %8.3f %8d %6.1f%%\n", what, T[a][b].v[n / 2] / 1e3,
-			       T[a][b].v[(int)(n * 0.99) < n ? (int)(n * 0.99) : n - 1] / 1e3, n,
-			       100.0 * sum[a][b] / span);
+			       p99_sorted(&T[a][b]) / 1e3, n, 100.0 * sum[a][b] / span);
 			T[a][b].n = 0;
 		}
 }
@@ -646,7 +652,7 @@ static void batch_mode(int rounds, int log_bb, double mhz)
 
 int main(int argc, char **argv)
 {
-	int n = 600, check = 0, rounds = 0, log_bb = 14;
+	int n = 600, check = 0, rounds = 0, batch = 0, log_bb = 14;
 	double mhz;
 	cudaDeviceProp prop;
 	static psample h[MAX_N];
@@ -661,7 +667,7 @@ int main(int argc, char **argv)
 		else if (!strcmp(argv[i], "-n") && i + 1 < argc)
 			n = atoi(argv[++i]);
 		else if (!strcmp(argv[i], "--batch") && i + 1 < argc)
-			rounds = atoi(argv[++i]) ? atoi(argv[i]) : -1; /* 0: refused below */
+			rounds = atoi(argv[++i]), batch = 1;
 		else if (!strcmp(argv[i], "--ring") && i + 1 < argc)
 			log_bb = atoi(argv[++i]);
 		else {
@@ -669,7 +675,7 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (rounds && (rounds < 2 || rounds > MAX_ROUNDS)) {
+	if (batch && (rounds < 2 || rounds > MAX_ROUNDS)) {
 		fprintf(stderr, "--batch: 2..%d rounds\n", MAX_ROUNDS);
 		return 2;
 	}
@@ -688,7 +694,7 @@ int main(int argc, char **argv)
 	mhz = gpu_sm_clock_mhz(0);
 	printf("gic-gpu-pipeline on %s (sm_%d%d), SM clock %.0f MHz, %d WQEs\n", prop.name,
 	       prop.major, prop.minor, mhz, n);
-	if (rounds) {
+	if (batch) {
 		batch_mode(rounds, log_bb, mhz);
 		printf("%s\n", failures ? "FAIL" : "ok");
 		return failures ? 1 : 0;
