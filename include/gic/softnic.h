@@ -126,6 +126,10 @@ enum softnic_vsynd {
 	SOFTNIC_VSYND_STRICT_DB_AHEAD = 0x21,   /* strict: dbrec behind doorbell */
 	SOFTNIC_VSYND_STRICT_DB_QPN = 0x22,     /* strict: doorbell for another QP */
 	SOFTNIC_VSYND_STRICT_WQE_INDEX = 0x23,  /* strict: ctrl index != slot */
+	SOFTNIC_VSYND_PEER_UNMAPPED = 0x24,     /* GPU peer: the other process's region is
+						 * not mapped here yet (softnic_gpu_peer.h) */
+	SOFTNIC_VSYND_PEER_RECV = 0x25,         /* GPU peer: SEND or WRITE_IMM into another
+						 * process's QP (not served) */
 };
 
 /* Allocator for queue memory: send queues, doorbell records, doorbell

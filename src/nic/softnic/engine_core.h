@@ -387,6 +387,13 @@ typedef struct snx_pass {
 	/* The WQE being run claimed a slot of its responder's receive CQ, and
 	 * wrote a CQE there (else the slot goes back). */
 	uint8_t recv_claimed, recv_used;
+	/* A peer of another process (qp->peer_map): its table's MR epoch as
+	 * this pass read it, and the translation of the last remote key
+	 * resolved there (valid while xmap, xkey and xepoch still match). */
+	uint32_t peer_epoch;
+	uint32_t xkey, xepoch;
+	int64_t xdelta;
+	const snx_peer_map *xmap;
 } snx_pass;
 
 /* Prepares a pass record that an engine thread keeps for its lifetime. */
@@ -448,6 +455,40 @@ GIC_HD int snx_mr_resolve_in(snx_shared *table, snx_mr_hit *cache, uint32_t pd, 
 	if ((cache->access & need) != need)
 		return SOFTNIC_VSYND_LOCAL_ACCESS;
 	*ptr = (uint8_t *)(uintptr_t)addr;
+	return 0;
+}
+
+/* Before a remote key is resolved in another process's table (map set):
+ * when that table's MR epoch moved since the pass's caches were filled
+ * (the owner deregistered something), they are dropped, as a NIC's MR
+ * cache is on a deregistration. epoch is the table's, as of this pass. */
+GIC_HD void snx_peer_epoch_check(snx_pass *p, const snx_peer_map *map, uint32_t epoch)
+{
+	if (map && epoch != p->xepoch) {
+		gic_fence_acquire_sys(); /* orders the table's reads after the epoch */
+		p->xepoch = epoch;
+		p->xkey = 0;
+		p->remote.key = 0;
+	}
+}
+
+/* A remote address *ptr that key resolved in another process's MR table
+ * (a QP's peer_map says so), moved to where this process maps the owner's
+ * allocation; the translation is cached in the pass. 0, or
+ * SOFTNIC_VSYND_PEER_UNMAPPED (registered after this process last mapped
+ * the owner's regions). */
+GIC_HD int snx_peer_translate(snx_pass *p, const snx_peer_map *map, uint32_t key, uint8_t **ptr)
+{
+	if (p->xkey != key || p->xmap != map) {
+		const snx_peer_map *m = &map[(key >> 8) & (SNX_MAX_MR - 1)];
+
+		if (gic_ld_acquire_sys_u32(&m->key) != key)
+			return SOFTNIC_VSYND_PEER_UNMAPPED;
+		p->xdelta = (int64_t)gic_ld_relaxed_sys_u64((const uint64_t *)&m->delta);
+		p->xkey = key;
+		p->xmap = map;
+	}
+	*ptr += p->xdelta;
 	return 0;
 }
 

@@ -36,8 +36,14 @@ SNX_HOT int snx_resolve_remote_in(snx_pass *p, snx_qp *qp, const softnic_wqe *w,
 
 	if (check_rights && (need & ~p->peer_rights))
 		return snx_fail(vs, SOFTNIC_VSYND_QP_RIGHTS, GIC_SYND_REMOTE_ACCESS_ERR);
+	snx_peer_epoch_check(p, qp->peer_map, p->peer_epoch);
 	r = snx_mr_resolve_in(snx_peer_table(p, qp), &p->remote, qp->peer->pd, w->rkey, w->raddr, len,
 			      need, dst);
+	if (!r && qp->peer_map) {
+		r = snx_peer_translate(p, qp->peer_map, w->rkey, dst);
+		if (r)
+			return snx_fail(vs, (uint8_t)r, GIC_SYND_REMOTE_ACCESS_ERR);
+	}
 
 	if (!r && (p->remote.access & SNX_MR_DEVICE))
 		p->dev |= SNX_DEV_REMOTE;
@@ -303,6 +309,8 @@ SNX_COLD int snx_exec_message(snx_pass *p, snx_qp *qp, const softnic_wqe *w, uin
 	int send = snx_opcode_is_send(w->opcode);
 	int r = snx_prepare_write(p, qp, w, src, &dst, vs);
 
+	if (!r && qp->peer_map) /* its receive queue and CQ are another process's */
+		r = snx_fail(vs, SOFTNIC_VSYND_PEER_RECV, GIC_SYND_REMOTE_OP_ERR);
 	if (!r && !qp->peer->recv_cq)
 		r = snx_fail(vs, SOFTNIC_VSYND_NO_RECV_CQ, GIC_SYND_RNR_RETRY_EXC_ERR);
 	if (!r)
@@ -778,10 +786,12 @@ typedef struct snx_qp_view {
 	uint8_t *sq_buf;
 	snx_qp *peer;
 	snx_shared *peer_sh;
+	const snx_peer_map *peer_map;
 	snx_cq *send_cq;
 	uint32_t flags, qpn, bb_cnt, pd;
 	uint32_t link, in_error;
 	uint32_t peer_pd;      /* the peer's pd (valid when link says connected) */
+	uint32_t peer_epoch;   /* another process's peer: its table's MR epoch */
 	uint32_t rec_raw;      /* the doorbell record as loaded early (rec_early) */
 	uint32_t flag_word;    /* the QP's pending_synd .. pad bytes as one load
 				* (SNX_QP_FLAG_WORD); pending_synd and watching
@@ -828,6 +838,7 @@ GIC_HD void snx_qp_view_load(snx_qp *qp, snx_qp_view *v)
 	v->sq_buf = qp->sq_buf;
 	v->peer = qp->peer;
 	v->peer_sh = qp->peer_sh;
+	v->peer_map = qp->peer_map;
 	v->send_cq = qp->send_cq;
 	v->flags = qp->flags;
 	v->qpn = qp->qpn;
@@ -1079,6 +1090,8 @@ GIC_HD int snx_pass_begin_rest(snx_pass *p, snx_qp *qp, uint64_t db, snx_qp_view
 	if (peer_here && v->link == SNX_QP_CONNECTED && v->peer) {
 		rights = gic_ld_relaxed_sys_u32(&v->peer->rights);
 		peer_pd = v->peer->pd;
+		if (v->peer_map)
+			v->peer_epoch = gic_ld_relaxed_sys_u32(&v->peer_sh->mr_epoch);
 	}
 	if (db != v->last_db) {
 		qp->last_db = db;
@@ -1088,6 +1101,7 @@ GIC_HD int snx_pass_begin_rest(snx_pass *p, snx_qp *qp, uint64_t db, snx_qp_view
 		snx_watch_poll(p, qp, v);
 	}
 	p->peer_rights = rights;
+	p->peer_epoch = v->peer_epoch;
 	v->peer_pd = peer_pd;
 	return 1;
 }
@@ -1125,8 +1139,11 @@ GIC_HD void snx_pass_peer_load(snx_pass *p, snx_qp_view *v)
 	if (p->link == SNX_QP_CONNECTED && v->peer) {
 		rights = gic_ld_relaxed_sys_u32(&v->peer->rights);
 		peer_pd = v->peer->pd;
+		if (v->peer_map)
+			v->peer_epoch = gic_ld_relaxed_sys_u32(&v->peer_sh->mr_epoch);
 	}
 	p->peer_rights = rights;
+	p->peer_epoch = v->peer_epoch;
 	v->peer_pd = peer_pd;
 }
 

@@ -201,6 +201,8 @@ typedef struct batch_qp {
 	const uint8_t *sq;
 	const snx_qp *peer;     /* valid: the caller saw the link connected */
 	snx_shared *peer_sh;    /* the peer's MR table when another softnic's */
+	const snx_peer_map *peer_map; /* the peer's regions when another process's */
+	uint32_t peer_epoch;    /* ... and its table's MR epoch as of this pass */
 	snx_cq *cq;             /* the send CQ (lane 0 uses it) */
 	uint32_t bb_cnt, pd, qpn;
 } batch_qp;
@@ -213,6 +215,8 @@ static __device__ __forceinline__ batch_qp batch_qp_of(const snx_qp_view *v)
 	b.sq = (const uint8_t *)__shfl_sync(FULL_WARP, (unsigned long long)v->sq_buf, 0);
 	b.peer = (const snx_qp *)__shfl_sync(FULL_WARP, (unsigned long long)v->peer, 0);
 	b.peer_sh = (snx_shared *)__shfl_sync(FULL_WARP, (unsigned long long)v->peer_sh, 0);
+	b.peer_map = (const snx_peer_map *)__shfl_sync(FULL_WARP, (unsigned long long)v->peer_map, 0);
+	b.peer_epoch = __shfl_sync(FULL_WARP, v->peer_epoch, 0);
 	b.cq = v->send_cq;
 	b.bb_cnt = __shfl_sync(FULL_WARP, v->bb_cnt, 0);
 	b.pd = __shfl_sync(FULL_WARP, v->pd, 0);
@@ -338,6 +342,19 @@ static __device__ __forceinline__ int lane_decode(const uint32_t b[16], uint32_t
 /* snx_prepare_write_in() of a decoded lane write (the peer QP's rights
  * known granted): the peer, the local keys, the remote key, through the
  * pass's MR caches. 1 when every check passes. */
+/* The remote end of a lane write: the key in the peer's MR table
+ * (snx_peer_table(), from the view), then, for a peer of another process,
+ * its address as mapped here. 1 when both pass. */
+static __device__ __forceinline__ int lane_resolve_dst(snx_pass &p, const batch_qp &bq,
+						       uint32_t peer_pd, lane_write *lw)
+{
+	snx_peer_epoch_check(&p, bq.peer_map, bq.peer_epoch);
+	if (snx_mr_resolve_in(bq.peer_sh ? bq.peer_sh : p.sh, &p.remote, peer_pd, lw->rkey, lw->raddr,
+			      lw->total_len, SOFTNIC_ACCESS_REMOTE_WRITE, &lw->dst))
+		return 0;
+	return !bq.peer_map || !snx_peer_translate(&p, bq.peer_map, lw->rkey, &lw->dst);
+}
+
 /* lane_resolve() of a write with no pointer segment (lane_decode_inline1):
  * the peer and the remote key only. */
 static __device__ __forceinline__ int lane_resolve_remote(snx_pass &p, const batch_qp &bq,
@@ -348,9 +365,7 @@ static __device__ __forceinline__ int lane_resolve_remote(snx_pass &p, const bat
 		return 0;
 	if (!lw->total_len)
 		return 1;
-	/* snx_peer_table(), from the view */
-	return snx_mr_resolve_in(bq.peer_sh ? bq.peer_sh : p.sh, &p.remote, peer_pd, lw->rkey,
-				 lw->raddr, lw->total_len, SOFTNIC_ACCESS_REMOTE_WRITE, &lw->dst) == 0;
+	return lane_resolve_dst(p, bq, peer_pd, lw);
 }
 
 static __device__ __forceinline__ int lane_resolve(snx_pass &p, const batch_qp &bq, uint32_t peer_pd,
@@ -367,9 +382,7 @@ static __device__ __forceinline__ int lane_resolve(snx_pass &p, const batch_qp &
 		return 0;
 	if (!lw->total_len)
 		return 1;
-	/* snx_peer_table(), from the view */
-	return snx_mr_resolve_in(bq.peer_sh ? bq.peer_sh : p.sh, &p.remote, peer_pd, lw->rkey,
-				 lw->raddr, lw->total_len, SOFTNIC_ACCESS_REMOTE_WRITE, &lw->dst) == 0;
+	return lane_resolve_dst(p, bq, peer_pd, lw);
 }
 
 /* Stores the len (<= 28) inline bytes of a one-BB WQE, held in pw, at d:
@@ -2030,6 +2043,14 @@ struct CUstream_st *softnic_gpu_caller_stream(const softnic *nic)
 				? (gpu_engine *)nic->backend.ctx : NULL;
 
 	return g && g->green.on ? g->green.caller_stream : NULL;
+}
+
+int softnic_gpu_engine_device(const softnic *nic)
+{
+	gpu_engine *g = nic && nic->backend.release == engine_release
+				? (gpu_engine *)nic->backend.ctx : NULL;
+
+	return g ? g->attr.device : -1;
 }
 
 int softnic_gpu_placement_get(const softnic *nic, softnic_gpu_placement *p)

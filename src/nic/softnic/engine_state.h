@@ -90,6 +90,17 @@ typedef struct snx_error {
 	uint32_t dct_num;      /* ... and the DCT it named */
 } snx_error;
 
+/* Where the regions of another process's softnic (a GPU engine's peer,
+ * gic/softnic_gpu_peer.h) are mapped in this process: one entry per MR
+ * slot of that process's table. The host writes delta, then releases key
+ * (the rkey the mapping was made for; 0: not mapped); the engine loads key
+ * with acquire, then delta. */
+typedef struct snx_peer_map {
+	uint32_t key;
+	uint32_t pad;
+	int64_t delta;     /* this process's address minus the owner's */
+} snx_peer_map;
+
 enum snx_qp_link {
 	SNX_QP_UNCONNECTED = 0,
 	SNX_QP_CONNECTED = 1,
@@ -144,6 +155,12 @@ typedef struct snx_qp {
 	struct snx_qp *dc_cache;
 	uint32_t dc_cache_num;
 	uint32_t dc_cache_gen;
+	/* A peer in another process served by this GPU engine
+	 * (gic/softnic_gpu_peer.h): peer and peer_sh then point at that
+	 * process's mirrors of its QP and MR table (CUDA IPC mapped here), and
+	 * remote addresses, which are the owner's, are moved by this map.
+	 * NULL: the peer's memory is this process's. */
+	const snx_peer_map *peer_map;
 } snx_qp;
 
 /* What every engine shares: the MR table, the mode, the counters. */

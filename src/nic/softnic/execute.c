@@ -77,6 +77,12 @@ const char *softnic_vsynd_text(uint8_t vs)
 		return "strict: doorbell ahead of the doorbell record, never covered within the watch";
 	case SOFTNIC_VSYND_STRICT_DB_QPN: return "strict: doorbell names another QP";
 	case SOFTNIC_VSYND_STRICT_WQE_INDEX: return "strict: ctrl WQE index does not match its slot";
+	case SOFTNIC_VSYND_PEER_UNMAPPED:
+		return "the responder process's region is not mapped here yet (registered after the last "
+		       "map refresh; softnic_gpu_peer_sync)";
+	case SOFTNIC_VSYND_PEER_RECV:
+		return "SEND or WRITE_IMM to a QP of another process: the GPU engine serves writes, reads "
+		       "and atomics across processes only";
 	case SOFTNIC_VSYND_NONE: return "no check failed";
 	default: return "unknown check";
 	}

@@ -288,6 +288,8 @@ void softnic_close(softnic *nic)
 	softnic_wire_close(nic);
 	if (nic->backend.stop)
 		nic->backend.stop(nic, nic->backend.ctx);
+	if (nic->peer_hooks && nic->peer_hooks->stop)
+		nic->peer_hooks->stop(nic);
 	/* Every QP first: a destroy takes the locks of every engine. */
 	for (int e = 0; e < nic->nengines; e++)
 		while (nic->engines[e].nqps)
@@ -303,6 +305,8 @@ void softnic_close(softnic *nic)
 	while (nic->pds.next != &nic->pds)
 		softnic_pd_free((softnic_pd *)nic->pds.next);
 	softnic_devmem_release(nic); /* the engines are stopped: nothing copies now */
+	if (nic->peer_hooks && nic->peer_hooks->release)
+		nic->peer_hooks->release(nic);
 	state_free(nic, nic->shared);
 	pthread_mutex_destroy(&nic->lock);
 	free(nic->engines);
@@ -408,6 +412,8 @@ softnic_mr *softnic_reg_mr(softnic_pd *pd, void *addr, size_t len, int access)
 		pd->users++;
 		list_add(&nic->mrs_list, &mr->link);
 		pthread_mutex_unlock(&nic->lock);
+		if (nic->peer_hooks && nic->peer_hooks->mr_added)
+			nic->peer_hooks->mr_added(nic, mr, addr, len);
 		return mr;
 	}
 	pthread_mutex_unlock(&nic->lock);
@@ -426,6 +432,8 @@ int softnic_dereg_mr(softnic_mr *mr)
 		return EINVAL;
 	nic = mr->nic;
 	slot = &nic->shared->mrs[mr->slot];
+	if (nic->peer_hooks && nic->peer_hooks->mr_gone)
+		nic->peer_hooks->mr_gone(nic, mr); /* peers first: the slot stays ours until then */
 	pthread_mutex_lock(&nic->lock);
 	for (obj_link *l = nic->pds.next; l != &nic->pds; l = l->next)
 		if (((softnic_pd *)l)->id == slot->pd)
@@ -962,6 +970,8 @@ int softnic_qp_destroy(softnic_qp *qp)
 		return EINVAL;
 	nic = qp->nic;
 	e = &nic->engines[qp->engine];
+	if ((qp->mirror || qp->gpu_peer) && nic->peer_hooks && nic->peer_hooks->qp_gone)
+		nic->peer_hooks->qp_gone(nic, qp); /* its mirror goes; peers see it gone */
 	engine_lock_mgmt(e);
 	engine_remove_qp(e, qp);
 	engine_unlock_mgmt(e);
@@ -993,7 +1003,7 @@ int softnic_qp_destroy(softnic_qp *qp)
 			peer->s->peer = NULL;
 		peer->peer = NULL;
 		engine_unlock_mgmt(pe);
-	} else if (qp->s->peer_sh) {
+	} else if (qp->s->peer_sh && nic->shm) {
 		softnic_shm_qp_destroyed(nic, qp); /* a QP of another process */
 	}
 	qp_count_users(qp, -1);

@@ -18,6 +18,7 @@
 #include "softnic_internal.h"
 #include "devmem.h"
 #include "shm_gpu.h"
+#include "ipc_cuda.h"
 
 typedef struct ipc_part {
 	int device;
@@ -25,58 +26,15 @@ typedef struct ipc_part {
 	pthread_mutex_t lock; /* one CUDA IPC call at a time */
 } ipc_part;
 
-static int cuda_why(cudaError_t e, const char *call, char *why, size_t len)
-{
-	snprintf(why, len, "%s: %s", call, cudaGetErrorString(e));
-	return e == cudaErrorNotSupported ? ENOTSUP : EIO;
-}
-
-/* The ordinal of the GPU with uuid in this process, or -1. */
-static int device_of_uuid(const uint8_t uuid[16])
-{
-	int n = 0;
-
-	if (cudaGetDeviceCount(&n) != cudaSuccess)
-		return -1;
-	for (int d = 0; d < n; d++) {
-		cudaDeviceProp prop;
-
-		if (cudaGetDeviceProperties(&prop, d) == cudaSuccess &&
-		    !memcmp(prop.uuid.bytes, uuid, 16))
-			return d;
-	}
-	return -1;
-}
-
 static int part_open(void *ctx, const shm_gpu_buf *b, void **ptr, char *why, size_t len)
 {
 	ipc_part *c = (ipc_part *)ctx;
-	cudaIpcMemHandle_t h;
-	int d = device_of_uuid(b->uuid), can = 0;
-	cudaError_t e;
+	int rc;
 
-	if (d < 0) {
-		snprintf(why, len, "its GPU (the owner's device %d) is not visible in this process "
-			 "(CUDA_VISIBLE_DEVICES differs between the processes?)", b->device);
-		return ENODEV;
-	}
-	if (d != c->device && (cudaDeviceCanAccessPeer(&can, c->device, d) != cudaSuccess || !can)) {
-		snprintf(why, len, "GPU %d of this process has no peer access to GPU %d", c->device,
-			 d);
-		return ENOTSUP;
-	}
-	memcpy(&h, b->handle, sizeof(h));
 	pthread_mutex_lock(&c->lock);
-	e = cudaSetDevice(c->device);
-	if (e == cudaSuccess)
-		e = cudaIpcOpenMemHandle(ptr, h, cudaIpcMemLazyEnablePeerAccess);
+	rc = softnic_ipc_open(c->device, b, ptr, why, len);
 	pthread_mutex_unlock(&c->lock);
-	if (e != cudaSuccess) {
-		cudaGetLastError(); /* not sticky: clear it for the next call */
-		return cuda_why(e, "cudaIpcOpenMemHandle (the owner exited, or IPC is not "
-				"supported between these GPUs)", why, len);
-	}
-	return 0;
+	return rc;
 }
 
 static void part_close(void *ctx, void *ptr)
@@ -175,49 +133,12 @@ extern "C" int softnic_shared_cuda_enable(softnic *nic, int device)
 /* Fills b for the allocation holding [dptr, dptr + len). 0 or an errno. */
 static int part_describe(softnic *nic, void *dptr, size_t len, shm_gpu_buf *b)
 {
-	cudaPointerAttributes pa;
-	cudaIpcMemHandle_t h;
-	cudaDeviceProp prop;
-	CUdeviceptr base = 0;
-	size_t size = 0;
-	cudaError_t e = cudaPointerGetAttributes(&pa, dptr);
+	char why[SOFTNIC_ERR_LEN - 16];
+	int rc = softnic_ipc_describe(dptr, len, b, why, sizeof(why));
 
-	if (e != cudaSuccess || pa.type != cudaMemoryTypeDevice) {
-		cudaGetLastError();
-		softnic_set_error(nic, "reg_gpu_mr: %p is not device memory from cudaMalloc (%s)",
-				  dptr, e != cudaSuccess ? cudaGetErrorString(e) :
-				  pa.type == cudaMemoryTypeManaged ? "managed memory" :
-				  "host memory");
-		return EINVAL;
-	}
-	if (cuMemGetAddressRange(&base, &size, (CUdeviceptr)(uintptr_t)dptr) != CUDA_SUCCESS ||
-	    (uintptr_t)dptr - base > size || len > size - ((uintptr_t)dptr - base)) {
-		softnic_set_error(nic, "reg_gpu_mr: [%p, +%zu) is not inside one allocation", dptr,
-				  len);
-		return EINVAL;
-	}
-	e = cudaIpcGetMemHandle(&h, (void *)(uintptr_t)base);
-	if (e != cudaSuccess) {
-		cudaGetLastError();
-		softnic_set_error(nic, "reg_gpu_mr: cudaIpcGetMemHandle of the allocation at 0x%llx: "
-				  "%s (memory of cudaMallocAsync pools, managed or cuMemCreate "
-				  "memory cannot be exported this way)", (unsigned long long)base,
-				  cudaGetErrorString(e));
-		return ENOTSUP;
-	}
-	e = cudaGetDeviceProperties(&prop, pa.device);
-	if (e != cudaSuccess) {
-		softnic_set_error(nic, "reg_gpu_mr: device %d: %s", pa.device, cudaGetErrorString(e));
-		return EIO;
-	}
-	memset(b, 0, sizeof(*b));
-	b->base = base;
-	b->len = size;
-	b->kind = SHM_GPU_KIND_CUDA_IPC;
-	b->device = pa.device;
-	memcpy(b->uuid, prop.uuid.bytes, 16);
-	memcpy(b->handle, &h, sizeof(h));
-	return 0;
+	if (rc)
+		softnic_set_error(nic, "reg_gpu_mr: %s", why);
+	return rc;
 }
 
 extern "C" softnic_mr *softnic_shared_reg_gpu_mr(softnic_pd *pd, void *dptr, size_t len,

@@ -72,6 +72,9 @@ struct softnic_qp {
 	uint32_t caller_mem;  /* SOFTNIC_MEM_* */
 	softnic_qp *peer;
 	struct wire_conn *wire; /* connected through the wire (wire.c); NULL: not */
+	int gpu_peer;      /* 1 + the other process's softnic it is connected to
+			    * (gpu_peer.cu); 0: none */
+	int mirror;        /* 1 + its mirror's slot in the export page; 0: none */
 	int engine;        /* index of the engine that executes this QP */
 	char error[SOFTNIC_ERR_LEN];
 };
@@ -100,6 +103,16 @@ typedef struct softnic_backend {
 	void *ctx;
 } softnic_backend;
 
+/* GPU engines of other processes as peers (gpu_peer.cu): what object
+ * calls tell that part. Each may be NULL. */
+typedef struct softnic_peer_hooks {
+	void (*mr_added)(softnic *nic, softnic_mr *mr, void *addr, size_t len); /* slot live */
+	void (*mr_gone)(softnic *nic, softnic_mr *mr);  /* before the slot is freed */
+	void (*qp_gone)(softnic *nic, softnic_qp *qp);  /* before its state is freed */
+	void (*stop)(softnic *nic);    /* at close, once the engine stopped */
+	void (*release)(softnic *nic); /* at close, before engine state is freed */
+} softnic_peer_hooks;
+
 /* A multi-process softnic's shared-memory arena and peers (shm.c). */
 typedef struct softnic_shm softnic_shm;
 
@@ -119,6 +132,8 @@ struct softnic {
 	uint32_t next_qpn;
 	uint32_t qpn_base, qpn_span; /* span > 0: QPNs base + [0, span) (the wire's block) */
 	softnic_wire *wire;      /* NULL: no wire (wire.c) */
+	const softnic_peer_hooks *peer_hooks; /* NULL: no GPU peers (gpu_peer.cu) */
+	struct gpu_peer_part *gpu_peer;
 	uint32_t next_cqn;
 	uint32_t next_srqn;
 	uint32_t next_pd;
@@ -171,6 +186,9 @@ int softnic_shm_check_mr(softnic *nic, const void *addr, size_t len, int access)
 void softnic_shm_qp_destroyed(softnic *nic, softnic_qp *qp); /* tells its remote peer */
 void softnic_shm_stop(softnic *nic);    /* first in close: watchdog off, header closed */
 void softnic_shm_release(softnic_shm *shm); /* last in close: unmaps every arena */
+
+/* engine_gpu.cu: the CUDA device of nic's GPU engine, or -1 (no GPU engine). */
+int softnic_gpu_engine_device(const softnic *nic);
 
 int softnic_engines_start(softnic *nic);
 void softnic_engines_stop(softnic *nic);
