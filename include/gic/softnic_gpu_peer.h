@@ -37,16 +37,25 @@
  * are the other process's (error CQE REMOTE_OP_ERR, SOFTNIC_VSYND_PEER_RECV);
  * DC.
  *
- * Peers that vanish: the thread checks each peer's process (pid and start
- * time) and its page's closed mark every 2 ms; a peer found gone, or whose
- * QP was destroyed, moves our QPs connected to it to PEER_GONE, so their
- * next WQE completes with TRANSPORT_RETRY_EXC_ERR (SOFTNIC_VSYND_PEER_GONE).
- * The driver keeps an allocation that this process imported alive until it
- * closes it, so an engine that still writes during those milliseconds writes
- * memory nobody reads (measured on the H200: see docs/softnic.md).
+ * Peers that close or vanish: each softnic also has a small host file
+ * (/dev/shm/gic-gpu-peer.<uid>.<pid>.<n>, named in the record) with the
+ * directory's version, a closed mark and its importers, so that a peer
+ * learns of changes and of a close without touching its GPU memory. The
+ * thread checks each peer's process (pid and start time) and closed mark
+ * every 2 ms; a peer found gone, or whose QP was destroyed, moves our QPs
+ * connected to it to PEER_GONE, so their next WQE completes with
+ * TRANSPORT_RETRY_EXC_ERR (SOFTNIC_VSYND_PEER_GONE). A closing softnic
+ * marks itself closed and waits (1 s at most) until every importer closed
+ * its handles of its memory before freeing it; a closed peer's importer
+ * lets go after marking its QPs. Host files of killed processes are
+ * removed by the next enable.
  *
- * Both processes' engines spin at once on one GPU only under MPS (without
- * it the GPU time-slices the two contexts: milliseconds per turn).
+ * MPS: both processes' engines spin at once on one GPU only under MPS
+ * (without it the GPU time-slices the two contexts: milliseconds per turn).
+ * Under MPS a process killed while its engine kernel runs leaves the other
+ * process's CUDA context with an illegal-address error (measured on the
+ * H200, docs/softnic.md; MPS does not contain a client that exits without
+ * synchronizing); without MPS the survivor gets the PEER_GONE CQE.
  *
  * Rules: enable before the softnic has a PD (PD numbers then come from a
  * range unique on the host, so the engine's MR cache never mixes two

@@ -221,8 +221,8 @@ typedef struct pe_state {
 	softnic_pd *pd;
 	softnic_cq *cq[NQ];
 	softnic_qp *qp[NQ];
-	softnic_mr *mr, *mr_gone;
-	uint8_t *region, *region_gone;
+	softnic_mr *mr, *mr_gone, *mr_late;
+	uint8_t *region, *region_gone, *region_late;
 	gic_sq *d_sq;       /* device copies of the QPs' views */
 	gic_cq *d_cq;
 	int *d_rc;
@@ -258,6 +258,7 @@ static void pe_open(pe_state *s, pe_info *mine)
 	load_kernels();
 	CK(cudaMalloc((void **)&s->region, REGION));
 	CK(cudaMalloc((void **)&s->region_gone, CHUNK));
+	CK(cudaMalloc((void **)&s->region_late, CHUNK)); /* registered after the connect */
 	CK(cudaMemset(s->region, 0, REGION));
 	CK(cudaMalloc((void **)&s->d_sq, sizeof(gic_sq) * NQ));
 	CK(cudaMalloc((void **)&s->d_cq, sizeof(gic_cq) * NQ));
@@ -357,7 +358,7 @@ static int check_pe0(pe_state *s, int fd, const pe_info *t, cudaStream_t st)
 {
 	uint8_t buf[CHUNK], want[CHUNK];
 	gic_cqe_info info;
-	uint64_t got;
+	uint64_t got, late[2];
 	int ok = 1, rc;
 
 	for (int i = 0; i < CHUNK; i++)
@@ -384,6 +385,13 @@ static int check_pe0(pe_state *s, int fd, const pe_info *t, cudaStream_t st)
 		       1000 + 5 * k);
 		ok &= !rc && got == 1000u + 5u * k;
 	}
+	/* A region PE 1 registers after the connect: mapped here by the sync. */
+	sock_io(fd, late, sizeof(late), 0);
+	rc = softnic_gpu_peer_sync(s->nic);
+	if (!rc)
+		rc = run_op(s, st, 0, OP_INLINE, late[1], (uint32_t)late[0], 0, 8, pval(11), &info);
+	printf("  %-34s %s\n", "write to a region registered later", rc ? "FAILED" : "done");
+	ok &= !rc;
 	ok &= expect_error(s, st, 1, OP_INLINE, t->addr, t->rkey + 1, GIC_SYND_REMOTE_ACCESS_ERR,
 			   SOFTNIC_VSYND_BAD_RKEY, "bad rkey");
 	ok &= expect_error(s, st, 2, OP_INLINE, t->addr + REGION - 4, t->rkey,
@@ -400,7 +408,7 @@ static int check_pe0(pe_state *s, int fd, const pe_info *t, cudaStream_t st)
 			   "... again once deregistered");
 	sync_peer(fd); /* PE 1 checks its memory, then exits */
 	sock_io(fd, &rc, sizeof(rc), 0);
-	printf("  %-34s %s\n", "PE 1's memory (inline, write, FA)", rc ? "ok" : "FAILED");
+	printf("  %-34s %s\n", "PE 1's memory (three writes, FA)", rc ? "ok" : "FAILED");
 	ok &= rc;
 	waitpid(-1, NULL, 0);
 	usleep(100000); /* the peer thread's tick: 2 ms */
@@ -413,7 +421,7 @@ static int check_pe0(pe_state *s, int fd, const pe_info *t, cudaStream_t st)
 static void check_pe1(pe_state *s, int fd)
 {
 	uint8_t buf[CHUNK], want[CHUNK];
-	uint64_t v = 1000, inl = 0, fa = 0;
+	uint64_t v = 1000, inl = 0, fa = 0, lv = 0, late[2];
 	int ok;
 
 	for (int i = 0; i < CHUNK; i++)
@@ -421,19 +429,27 @@ static void check_pe1(pe_state *s, int fd)
 	CK(cudaMemcpy(s->region + OFF_READ, buf, CHUNK, cudaMemcpyHostToDevice));
 	CK(cudaMemcpy(s->region + OFF_FA, &v, 8, cudaMemcpyHostToDevice));
 	sync_peer(fd); /* ready */
+	s->mr_late = softnic_reg_mr(s->pd, s->region_late, CHUNK, SOFTNIC_ACCESS_REMOTE_WRITE);
+	if (!s->mr_late)
+		die_nic(s, "reg_mr (late)", errno);
+	late[0] = softnic_mr_rkey(s->mr_late);
+	late[1] = (uint64_t)(uintptr_t)s->region_late;
+	sock_io(fd, late, sizeof(late), 1);
 	sync_peer(fd);
 	softnic_dereg_mr(s->mr_gone);
 	sync_peer(fd);
 	sync_peer(fd); /* PE 0's operations are done */
 	CK(cudaMemcpy(&inl, s->region + OFF_INL, 8, cudaMemcpyDeviceToHost));
 	CK(cudaMemcpy(&fa, s->region + OFF_FA, 8, cudaMemcpyDeviceToHost));
+	CK(cudaMemcpy(&lv, s->region_late, 8, cudaMemcpyDeviceToHost));
 	CK(cudaMemcpy(buf, s->region + OFF_WRITE, CHUNK, cudaMemcpyDeviceToHost));
 	for (int i = 0; i < CHUNK; i++)
 		want[i] = (uint8_t)pval(i);
-	ok = inl == pval(7) && fa == 1010 && !memcmp(buf, want, CHUNK);
+	ok = inl == pval(7) && fa == 1010 && lv == pval(11) && !memcmp(buf, want, CHUNK);
 	if (!ok)
-		fprintf(stderr, "PE 1: inline 0x%llx (wanted 0x%llx), FA %llu (1010), write %s\n",
-			(unsigned long long)inl, (unsigned long long)pval(7), (unsigned long long)fa,
+		fprintf(stderr, "PE 1: inline 0x%llx (wanted 0x%llx), FA %llu (1010), late 0x%llx "
+			"(0x%llx), write %s\n", (unsigned long long)inl, (unsigned long long)pval(7),
+			(unsigned long long)fa, (unsigned long long)lv, (unsigned long long)pval(11),
 			memcmp(buf, want, CHUNK) ? "differs" : "ok");
 	sock_io(fd, &ok, sizeof(ok), 1);
 	if (close_first)

@@ -81,6 +81,7 @@ GIC_STATIC_ASSERT(sizeof(gp_rec) <= SOFTNIC_GPU_PEER_REC_BYTES, "the record fits
 /* A peer this process added. */
 typedef struct gp_link {
 	int used, gone;
+	int detached;             /* we told it: nothing here touches its memory */
 	gp_rec rec;
 	gp_page *page;            /* its page, mapped here (NULL once detached) */
 	gp_host *host;            /* its host file, mapped here */
@@ -214,24 +215,30 @@ static void gp_link_gone(gpu_peer_part *g, int peer)
 			gp_qp_gone(g, i);
 }
 
-/* A peer that closes (or we close): our QPs to it go PEER_GONE, then,
- * once a WQE the engine may still be running is done, we close our handles
- * of its memory and tell it so, so that it can free that memory. */
-static void gp_detach(gpu_peer_part *g, int peer)
+/* A peer that closes (or we close): our QPs to it go PEER_GONE and, once a
+ * WQE the engine may still be running is done, we tell it that nothing here
+ * touches its memory any more, so that it can free that memory. The
+ * handles are closed only with unmap (at our close, the engine stopped):
+ * cudaIpcCloseMemHandle waits for the device, which a running persistent
+ * engine never lets go (measured: it hung the thread). */
+static void gp_detach(gpu_peer_part *g, int peer, int unmap)
 {
 	gp_link *l = &g->peers[peer];
 
 	gp_link_gone(g, peer);
-	if (!l->page)
+	if (!l->detached) {
+		usleep(1000); /* an engine pass lasts microseconds */
+		l->detached = 1;
+		__atomic_store_n(&l->host->detached[l->slot], 1, __ATOMIC_RELEASE);
+	}
+	if (!unmap || !l->page)
 		return;
-	usleep(1000); /* an engine pass lasts microseconds */
 	for (uint32_t j = 0; j < l->nopened; j++)
 		cudaIpcCloseMemHandle(l->opened[j]);
 	cudaIpcCloseMemHandle(l->page);
 	cudaGetLastError();
 	l->nopened = 0;
 	l->page = NULL;
-	__atomic_store_n(&l->host->detached[l->slot], 1, __ATOMIC_RELEASE);
 }
 
 /* Opens the peer's new allocations and brings the map up to date with its
@@ -328,7 +335,7 @@ static void gp_tick(gpu_peer_part *g)
 			continue;
 		}
 		if (__atomic_load_n(&l->host->closed, __ATOMIC_ACQUIRE)) {
-			gp_detach(g, p);
+			gp_detach(g, p, 0); /* the engine runs: the handles stay open */
 			continue;
 		}
 		v = __atomic_load_n(&l->host->version, __ATOMIC_ACQUIRE);
@@ -457,7 +464,7 @@ static void gp_stop(softnic *nic)
 	pthread_mutex_lock(&g->lock);
 	for (int p = 0; p < SOFTNIC_GPU_PEER_MAX; p++)
 		if (g->peers[p].used)
-			gp_detach(g, p);
+			gp_detach(g, p, 1);
 	__atomic_store_n(&g->host->closed, 1, __ATOMIC_RELEASE);
 	end = gp_now_ns() + 1000000000ull;
 	while (gp_importers_attached(g) && gp_now_ns() < end)
