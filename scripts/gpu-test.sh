@@ -16,7 +16,7 @@ if [ ! -x "$bin/gic-gpu-suite" ]; then
 	cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >"$out/cmake.log" 2>&1 &&
 		cmake --build build -j "$(nproc)" --target gic-gpu-suite gic-gpu-ceiling gic-gpu-engine-check \
 			gic-gpu-proxy-suite gic gic-gpu-conformance gic-gpu-fidelity gic-gpu-recv gic-gpu-dc \
-			gic-gpu-pipeline \
+			gic-gpu-pipeline gic-gpu-xproc \
 			gic-gpu-emu gic-gpu-mlx5-emu gic_emu_verbs gic_emu_mlx5 gic_emu_efa \
 			>>"$out/cmake.log" 2>&1 ||
 		{ echo "build failed (see $out/cmake.log)"; tail -20 "$out/cmake.log"; echo "0 passed, 1 failed"; exit 1; }
@@ -57,6 +57,25 @@ fi
 run engine_check 60 "$bin/gic-gpu-engine-check"
 # The GPU engine's trace records every step of every WQE, in order.
 [ -x "$bin/gic-gpu-pipeline" ] && run pipeline_trace 120 "$bin/gic-gpu-pipeline" --check
+# GPU engines of two processes on this GPU (gic/softnic_gpu_peer.h): without
+# MPS (each exit of the peer), then under an MPS daemon of our own (a peer
+# that closes first: an abrupt exit under MPS poisons the survivor, NOTES).
+if [ -x "$bin/gic-gpu-xproc" ]; then
+	run xproc_abrupt 120 "$bin/gic-gpu-xproc" --check
+	run xproc_closed 120 "$bin/gic-gpu-xproc" --check --peer-exit closed
+	if command -v nvidia-cuda-mps-control >/dev/null && ! pgrep -f nvidia-cuda-mps >/dev/null; then
+		export CUDA_MPS_PIPE_DIRECTORY=/tmp/gic-mps.$$ CUDA_MPS_LOG_DIRECTORY=/tmp/gic-mps-log.$$
+		mkdir -p "$CUDA_MPS_PIPE_DIRECTORY" "$CUDA_MPS_LOG_DIRECTORY"
+		if nvidia-cuda-mps-control -d; then
+			run xproc_mps_closed 120 "$bin/gic-gpu-xproc" --check --peer-exit closed
+			run xproc_mps_lat 120 "$bin/gic-gpu-xproc" -n 10000
+			grep -E "p50|payload" "$out/xproc_mps_lat.log"
+			echo quit | nvidia-cuda-mps-control
+			for _ in $(seq 1 20); do pgrep -f nvidia-cuda-mps >/dev/null || break; sleep 0.5; done
+		fi
+		unset CUDA_MPS_PIPE_DIRECTORY CUDA_MPS_LOG_DIRECTORY
+	fi
+fi
 # GPU threads posting into verbs-made and mlx5-provider-made queues of the
 # emulated rdma-core device, on softnic's CPU engine and on its GPU engine.
 for e in cpu gpu; do
