@@ -25,9 +25,11 @@
  *    (host, managed, pool memory) is registered for local use only; a
  *    peer that names it gets a REMOTE_ACCESS error CQE (BAD_RKEY).
  *  - The engine resolves a peer's rkey in the peer's mirrored table, in the
- *    peer's PD, with the peer QP's rights, exactly as within one softnic,
- *    and checks the owner's live slot again for every WQE, so a
- *    deregistration fails the next WQE (SOFTNIC_VSYND_BAD_RKEY). A region
+ *    peer's PD, with the peer QP's rights, exactly as within one softnic;
+ *    a deregistration clears the mirrored key and then bumps the mirrored
+ *    table's MR epoch, which the engine reads once per pass beside the
+ *    peer's rights, so the next pass's WQEs fail (SOFTNIC_VSYND_BAD_RKEY),
+ *    as with a local deregistration. A region
  *    registered after this process last mapped the peer's fails with
  *    SOFTNIC_VSYND_PEER_UNMAPPED (exchange keys after registering, as RDMA
  *    programs do; the thread maps within 2 ms).

@@ -839,6 +839,7 @@ GIC_HD void snx_qp_view_load(snx_qp *qp, snx_qp_view *v)
 	v->peer = qp->peer;
 	v->peer_sh = qp->peer_sh;
 	v->peer_map = qp->peer_map;
+	v->peer_epoch = 0; /* loaded with the peer's rights when peer_map is set */
 	v->send_cq = qp->send_cq;
 	v->flags = qp->flags;
 	v->qpn = qp->qpn;

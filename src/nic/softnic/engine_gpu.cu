@@ -339,9 +339,6 @@ static __device__ __forceinline__ int lane_decode(const uint32_t b[16], uint32_t
 	return lw->total_len <= 0x80000000ull;
 }
 
-/* snx_prepare_write_in() of a decoded lane write (the peer QP's rights
- * known granted): the peer, the local keys, the remote key, through the
- * pass's MR caches. 1 when every check passes. */
 /* The remote end of a lane write: the key in the peer's MR table
  * (snx_peer_table(), from the view), then, for a peer of another process,
  * its address as mapped here. 1 when both pass. */
@@ -368,6 +365,9 @@ static __device__ __forceinline__ int lane_resolve_remote(snx_pass &p, const bat
 	return lane_resolve_dst(p, bq, peer_pd, lw);
 }
 
+/* snx_prepare_write_in() of a decoded lane write (the peer QP's rights
+ * known granted): the peer, the local keys, the remote key, through the
+ * pass's MR caches. 1 when every check passes. */
 static __device__ __forceinline__ int lane_resolve(snx_pass &p, const batch_qp &bq, uint32_t peer_pd,
 						   lane_write *lw)
 {
