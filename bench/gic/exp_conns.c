@@ -507,16 +507,11 @@ static void prepare(cx *x, int d)
 				conns_value(x->plan.tag, (uint32_t)c, 0, (uint32_t)s);
 }
 
-/* 1 when every target slot of direction d holds its last write. */
-static int validate(cx *x, int d)
+int conns_check(const conns_plan *p, const uint64_t *got, int dc, int dir)
 {
-	const conns_plan *p = &x->plan;
-	const uint64_t *got = x->pe[1 - d].dst;
-
-	for (int c = 0; c < x->conns; c++) {
+	for (int c = 0; c < p->conns; c++) {
 		for (int s = 0; s < p->slots; s++) {
-			uint64_t want = x->transport == CONNS_DC ?
-				conns_value(p->tag, (uint32_t)c, 0, (uint32_t)s) :
+			uint64_t want = dc ? conns_value(p->tag, (uint32_t)c, 0, (uint32_t)s) :
 				conns_value(p->tag, (uint32_t)c, (uint32_t)(p->passes - 1),
 					    conns_last_j(p, (uint32_t)s));
 			uint64_t v = __atomic_load_n(&got[c * p->slots + s], __ATOMIC_ACQUIRE);
@@ -524,7 +519,7 @@ static int validate(cx *x, int d)
 			if (v != want) {
 				fprintf(stderr, "gic conns: validation failed: PE%d -> PE%d, "
 					"connection %d slot %d holds 0x%016llx, expected 0x%016llx\n",
-					d, 1 - d, c, s, (unsigned long long)v,
+					dir, 1 - dir, c, s, (unsigned long long)v,
 					(unsigned long long)want);
 				return 0;
 			}
@@ -658,7 +653,8 @@ static int round_run(cx *x, int role, double *rate, int *valid)
 	*valid = 1;
 	for (int k = 0; k < nd; k++)
 		if (!x->pe[1 - dirs[k]].remote)
-			*valid &= validate(x, dirs[k]);
+			*valid &= conns_check(&x->plan, x->pe[1 - dirs[k]].dst,
+					      x->transport == CONNS_DC, dirs[k]);
 	if ((rc = cx_swap_valid(x, valid)))
 		return rc;
 	*rate = (double)x->conns * x->plan.passes * x->plan.writes * 1e3 / (double)(t1 - t0);

@@ -141,6 +141,12 @@ GIC_HD int conns_visit_rc(gic_sq *sq, const conns_plan *p, uint64_t base, uint32
 	return 0;
 }
 
+/* 1 when each of the p->conns x p->slots words of got (the target
+ * region of direction dir, PE dir -> PE 1 - dir) holds its last write:
+ * pass p->passes - 1's (dc 0), or pass 0's write s (dc 1: DC's one pass
+ * of plain slots); else 0 after a message naming the first wrong slot. */
+int conns_check(const conns_plan *p, const uint64_t *got, int dc, int dir);
+
 /* GPU mode (bench/gic/gpu_conns.cu): softnic only; one result pair per
  * configuration. */
 int gic_gpu_conns(const gic_opts *o, const conns_state *st, const gic_run_info *info,

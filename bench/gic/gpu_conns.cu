@@ -132,24 +132,8 @@ static int check_target(gconns *g, const conns_plan *p, int dir)
 {
 	size_t n = (size_t)p->conns * p->slots * 8;
 
-	if (gpu_env_read(&g->e, g->h_buf, (const void *)(uintptr_t)g->d.base[dir], n))
-		return 0;
-	for (int c = 0; c < p->conns; c++) {
-		for (int s = 0; s < p->slots; s++) {
-			uint64_t want = conns_value(p->tag, (uint32_t)c, (uint32_t)(p->passes - 1),
-						    conns_last_j(p, (uint32_t)s));
-			uint64_t v = g->h_buf[c * p->slots + s];
-
-			if (v != want) {
-				fprintf(stderr, "gic conns: validation failed: PE%d -> PE%d, "
-					"connection %d slot %d holds 0x%016llx, expected 0x%016llx\n",
-					dir, 1 - dir, c, s, (unsigned long long)v,
-					(unsigned long long)want);
-				return 0;
-			}
-		}
-	}
-	return 1;
+	return !gpu_env_read(&g->e, g->h_buf, (const void *)(uintptr_t)g->d.base[dir], n) &&
+	       conns_check(p, g->h_buf, 0, dir);
 }
 
 /* One round of role: *rate (M msg/s) and *valid; 0, or an errno after a

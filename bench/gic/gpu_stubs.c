@@ -45,65 +45,33 @@ int gic_gpu_placement(const gic_opts *o, gic_run_info *info)
 }
 #endif
 
+/* The stub of gic_gpu_<name>, taking <name>_state: ENOTSUP. */
+#define GIC_GPU_STUB(name)                                                                  \
+	int gic_gpu_##name(const gic_opts *o, const name##_state *st,                       \
+			   const gic_run_info *info, gic_sink *sink)                        \
+	{                                                                                   \
+		(void)o, (void)st, (void)info, (void)sink;                                  \
+		return ENOTSUP;                                                             \
+	}
+
 #ifndef GIC_HAVE_GPU_LAT
-int gic_gpu_lat(const gic_opts *o, const lat_state *st, const gic_run_info *info,
-		gic_sink *sink)
-{
-	(void)o, (void)st, (void)info, (void)sink;
-	return ENOTSUP;
-}
+GIC_GPU_STUB(lat)
 #endif
-
 #ifndef GIC_HAVE_GPU_RATE
-int gic_gpu_rate(const gic_opts *o, const rate_state *st, const gic_run_info *info,
-		 gic_sink *sink)
-{
-	(void)o, (void)st, (void)info, (void)sink;
-	return ENOTSUP;
-}
+GIC_GPU_STUB(rate)
 #endif
-
 #ifndef GIC_HAVE_GPU_PROXY
-int gic_gpu_proxy(const gic_opts *o, const proxy_state *st, const gic_run_info *info,
-		  gic_sink *sink)
-{
-	(void)o, (void)st, (void)info, (void)sink;
-	return ENOTSUP;
-}
+GIC_GPU_STUB(proxy)
 #endif
-
 #ifndef GIC_HAVE_GPU_LOADED
-int gic_gpu_loaded(const gic_opts *o, const loaded_state *st, const gic_run_info *info,
-		   gic_sink *sink)
-{
-	(void)o, (void)st, (void)info, (void)sink;
-	return ENOTSUP;
-}
+GIC_GPU_STUB(loaded)
 #endif
-
 #ifndef GIC_HAVE_GPU_PAYLOAD
-int gic_gpu_payload(const gic_opts *o, const payload_state *st, const gic_run_info *info,
-		    gic_sink *sink)
-{
-	(void)o, (void)st, (void)info, (void)sink;
-	return ENOTSUP;
-}
+GIC_GPU_STUB(payload)
 #endif
-
 #ifndef GIC_HAVE_GPU_KERNEL
-int gic_gpu_kernel(const gic_opts *o, const kernel_state *st, const gic_run_info *info,
-		   gic_sink *sink)
-{
-	(void)o, (void)st, (void)info, (void)sink;
-	return ENOTSUP;
-}
+GIC_GPU_STUB(kernel)
 #endif
-
 #ifndef GIC_HAVE_GPU_CONNS
-int gic_gpu_conns(const gic_opts *o, const conns_state *st, const gic_run_info *info,
-		  gic_sink *sink)
-{
-	(void)o, (void)st, (void)info, (void)sink;
-	return ENOTSUP;
-}
+GIC_GPU_STUB(conns)
 #endif

@@ -59,6 +59,7 @@
 
 #include "exp_lat.h"
 #include "nccl_pe.h"
+#include "pe_gpu.cuh"
 
 enum {
 	NC_LAT_SLOTS = 1 << 16, /* destination slots of the one-way runs */
@@ -69,12 +70,7 @@ enum {
 	NC_ALIGN = 4096,        /* NCCL_WIN_REQUIRED_ALIGNMENT */
 };
 
-typedef struct nc_sample {
-	long long issue;  /* cycles */
-	long long total;  /* cycles: to flush's return, or to the answer */
-	int rc;           /* 0, ETIMEDOUT, or EIO (a wrong answer) */
-	int pad;
-} nc_sample;
+typedef pe_sample nc_sample;
 
 /* The host calls, from libnccl.so.2 (types checked against the headers). */
 typedef struct nc_lib {
@@ -119,42 +115,18 @@ typedef struct nc_pe {
 /* ------------------------------------------------------------------ */
 /* Device side. */
 
-static __device__ __forceinline__ uint64_t nc_now_ns(void)
-{
-	uint64_t t;
-
-	asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-	return t;
-}
-
-/* The payload of slot (or sample) i under tag: never 0, distinct per i. */
-static __host__ __device__ __forceinline__ uint64_t nc_val(uint64_t i, uint64_t tag)
-{
-	return (tag << 56) | (((i + 1) * 0x10001ull) & 0x00ffffffffffffffull);
-}
-
 /* Polls signal s of gin's context until it reaches least; ETIMEDOUT after
  * limit_ns. readSignal is an acquire load: the payloads the signal covers
  * are visible to this thread's later loads. */
 static __device__ __forceinline__ int nc_wait_signal(const ncclGin &gin, ncclGinSignal_t s,
 						     uint64_t least, uint64_t limit_ns)
 {
-	uint64_t t0 = nc_now_ns();
+	uint64_t t0 = pe_now_ns();
 
 	while (gin.readSignal(s) < least)
-		if (nc_now_ns() - t0 > limit_ns)
+		if (pe_now_ns() - t0 > limit_ns)
 			return ETIMEDOUT;
 	return 0;
-}
-
-static __global__ void clock_kernel(double *mhz)
-{
-	uint64_t t0 = nc_now_ns();
-	long long c0 = clock64();
-
-	while (nc_now_ns() - t0 < 20000000ull)
-		;
-	*mhz = (double)(clock64() - c0) / (double)(nc_now_ns() - t0) * 1e3;
 }
 
 /* Resets signals 0..NC_SIGNALS-1 of every context (the receiver, before
@@ -181,7 +153,7 @@ static __global__ void oneway_kernel(ncclDevComm dev, ncclWindow_t win, size_t s
 
 	for (int i = 0; i < n; i++) {
 		int s = i % slots;
-		uint64_t v = nc_val((uint64_t)s, PUT ? 1 : 2);
+		uint64_t v = pe_val((uint64_t)s, PUT ? 1 : 2);
 		size_t d = dst + 8 * (size_t)s, f = src + 8 * (size_t)s;
 
 		/* Inputs are made before the clock starts. */
@@ -229,7 +201,7 @@ static __global__ void rtt_pe0_kernel(ncclDevComm dev, ncclWindow_t win, size_t 
 	ncclTeam world = ncclTeamWorld(dev);
 
 	for (int i = 0; i < n; i++) {
-		uint64_t v = nc_val((uint64_t)i, 3);
+		uint64_t v = pe_val((uint64_t)i, 3);
 
 		asm volatile("" : "+l"(v));
 		long long c0 = clock64();
@@ -256,7 +228,7 @@ static __global__ void rtt_pe1_kernel(ncclDevComm dev, ncclWindow_t win, size_t 
 	int rc = 0;
 
 	for (int i = 0; i < n && !rc; i++) {
-		uint64_t v = nc_val((uint64_t)i, 3);
+		uint64_t v = pe_val((uint64_t)i, 3);
 
 		rc = nc_wait_signal(gin, NC_SIG_REQ, (uint64_t)i + 1, limit_ns);
 		if (rc)
@@ -279,14 +251,14 @@ static __global__ void rate_kernel(ncclDevComm dev, ncclWindow_t win, size_t src
 	size_t d = dst + t * NC_RATE_SLOTS * 8, s = src + t * NC_RATE_SLOTS * 8;
 
 	__syncthreads(); /* every thread of the CTA starts the clock together */
-	unsigned long long t0 = nc_now_ns();
+	unsigned long long t0 = pe_now_ns();
 	for (int i = 0; i < n; i++) {
 		size_t k = 8 * (size_t)(i & (NC_RATE_SLOTS - 1));
 
 		gin.put(world, peer, win, d + k, win, s + k, 8);
 	}
 	gin.flush(ncclCoopThread());
-	unsigned long long t1 = nc_now_ns();
+	unsigned long long t1 = pe_now_ns();
 
 	atomicMin(&span[0], t0);
 	atomicMax(&span[1], t1);
@@ -310,8 +282,7 @@ static __attribute__((noreturn)) void nc_die(const nc_pe *P, const char *what, c
 
 static void cuda_ok(const nc_pe *P, cudaError_t e, const char *what)
 {
-	if (e != cudaSuccess)
-		nc_die(P, what, cudaGetErrorString(e));
+	pe_cuda_ok(&P->pl, e, what);
 }
 
 /* NCCL's result and its last message, as one reason. */
@@ -340,15 +311,7 @@ static void nccl_ok(const nc_pe *P, ncclResult_t r, const char *what)
 /* Waits for the PE's stream within the job's time limit. */
 static void nc_sync(const nc_pe *P, const char *what)
 {
-	uint64_t deadline = gic_pl_now_ms() + (uint64_t)P->job->limit_s * 1000;
-	cudaError_t e;
-
-	while ((e = cudaStreamQuery(P->stream)) == cudaErrorNotReady) {
-		if (gic_pl_now_ms() > deadline)
-			nc_die(P, what, "the GPU did not finish within the time limit");
-		usleep(20);
-	}
-	cuda_ok(P, e, what);
+	pe_sync(&P->pl, P->stream, P->job->limit_s, what);
 }
 
 /* Barrier of both PEs: a one-integer all-reduce on the stream, after
@@ -393,39 +356,13 @@ static void nc_result(const nc_pe *P, gic_result *r, const char *name, const cha
 static int nc_check(const nc_pe *P, size_t off, size_t n,
 		    uint64_t (*want)(size_t i, const void *arg), const void *arg, const char *what)
 {
-	uint64_t *h = (uint64_t *)malloc(n * sizeof(uint64_t));
-	int ok = 1;
-
-	if (!h)
-		nc_die(P, what, "out of memory");
-	cuda_ok(P, cudaMemcpyAsync(h, P->buf + off, n * sizeof(uint64_t), cudaMemcpyDeviceToHost,
-				   P->stream), what);
-	nc_sync(P, what);
-	for (size_t i = 0; i < n && ok; i++) {
-		if (h[i] != want(i, arg)) {
-			fprintf(stderr, "gic %s: NCCL PE %d: %s: word %zu holds 0x%016llx, "
-				"expected 0x%016llx\n", P->pl.sub, P->pl.rank, what, i,
-				(unsigned long long)h[i], (unsigned long long)want(i, arg));
-			ok = 0;
-		}
-	}
-	free(h);
-	return ok;
+	return pe_check(&P->pl, P->stream, P->job->limit_s, P->buf + off, n, want, arg, what);
 }
 
-/* Fills n words of the window at off with nc_val(i, tag). */
+/* Fills n words of the window at off with pe_val(i, tag). */
 static void nc_fill(const nc_pe *P, size_t off, size_t n, uint64_t tag)
 {
-	uint64_t *pat = (uint64_t *)malloc(n * 8);
-
-	if (!pat)
-		nc_die(P, "pattern", "out of memory");
-	for (size_t i = 0; i < n; i++)
-		pat[i] = nc_val(i, tag);
-	cuda_ok(P, cudaMemcpyAsync(P->buf + off, pat, n * 8, cudaMemcpyHostToDevice, P->stream),
-		"pattern");
-	nc_sync(P, "pattern");
-	free(pat);
+	pe_fill(&P->pl, P->stream, P->job->limit_s, P->buf + off, n, tag);
 }
 
 /* PE 1: waits for the "all landed" signals, want[c] of them on context c;
@@ -466,7 +403,7 @@ typedef struct lat_want {
 
 static uint64_t lat_slot_want(size_t i, const void *arg)
 {
-	return nc_val(i, ((const lat_want *)arg)->tag);
+	return pe_val(i, ((const lat_want *)arg)->tag);
 }
 
 /* The paper's Table 3 (P-IB, NCCL 2.30/2.31 over ConnectX-7) for a row,
@@ -490,15 +427,10 @@ static void lat_emit(const nc_pe *P, int phase, const char *name, const char *me
 		     const nc_sample *h, int n, int total_not_issue, int validated, const char *api)
 {
 	gic_result r;
-	gic_samples s;
 	int putv = phase != NC_PH_PUT;
 
 	nc_result(P, &r, name, metric, "us");
-	gic_samples_init(&s, (size_t)n);
-	for (int i = 0; i < n; i++)
-		gic_samples_add(&s, (double)(total_not_issue ? h[i].total : h[i].issue) / P->mhz);
-	gic_result_set_samples(&r, &s, (size_t)P->job->warmup);
-	gic_samples_free(&s);
+	pe_set_cycles(&r, h, n, total_not_issue, P->mhz, P->job->warmup);
 	gic_result_param(&r, "size=8 api=%s pes=2 devices=0,1 backend=%s contexts=%d "
 			 "context=0 nccl=%s sm_mhz=%.0f", api, P->backend, P->nctx, P->version,
 			 P->mhz);
@@ -663,7 +595,7 @@ static uint64_t rate_slot_want(size_t i, const void *arg)
 {
 	int n = *(const int *)arg; /* messages per thread */
 
-	return (int)(i % NC_RATE_SLOTS) < n ? nc_val(i, 4) : 0;
+	return (int)(i % NC_RATE_SLOTS) < n ? pe_val(i, 4) : 0;
 }
 
 /* The window's regions for a rate job: src, dst (64 slots per thread). */
@@ -732,14 +664,9 @@ static void run_rate(nc_pe *P)
 			continue;
 		}
 		gic_result res;
-		gic_samples s;
 
 		nc_result(P, &res, row->name, "message rate", "M msg/s");
-		gic_samples_init(&s, NC_ROUNDS);
-		for (int i = 0; i < NC_ROUNDS; i++)
-			gic_samples_add(&s, rates[i]);
-		gic_result_set_samples(&res, &s, 0);
-		gic_samples_free(&s);
+		pe_set_values(&res, rates, NC_ROUNDS, 0);
 		gic_result_param(&res, "threads=%d ctas=%d size=8 msgs_per_thread=%d rounds=%d "
 				 "api=put+flush pes=2 devices=0,1 backend=%s contexts=%d nccl=%s",
 				 row->threads, row->ctas, J->iters, NC_ROUNDS, P->backend, P->nctx,
@@ -944,7 +871,7 @@ int gic_nccl_pe(int rank, int nranks, int in_fd, int out_fd)
 		_exit(0);
 	}
 	cuda_ok(P, cudaMalloc(&d_mhz, sizeof(double)), "cudaMalloc");
-	clock_kernel<<<1, 1, 0, P->stream>>>(d_mhz);
+	pe_clock_kernel<<<1, 1, 0, P->stream>>>(d_mhz);
 	cuda_ok(P, cudaMemcpyAsync(&P->mhz, d_mhz, sizeof(double), cudaMemcpyDeviceToHost,
 				   P->stream), "SM clock");
 	nc_sync(P, "SM clock");

@@ -83,6 +83,7 @@
 #include "exp_loaded.h"
 #include "kernel_caller.cuh"
 #include "nvshmem_pe.h"
+#include "pe_gpu.cuh"
 
 enum {
 	NV_LAT_SLOTS = 1 << 16, /* destination slots of the one-way runs */
@@ -105,12 +106,7 @@ static const uint64_t NV_BG_LIMIT_NS = 60000000000ull; /* a background writer's 
 
 static const char ref_note[] = "reference (NVSHMEM 3.4, NVLink, this machine)";
 
-typedef struct nv_sample {
-	long long issue;  /* cycles */
-	long long total;  /* cycles: to the quiet's return or the answer */
-	int rc;
-	int pad;
-} nv_sample;
+typedef pe_sample nv_sample;
 
 /* One PE's state. */
 typedef struct nv_pe {
@@ -133,43 +129,19 @@ typedef struct nv_pe {
 /* ------------------------------------------------------------------ */
 /* Device side. */
 
-static __device__ __forceinline__ uint64_t nv_now_ns(void)
-{
-	uint64_t t;
-
-	asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-	return t;
-}
-
-/* The payload of slot (or sample) i under tag: never 0, distinct per i. */
-static __host__ __device__ uint64_t nv_val(uint64_t i, uint64_t tag)
-{
-	return (tag << 56) | (((i + 1) * 0x10001ull) & 0x00ffffffffffffffull);
-}
-
 /* Polls the local symmetric word until it holds want; ETIMEDOUT after
  * limit_ns. */
 static __device__ int nv_wait(uint64_t *ivar, uint64_t want, uint64_t limit_ns)
 {
-	uint64_t t0 = nv_now_ns();
+	uint64_t t0 = pe_now_ns();
 
 	while (!nvshmem_uint64_test(ivar, NVSHMEM_CMP_EQ, want))
-		if (nv_now_ns() - t0 > limit_ns)
+		if (pe_now_ns() - t0 > limit_ns)
 			return ETIMEDOUT;
 	return 0;
 }
 
-static __global__ void clock_kernel(double *mhz)
-{
-	uint64_t t0 = nv_now_ns();
-	long long c0 = clock64();
-
-	while (nv_now_ns() - t0 < 20000000ull)
-		;
-	*mhz = (double)(clock64() - c0) / (double)(nv_now_ns() - t0) * 1e3;
-}
-
-/* The tag of a one-way mode's payloads (nv_val). */
+/* The tag of a one-way mode's payloads (pe_val). */
 static __host__ __device__ uint64_t nv_mode_tag(int mode)
 {
 	return mode == NV_MODE_PUT ? 1 : mode == NV_MODE_P ? 2 : 5;
@@ -187,7 +159,7 @@ static __global__ void oneway_kernel(uint64_t *dst, const uint64_t *src, int n, 
 
 	for (int i = 0; i < n; i++) {
 		int s = i % slots;
-		uint64_t v = nv_val((uint64_t)s, nv_mode_tag(MODE)), *d = dst + s;
+		uint64_t v = pe_val((uint64_t)s, nv_mode_tag(MODE)), *d = dst + s;
 		const uint64_t *from = src + s;
 
 		/* Inputs are made before the clock starts. */
@@ -232,7 +204,7 @@ static __global__ void count_kernel(uint64_t *dst, const uint64_t *src, int k, i
 		else if (MODE == NV_MODE_QP)
 			nvshmemx_qp_uint64_put_nbi(dst + s, src + s, 1, peer, h);
 		else
-			nvshmem_uint64_p(dst + s, nv_val((uint64_t)s, nv_mode_tag(MODE)), peer);
+			nvshmem_uint64_p(dst + s, pe_val((uint64_t)s, nv_mode_tag(MODE)), peer);
 	}
 }
 
@@ -250,7 +222,7 @@ static __global__ void rtt_pe0_kernel(uint64_t *req, uint64_t *resp, int n, int 
 				      uint64_t limit_ns, nv_sample *out)
 {
 	for (int i = 0; i < n; i++) {
-		uint64_t v = nv_val((uint64_t)i, 3);
+		uint64_t v = pe_val((uint64_t)i, 3);
 
 		asm volatile("" : "+l"(v));
 		long long c0 = clock64();
@@ -270,7 +242,7 @@ static __global__ void rtt_pe1_kernel(uint64_t *req, uint64_t *resp, int n, int 
 				      uint64_t limit_ns, int *rc_out)
 {
 	for (int i = 0; i < n; i++) {
-		uint64_t v = nv_val((uint64_t)i, 3);
+		uint64_t v = pe_val((uint64_t)i, 3);
 		int rc = nv_wait(req, v, limit_ns);
 
 		if (rc) {
@@ -291,12 +263,12 @@ static __global__ void rate_kernel(uint64_t *dst, const uint64_t *src, int n, in
 	const uint64_t *s = src + t * NV_RATE_SLOTS;
 
 	__syncthreads();
-	unsigned long long t0 = nv_now_ns();
+	unsigned long long t0 = pe_now_ns();
 	for (int i = 0; i < n; i++)
 		nvshmem_putmem_nbi(d + (i & (NV_RATE_SLOTS - 1)), s + (i & (NV_RATE_SLOTS - 1)), 8,
 				   peer);
 	nvshmem_quiet();
-	unsigned long long t1 = nv_now_ns();
+	unsigned long long t1 = pe_now_ns();
 
 	atomicMin(&span[0], t0);
 	atomicMax(&span[1], t1);
@@ -341,7 +313,7 @@ static __device__ int ld_probe(const nv_ld_cfg &c)
 {
 	int rc = 0;
 
-	c.span[0] = nv_now_ns();
+	c.span[0] = pe_now_ns();
 	ld_raise(c, 0);
 	for (int i = 0; i < c.n && !rc; i++) {
 		uint64_t v = ld_val((uint64_t)i, 1);
@@ -352,7 +324,7 @@ static __device__ int ld_probe(const nv_ld_cfg &c)
 		rc = nv_wait(c.probe + i, ~v, NV_WAIT_NS);
 		c.cycles[i] = clock64() - c0;
 	}
-	c.span[1] = nv_now_ns();
+	c.span[1] = pe_now_ns();
 	ld_raise(c, 1); /* also after a failure: the writers stop */
 	return rc;
 }
@@ -378,7 +350,7 @@ static __device__ int ld_respond(const nv_ld_cfg &c)
 static __device__ int ld_write(const nv_ld_cfg &c, int w)
 {
 	uint64_t *d = c.bg + (size_t)w * NV_BG_SLOTS, *s = c.src + (size_t)w * NV_BG_SLOTS;
-	uint64_t i = 0, c0 = 0, t0 = nv_now_ns();
+	uint64_t i = 0, c0 = 0, t0 = pe_now_ns();
 	int seen_run = 0, rc = 0;
 
 	for (;;) {
@@ -390,7 +362,7 @@ static __device__ int ld_write(const nv_ld_cfg &c, int w)
 		}
 		if (nvshmem_uint64_test(c.flags + 1, NVSHMEM_CMP_EQ, 1))
 			break;
-		if (nv_now_ns() - t0 > NV_BG_LIMIT_NS) {
+		if (pe_now_ns() - t0 > NV_BG_LIMIT_NS) {
 			rc = ETIMEDOUT;
 			break;
 		}
@@ -448,7 +420,7 @@ static __global__ void payload_kernel(uint8_t *dst, const uint8_t *src, uint32_t
 
 	if (BLOCK)
 		__syncthreads(); /* every thread starts together */
-	t0 = nv_now_ns();
+	t0 = pe_now_ns();
 	for (int i = 0; i < n; i++) {
 		size_t off = (size_t)(i % slots) * size;
 
@@ -462,7 +434,7 @@ static __global__ void payload_kernel(uint8_t *dst, const uint8_t *src, uint32_t
 		__syncthreads(); /* every thread's quiet has returned */
 	if (threadIdx.x == 0) {
 		span[0] = t0;
-		span[1] = nv_now_ns();
+		span[1] = pe_now_ns();
 	}
 }
 
@@ -477,22 +449,13 @@ static __attribute__((noreturn)) void nv_die(const nv_pe *P, const char *what, c
 
 static void cuda_ok(const nv_pe *P, cudaError_t e, const char *what)
 {
-	if (e != cudaSuccess)
-		nv_die(P, what, cudaGetErrorString(e));
+	pe_cuda_ok(&P->pl, e, what);
 }
 
 /* Waits for the PE's stream within the job's time limit. */
 static void nv_sync(const nv_pe *P, const char *what)
 {
-	uint64_t deadline = gic_pl_now_ms() + (uint64_t)P->job->limit_s * 1000;
-	cudaError_t e;
-
-	while ((e = cudaStreamQuery(P->stream)) == cudaErrorNotReady) {
-		if (gic_pl_now_ms() > deadline)
-			nv_die(P, what, "the GPU did not finish within the time limit");
-		usleep(20);
-	}
-	cuda_ok(P, e, what);
+	pe_sync(&P->pl, P->stream, P->job->limit_s, what);
 }
 
 /* Barrier of both PEs (on the stream), waited for with the time limit. */
@@ -515,24 +478,7 @@ static void nv_result(const nv_pe *P, gic_result *r, const char *name, const cha
 static int nv_check(const nv_pe *P, const uint64_t *sym, size_t n,
 		    uint64_t (*want)(size_t i, const void *arg), const void *arg, const char *what)
 {
-	uint64_t *h = (uint64_t *)malloc(n * sizeof(uint64_t));
-	int ok = 1;
-
-	if (!h)
-		nv_die(P, what, "out of memory");
-	cuda_ok(P, cudaMemcpyAsync(h, sym, n * sizeof(uint64_t), cudaMemcpyDeviceToHost,
-				   P->stream), what);
-	nv_sync(P, what);
-	for (size_t i = 0; i < n && ok; i++) {
-		if (h[i] != want(i, arg)) {
-			fprintf(stderr, "gic %s: NVSHMEM PE %d: %s: word %zu holds 0x%016llx, "
-				"expected 0x%016llx\n", P->pl.sub, P->pl.rank, what, i,
-				(unsigned long long)h[i], (unsigned long long)want(i, arg));
-			ok = 0;
-		}
-	}
-	free(h);
-	return ok;
+	return pe_check(&P->pl, P->stream, P->job->limit_s, sym, n, want, arg, what);
 }
 
 /* ------------------------------------------------------------------ */
@@ -544,7 +490,7 @@ typedef struct lat_want {
 
 static uint64_t lat_slot_want(size_t i, const void *arg)
 {
-	return nv_val(i, ((const lat_want *)arg)->tag);
+	return pe_val(i, ((const lat_want *)arg)->tag);
 }
 
 /* Converts sample cycles to us and emits (name, metric). */
@@ -553,14 +499,9 @@ static void lat_emit(const nv_pe *P, int phase, const char *name, const char *me
 		     const char *api, const char *note)
 {
 	gic_result r;
-	gic_samples s;
 
 	nv_result(P, &r, name, metric, "us");
-	gic_samples_init(&s, (size_t)n);
-	for (int i = 0; i < n; i++)
-		gic_samples_add(&s, (double)(total_not_issue ? h[i].total : h[i].issue) / P->mhz);
-	gic_result_set_samples(&r, &s, (size_t)P->job->warmup);
-	gic_samples_free(&s);
+	pe_set_cycles(&r, h, n, total_not_issue, P->mhz, P->job->warmup);
 	gic_result_param(&r, "size=8 api=%s pes=2 devices=%d,%d qps=%s nvshmem=%s%s sm_mhz=%.0f",
 			 api, P->devices[0], P->devices[1], P->qps, P->version, P->nic, P->mhz);
 	snprintf(r.note, sizeof(r.note), "%s", note);
@@ -702,16 +643,7 @@ static void lat_oneway(nv_pe *P, lat_bufs *B, int mode, const nvshmemx_qp_handle
 	char note[160];
 
 	if (P->pl.rank == 0) {
-		uint64_t *pat = (uint64_t *)malloc((size_t)B->slots * 8);
-
-		if (!pat)
-			nv_die(P, "lat", "out of memory");
-		for (int i = 0; i < B->slots; i++)
-			pat[i] = nv_val((uint64_t)i, w.tag);
-		cuda_ok(P, cudaMemcpyAsync(B->src, pat, (size_t)B->slots * 8, cudaMemcpyHostToDevice,
-					   P->stream), "pattern");
-		nv_sync(P, "pattern");
-		free(pat);
+		pe_fill(&P->pl, P->stream, J->limit_s, B->src, (size_t)B->slots, w.tag);
 	} else {
 		cuda_ok(P, cudaMemsetAsync(B->dst, 0, (size_t)B->slots * 8, P->stream), "clear");
 	}
@@ -790,7 +722,7 @@ static void lat_rtt(nv_pe *P, lat_bufs *B)
 	nv_sync(P, "round trips");
 	nv_barrier(P, "barrier after the round trips");
 	if (P->pl.rank == 1) {
-		uint64_t last = nv_val((uint64_t)n - 1, 3), got = 0;
+		uint64_t last = pe_val((uint64_t)n - 1, 3), got = 0;
 
 		if (rc)
 			fprintf(stderr, "gic lat: NVSHMEM PE 1: round trips: %s\n",
@@ -870,7 +802,7 @@ static uint64_t rate_slot_want(size_t i, const void *arg)
 	int n = *(const int *)arg; /* messages per thread */
 	size_t s = i % NV_RATE_SLOTS;
 
-	return (int)s < n ? nv_val(i, 4) : 0;
+	return (int)s < n ? pe_val(i, 4) : 0;
 }
 
 static void run_rate(nv_pe *P)
@@ -890,18 +822,8 @@ static void run_rate(nv_pe *P)
 		nv_die(P, "rate", "out of memory (symmetric heap: NVSHMEM_SYMMETRIC_SIZE)");
 	cuda_ok(P, cudaMalloc(&d_span, 2 * sizeof(unsigned long long)), "cudaMalloc");
 	nv_transport(P, dst);
-	if (P->pl.rank == 0) {
-		uint64_t *pat = (uint64_t *)malloc(words * 8);
-
-		if (!pat)
-			nv_die(P, "rate", "out of memory");
-		for (size_t i = 0; i < words; i++)
-			pat[i] = nv_val(i, 4);
-		cuda_ok(P, cudaMemcpyAsync(src, pat, words * 8, cudaMemcpyHostToDevice, P->stream),
-			"pattern");
-		nv_sync(P, "pattern");
-		free(pat);
-	}
+	if (P->pl.rank == 0)
+		pe_fill(&P->pl, P->stream, J->limit_s, src, words, 4);
 	for (int r = 0; r < J->nrows; r++) {
 		const gic_nv_rate_row *row = &J->rows[r];
 		int per_cta = row->threads / row->ctas, ok = 1;
@@ -937,14 +859,9 @@ static void run_rate(nv_pe *P)
 			continue;
 		}
 		gic_result res;
-		gic_samples s;
 
 		nv_result(P, &res, row->name, "message rate", "M msg/s");
-		gic_samples_init(&s, NV_ROUNDS);
-		for (int i = 0; i < NV_ROUNDS; i++)
-			gic_samples_add(&s, rates[i]);
-		gic_result_set_samples(&res, &s, 0);
-		gic_samples_free(&s);
+		pe_set_values(&res, rates, NV_ROUNDS, 0);
 		gic_result_param(&res, "threads=%d ctas=%d size=8 msgs_per_thread=%d rounds=%d "
 				 "api=nvshmem_putmem_nbi+nvshmem_quiet pes=2 devices=%d,%d qps=%s "
 				 "nvshmem=%s%s", row->threads, row->ctas, J->iters, NV_ROUNDS,
@@ -1408,7 +1325,7 @@ static nv_kernel_fn nv_kpick(int variant, int live)
 /* The payload word j of the source region. */
 static uint64_t nv_kword(size_t j)
 {
-	return nv_val(j, 6);
+	return pe_val(j, 6);
 }
 
 /* PE 1: 1 when block b's slot m holds its source's words for m < msgs
@@ -1717,7 +1634,7 @@ int gic_nvshmem_pe(int rank, int nranks, int in_fd, int out_fd)
 		nv_nic_label(P);
 	}
 	cuda_ok(P, cudaMalloc(&d_mhz, sizeof(double)), "cudaMalloc");
-	clock_kernel<<<1, 1, 0, P->stream>>>(d_mhz);
+	pe_clock_kernel<<<1, 1, 0, P->stream>>>(d_mhz);
 	cuda_ok(P, cudaMemcpyAsync(&P->mhz, d_mhz, sizeof(double), cudaMemcpyDeviceToHost,
 				   P->stream), "SM clock");
 	nv_sync(P, "SM clock");
