@@ -404,51 +404,42 @@ void gic_sink_print_table(const gic_sink *sink, FILE *f)
 		fprintf(f, "%s[%d] %s\n", i ? "" : "\n", i + 1, notes[i]);
 }
 
-/* Writes "key": number (null when not finite). */
-static void json_num(FILE *f, const char *key, double v)
+/* Writes "key": number (null when not finite), then sep. */
+static void json_num(FILE *f, const char *key, double v, const char *sep)
 {
 	if (isfinite(v))
-		fprintf(f, "\"%s\": %.17g", key, v);
+		fprintf(f, "\"%s\": %.17g%s", key, v, sep);
 	else
-		fprintf(f, "\"%s\": null", key);
+		fprintf(f, "\"%s\": null%s", key, sep);
 }
 
-static void json_str(FILE *f, const char *key, const char *v)
+/* Writes "key": "v" (a JSON string), then sep. */
+static void json_str(FILE *f, const char *key, const char *v, const char *sep)
 {
 	fprintf(f, "\"%s\": ", key);
 	gic_json_string(f, v);
+	fputs(sep, f);
 }
 
 static void json_run_info(FILE *f, const gic_run_info *info)
 {
 	fputs("{", f);
-	json_str(f, "gpu", info->gpu);
-	fputs(", ", f);
-	json_num(f, "sm_mhz", info->sm_mhz);
-	fputs(", ", f);
-	json_str(f, "cpu", info->cpu);
-	fputs(", ", f);
-	json_str(f, "provider", info->provider);
-	fputs(", ", f);
-	json_str(f, "nic", info->nic);
-	fputs(", ", f);
-	json_str(f, "engine", info->engine);
-	fputs(", ", f);
-	if (info->peer[0]) {
-		json_str(f, "peer", info->peer);
-		fputs(", ", f);
-	}
-	json_str(f, "commit", info->commit);
-	fputs(", ", f);
-	json_str(f, "date", info->date);
-	fputs(", \"placement\": {", f);
-	json_str(f, "kind", info->placement[0] ? info->placement : GIC_PLACE_OFF_GPU);
+	json_str(f, "gpu", info->gpu, ", ");
+	json_num(f, "sm_mhz", info->sm_mhz, ", ");
+	json_str(f, "cpu", info->cpu, ", ");
+	json_str(f, "provider", info->provider, ", ");
+	json_str(f, "nic", info->nic, ", ");
+	json_str(f, "engine", info->engine, ", ");
+	if (info->peer[0])
+		json_str(f, "peer", info->peer, ", ");
+	json_str(f, "commit", info->commit, ", ");
+	json_str(f, "date", info->date, ", \"placement\": {");
+	json_str(f, "kind", info->placement[0] ? info->placement : GIC_PLACE_OFF_GPU, "");
 	fprintf(f, ", \"engine_sms_asked\": %d, \"engine_sms\": %d, \"caller_sms\": %d, "
 		"\"device_sms\": %d, \"sm_min_partition\": %d, \"sm_alignment\": %d, ",
 		info->engine_sms_asked, info->engine_sms, info->caller_sms, info->device_sms,
 		info->sm_min_partition, info->sm_alignment);
-	json_str(f, "other_gpu", GIC_PLACE_OTHER_GPU);
-	fputs("}}", f);
+	json_str(f, "other_gpu", GIC_PLACE_OTHER_GPU, "}}");
 }
 
 static void json_result(FILE *f, const gic_result *r)
@@ -456,25 +447,25 @@ static void json_result(FILE *f, const gic_result *r)
 	const gic_summary *s = &r->s;
 
 	fputs("{", f);
-	json_str(f, "experiment", r->experiment), fputs(", ", f);
-	json_str(f, "name", r->name), fputs(", ", f);
-	json_str(f, "metric", r->metric), fputs(", ", f);
-	json_str(f, "unit", r->unit), fputs(", ", f);
-	json_str(f, "params", r->params), fputs(", ", f);
-	json_str(f, "transport", r->transport), fputs(",\n    ", f);
-	json_num(f, "p50", s->p50), fputs(", ", f);
-	json_num(f, "p90", s->p90), fputs(", ", f);
-	json_num(f, "p99", s->p99), fputs(", ", f);
-	json_num(f, "min", s->min), fputs(", ", f);
-	json_num(f, "max", s->max), fputs(", ", f);
-	json_num(f, "mean", s->mean), fputs(", ", f);
-	json_num(f, "stdev", s->stdev), fputs(", ", f);
+	json_str(f, "experiment", r->experiment, ", ");
+	json_str(f, "name", r->name, ", ");
+	json_str(f, "metric", r->metric, ", ");
+	json_str(f, "unit", r->unit, ", ");
+	json_str(f, "params", r->params, ", ");
+	json_str(f, "transport", r->transport, ",\n    ");
+	json_num(f, "p50", s->p50, ", ");
+	json_num(f, "p90", s->p90, ", ");
+	json_num(f, "p99", s->p99, ", ");
+	json_num(f, "min", s->min, ", ");
+	json_num(f, "max", s->max, ", ");
+	json_num(f, "mean", s->mean, ", ");
+	json_num(f, "stdev", s->stdev, ", ");
 	fprintf(f, "\"count\": %zu, \"trimmed\": %zu,\n    ", s->count, s->trimmed);
-	json_num(f, "paper", r->paper), fputs(", ", f);
-	json_num(f, "ratio", ratio_of(r)), fputs(", ", f);
-	json_str(f, "paper_ref", r->paper_ref), fputs(", ", f);
+	json_num(f, "paper", r->paper, ", ");
+	json_num(f, "ratio", ratio_of(r), ", ");
+	json_str(f, "paper_ref", r->paper_ref, ", ");
 	fprintf(f, "\"validated\": %s, ", r->validated ? "true" : "false");
-	json_str(f, "note", r->note);
+	json_str(f, "note", r->note, "");
 	if (r->run)
 		fprintf(f, ", \"run\": %d", r->run);
 	fputs("}", f);
@@ -504,30 +495,29 @@ static int json_repeat(const gic_sink *sink, FILE *f)
 
 		fputs(i ? ",\n   " : "\n   ", f);
 		fputs("{", f);
-		json_str(f, "experiment", r->experiment), fputs(", ", f);
-		json_str(f, "name", r->name), fputs(", ", f);
-		json_str(f, "metric", r->metric), fputs(", ", f);
-		json_str(f, "unit", r->unit), fputs(", ", f);
-		json_str(f, "params", a[i].params), fputs(", ", f);
-		json_str(f, "transport", r->transport), fputs(",\n    ", f);
+		json_str(f, "experiment", r->experiment, ", ");
+		json_str(f, "name", r->name, ", ");
+		json_str(f, "metric", r->metric, ", ");
+		json_str(f, "unit", r->unit, ", ");
+		json_str(f, "params", a[i].params, ", ");
+		json_str(f, "transport", r->transport, ",\n    ");
 		fprintf(f, "\"runs\": %d, ", a[i].runs);
-		json_num(f, "p50", a[i].p50), fputs(", ", f);
-		json_num(f, "p50_min", a[i].p50_min), fputs(", ", f);
-		json_num(f, "p50_max", a[i].p50_max), fputs(", ", f);
-		json_num(f, "p99", a[i].p99), fputs(", \"p50_runs\": [", f);
+		json_num(f, "p50", a[i].p50, ", ");
+		json_num(f, "p50_min", a[i].p50_min, ", ");
+		json_num(f, "p50_max", a[i].p50_max, ", ");
+		json_num(f, "p99", a[i].p99, ", \"p50_runs\": [");
 		for (int k = 0; k < a[i].runs; k++)
 			fprintf(f, "%s%.17g", k ? ", " : "", a[i].p50_runs[k]);
 		fputs("], \"run_of\": [", f);
 		for (int k = 0; k < a[i].runs; k++)
 			fprintf(f, "%s%d", k ? ", " : "", a[i].run_of[k]);
 		fputs("],\n    ", f);
-		json_num(f, "paper", r->paper), fputs(", ", f);
-		json_num(f, "ratio", isnan(r->paper) || r->paper == 0 ? NAN : a[i].p50 / r->paper);
-		fputs(", ", f);
-		json_str(f, "paper_ref", r->paper_ref), fputs(", ", f);
+		json_num(f, "paper", r->paper, ", ");
+		json_num(f, "ratio", isnan(r->paper) || r->paper == 0 ? NAN : a[i].p50 / r->paper,
+			 ", ");
+		json_str(f, "paper_ref", r->paper_ref, ", ");
 		fprintf(f, "\"validated\": %s, ", a[i].validated ? "true" : "false");
-		json_str(f, "note", r->note);
-		fputs("}", f);
+		json_str(f, "note", r->note, "}");
 	}
 	fputs("\n ]", f);
 	free(a);
