@@ -824,7 +824,6 @@ int gic_nccl_pe(int rank, int nranks, int in_fd, int out_fd)
 	gic_nc_job job;
 	ncclUniqueId uid;
 	int ngpu = 0, one = 1;
-	double *d_mhz;
 	char why[384];
 	size_t size;
 
@@ -838,10 +837,7 @@ int gic_nccl_pe(int rank, int nranks, int in_fd, int out_fd)
 	gic_pl_pe_alarm(&P->pl, job.limit_s);
 	if (nranks != GIC_NC_PES)
 		nc_die(P, "starting", "the GIN path runs with exactly 2 PEs");
-	if (cudaGetDeviceCount(&ngpu) != cudaSuccess) {
-		cudaGetLastError();
-		ngpu = 0;
-	}
+	ngpu = pe_gpu_count();
 	if (ngpu < nranks)
 		return rank == 0 ? nc_skip(P, GIC_NC_SKIP_GPUS, ngpu, NULL) : 0;
 	if (nc_open_lib(P, why, sizeof(why)))
@@ -870,14 +866,7 @@ int gic_nccl_pe(int rank, int nranks, int in_fd, int out_fd)
 		fflush(NULL);
 		_exit(0);
 	}
-	cuda_ok(P, cudaMalloc(&d_mhz, sizeof(double)), "cudaMalloc");
-	pe_clock_kernel<<<1, 1, 0, P->stream>>>(d_mhz);
-	cuda_ok(P, cudaMemcpyAsync(&P->mhz, d_mhz, sizeof(double), cudaMemcpyDeviceToHost,
-				   P->stream), "SM clock");
-	nc_sync(P, "SM clock");
-	cudaFree(d_mhz);
-	if (!(P->mhz > 0))
-		nc_die(P, "SM clock", "not measurable");
+	P->mhz = pe_sm_clock(&P->pl, P->stream, job.limit_s);
 	if (job.kind == GIC_NC_LAT) {
 		lat_layout L = lat_plan(&job);
 

@@ -217,6 +217,16 @@ static __global__ void count_quiet_kernel(int peer, const nvshmemx_qp_handle_t *
 		nvshmem_quiet();
 }
 
+/* The kernels of each one-way mode, indexed by NV_MODE_*. */
+static void (*const oneway_kernels[])(uint64_t *, const uint64_t *, int, int, int,
+				      const nvshmemx_qp_handle_t *, nv_sample *) = {
+	oneway_kernel<NV_MODE_P>, oneway_kernel<NV_MODE_PUT>, oneway_kernel<NV_MODE_QP>
+};
+static void (*const count_kernels[])(uint64_t *, const uint64_t *, int, int, int,
+				     const nvshmemx_qp_handle_t *) = {
+	count_kernel<NV_MODE_P>, count_kernel<NV_MODE_PUT>, count_kernel<NV_MODE_QP>
+};
+
 /* PE 0: request i, then the answer. */
 static __global__ void rtt_pe0_kernel(uint64_t *req, uint64_t *resp, int n, int peer,
 				      uint64_t limit_ns, nv_sample *out)
@@ -607,15 +617,8 @@ typedef struct lat_bufs {
 static void lat_count(nv_pe *P, lat_bufs *B, int mode, const nvshmemx_qp_handle_t *d_qp)
 {
 	for (int k = 1; k <= 1 + NV_COUNT_PUTS; k += NV_COUNT_PUTS) {
-		if (mode == NV_MODE_PUT)
-			count_kernel<NV_MODE_PUT><<<1, 1, 0, P->stream>>>(B->dst, B->src, k, B->slots,
-									  P->peer, d_qp);
-		else if (mode == NV_MODE_QP)
-			count_kernel<NV_MODE_QP><<<1, 1, 0, P->stream>>>(B->dst, B->src, k, B->slots,
-									 P->peer, d_qp);
-		else
-			count_kernel<NV_MODE_P><<<1, 1, 0, P->stream>>>(B->dst, B->src, k, B->slots,
-									P->peer, d_qp);
+		count_kernels[mode]<<<1, 1, 0, P->stream>>>(B->dst, B->src, k, B->slots, P->peer,
+							    d_qp);
 		if (mode == NV_MODE_QP)
 			count_quiet_kernel<NV_MODE_QP><<<1, 1, 0, P->stream>>>(P->peer, d_qp);
 		else
@@ -651,15 +654,8 @@ static void lat_oneway(nv_pe *P, lat_bufs *B, int mode, const nvshmemx_qp_handle
 	if (P->pl.rank == 0 && (J->metrics & GIC_LAT_ISSUE))
 		lat_count(P, B, mode, d_qp);
 	if (P->pl.rank == 0) {
-		if (mode == NV_MODE_PUT)
-			oneway_kernel<NV_MODE_PUT><<<1, 1, 0, P->stream>>>(B->dst, B->src, B->n, B->slots,
-									  P->peer, d_qp, B->d_s);
-		else if (mode == NV_MODE_QP)
-			oneway_kernel<NV_MODE_QP><<<1, 1, 0, P->stream>>>(B->dst, B->src, B->n, B->slots,
-									 P->peer, d_qp, B->d_s);
-		else
-			oneway_kernel<NV_MODE_P><<<1, 1, 0, P->stream>>>(B->dst, B->src, B->n, B->slots,
-									P->peer, d_qp, B->d_s);
+		oneway_kernels[mode]<<<1, 1, 0, P->stream>>>(B->dst, B->src, B->n, B->slots, P->peer,
+							     d_qp, B->d_s);
 		cuda_ok(P, cudaGetLastError(), "oneway launch");
 		cuda_ok(P, cudaMemcpyAsync(B->h, B->d_s, sizeof(nv_sample) * (size_t)B->n,
 					   cudaMemcpyDeviceToHost, P->stream), "samples");
@@ -1576,7 +1572,6 @@ int gic_nvshmem_pe(int rank, int nranks, int in_fd, int out_fd)
 	nvshmemx_uniqueid_t uid = NVSHMEMX_UNIQUEID_INITIALIZER;
 	nvshmemx_init_attr_t attr = NVSHMEMX_INIT_ATTR_INITIALIZER;
 	int ngpu = 0, maj = 0, min = 0, patch = 0, one_gpu;
-	double *d_mhz;
 
 	memset(P, 0, sizeof(*P));
 	gic_pl_pe_init(&P->pl, "NVSHMEM", "nvshmem", GIC_NV_MAGIC, rank, nranks, out_fd);
@@ -1586,10 +1581,7 @@ int gic_nvshmem_pe(int rank, int nranks, int in_fd, int out_fd)
 		    : job.kind == GIC_NV_LOADED ? "loaded" : job.kind == GIC_NV_PAYLOAD ? "payload"
 		    : "kernel";
 	gic_pl_pe_alarm(&P->pl, job.limit_s);
-	if (cudaGetDeviceCount(&ngpu) != cudaSuccess) {
-		cudaGetLastError();
-		ngpu = 0;
-	}
+	ngpu = pe_gpu_count();
 	/* One GPU: both PEs on it (NVSHMEM's "multiple PEs per GPU"), which
 	 * only a NIC transport can connect (P2P between two processes of one
 	 * GPU is not NVSHMEM's). */
@@ -1633,14 +1625,7 @@ int gic_nvshmem_pe(int rank, int nranks, int in_fd, int out_fd)
 		snprintf(P->qps, sizeof(P->qps), "%s", nrc ? nrc : "default");
 		nv_nic_label(P);
 	}
-	cuda_ok(P, cudaMalloc(&d_mhz, sizeof(double)), "cudaMalloc");
-	pe_clock_kernel<<<1, 1, 0, P->stream>>>(d_mhz);
-	cuda_ok(P, cudaMemcpyAsync(&P->mhz, d_mhz, sizeof(double), cudaMemcpyDeviceToHost,
-				   P->stream), "SM clock");
-	nv_sync(P, "SM clock");
-	cudaFree(d_mhz);
-	if (!(P->mhz > 0))
-		nv_die(P, "SM clock", "not measurable");
+	P->mhz = pe_sm_clock(&P->pl, P->stream, job.limit_s);
 	if (job.kind == GIC_NV_LAT)
 		run_lat(P);
 	else if (job.kind == GIC_NV_RATE)

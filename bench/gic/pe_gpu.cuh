@@ -76,6 +76,36 @@ static void pe_sync(const gic_pl_pe *pl, cudaStream_t s, int limit_s, const char
 	pe_cuda_ok(pl, e, what);
 }
 
+/* The SM clock (MHz) measured now on stream s by pe_clock_kernel,
+ * waited for with limit_s; ends the process when it is not measurable. */
+static double pe_sm_clock(const gic_pl_pe *pl, cudaStream_t s, int limit_s)
+{
+	double *d, mhz = 0;
+
+	pe_cuda_ok(pl, cudaMalloc(&d, sizeof(double)), "cudaMalloc");
+	pe_clock_kernel<<<1, 1, 0, s>>>(d);
+	pe_cuda_ok(pl, cudaMemcpyAsync(&mhz, d, sizeof(double), cudaMemcpyDeviceToHost, s),
+		   "SM clock");
+	pe_sync(pl, s, limit_s, "SM clock");
+	cudaFree(d);
+	if (!(mhz > 0))
+		gic_pl_die(pl, "SM clock", "not measurable");
+	return mhz;
+}
+
+/* The CUDA devices this process sees; 0 when CUDA cannot count them (its
+ * error is cleared). */
+static int pe_gpu_count(void)
+{
+	int n = 0;
+
+	if (cudaGetDeviceCount(&n) != cudaSuccess) {
+		cudaGetLastError();
+		n = 0;
+	}
+	return n;
+}
+
 /* Writes pe_val(i, tag) into the n device words at dev (on s, waited for). */
 static void pe_fill(const gic_pl_pe *pl, cudaStream_t s, int limit_s, void *dev, size_t n,
 		    uint64_t tag)
