@@ -138,6 +138,9 @@ void gic_result_init(gic_result *r, const char *experiment, const char *name,
 /* Summarizes samples (dropping the warm-up) into r->s. */
 int gic_result_set_samples(gic_result *r, const gic_samples *v, size_t warmup);
 
+/* The same for the values v[0..n): gic_result_set_samples of a copy. */
+int gic_result_set_values(gic_result *r, const double *v, size_t n, size_t warmup);
+
 /* A single value (a rate measured once, or the median of rounds given as
  * samples): all statistics equal value, count 1. */
 void gic_result_set_value(gic_result *r, double value);

@@ -85,13 +85,7 @@ int gic_gpu_sm_clock(int device, double *mhz)
 
 void gpu_samples_emit(gic_sink *sink, gic_result *r, const double *v, int n, int warmup)
 {
-	gic_samples s;
-
-	gic_samples_init(&s, (size_t)n);
-	for (int i = 0; i < n; i++)
-		gic_samples_add(&s, v[i]);
-	gic_result_set_samples(r, &s, (size_t)warmup);
-	gic_samples_free(&s);
+	gic_result_set_values(r, v, (size_t)n, (size_t)warmup);
 	gic_emit(sink, r);
 }
 

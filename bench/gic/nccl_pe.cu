@@ -666,7 +666,7 @@ static void run_rate(nc_pe *P)
 		gic_result res;
 
 		nc_result(P, &res, row->name, "message rate", "M msg/s");
-		pe_set_values(&res, rates, NC_ROUNDS, 0);
+		gic_result_set_values(&res, rates, NC_ROUNDS, 0);
 		gic_result_param(&res, "threads=%d ctas=%d size=8 msgs_per_thread=%d rounds=%d "
 				 "api=put+flush pes=2 devices=0,1 backend=%s contexts=%d nccl=%s",
 				 row->threads, row->ctas, J->iters, NC_ROUNDS, P->backend, P->nctx,

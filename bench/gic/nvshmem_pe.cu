@@ -857,7 +857,7 @@ static void run_rate(nv_pe *P)
 		gic_result res;
 
 		nv_result(P, &res, row->name, "message rate", "M msg/s");
-		pe_set_values(&res, rates, NV_ROUNDS, 0);
+		gic_result_set_values(&res, rates, NV_ROUNDS, 0);
 		gic_result_param(&res, "threads=%d ctas=%d size=8 msgs_per_thread=%d rounds=%d "
 				 "api=nvshmem_putmem_nbi+nvshmem_quiet pes=2 devices=%d,%d qps=%s "
 				 "nvshmem=%s%s", row->threads, row->ctas, J->iters, NV_ROUNDS,

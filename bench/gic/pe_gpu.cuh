@@ -148,18 +148,6 @@ static int pe_check(const gic_pl_pe *pl, cudaStream_t s, int limit_s,
 	return ok;
 }
 
-/* Summarizes v[0..n) (dropping the first warmup) into r->s. */
-static void pe_set_values(gic_result *r, const double *v, int n, int warmup)
-{
-	gic_samples s;
-
-	gic_samples_init(&s, (size_t)n);
-	for (int i = 0; i < n; i++)
-		gic_samples_add(&s, v[i]);
-	gic_result_set_samples(r, &s, (size_t)warmup);
-	gic_samples_free(&s);
-}
-
 /* Summarizes h[0..n)'s total (or issue) cycles as us at mhz (dropping the
  * first warmup) into r->s. */
 static void pe_set_cycles(gic_result *r, const pe_sample *h, int n, int total_not_issue,

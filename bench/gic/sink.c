@@ -105,6 +105,19 @@ int gic_result_set_samples(gic_result *r, const gic_samples *v, size_t warmup)
 	return gic_summarize(v, warmup, &r->s);
 }
 
+int gic_result_set_values(gic_result *r, const double *v, size_t n, size_t warmup)
+{
+	gic_samples s;
+	int rc;
+
+	gic_samples_init(&s, n);
+	for (size_t i = 0; i < n; i++)
+		gic_samples_add(&s, v[i]);
+	rc = gic_result_set_samples(r, &s, warmup);
+	gic_samples_free(&s);
+	return rc;
+}
+
 void gic_result_set_value(gic_result *r, double value)
 {
 	r->s = (gic_summary){ .count = 1, .min = value, .max = value, .mean = value,
@@ -442,17 +455,24 @@ static void json_run_info(FILE *f, const gic_run_info *info)
 	json_str(f, "other_gpu", GIC_PLACE_OTHER_GPU, "}}");
 }
 
-static void json_result(FILE *f, const gic_result *r)
+/* Opens a row's object: "{" and r's names, params (as given) and
+ * transport, through the line break before the numbers. */
+static void json_row_head(FILE *f, const gic_result *r, const char *params)
 {
-	const gic_summary *s = &r->s;
-
 	fputs("{", f);
 	json_str(f, "experiment", r->experiment, ", ");
 	json_str(f, "name", r->name, ", ");
 	json_str(f, "metric", r->metric, ", ");
 	json_str(f, "unit", r->unit, ", ");
-	json_str(f, "params", r->params, ", ");
+	json_str(f, "params", params, ", ");
 	json_str(f, "transport", r->transport, ",\n    ");
+}
+
+static void json_result(FILE *f, const gic_result *r)
+{
+	const gic_summary *s = &r->s;
+
+	json_row_head(f, r, r->params);
 	json_num(f, "p50", s->p50, ", ");
 	json_num(f, "p90", s->p90, ", ");
 	json_num(f, "p99", s->p99, ", ");
@@ -494,13 +514,7 @@ static int json_repeat(const gic_sink *sink, FILE *f)
 		const gic_result *r = a[i].r;
 
 		fputs(i ? ",\n   " : "\n   ", f);
-		fputs("{", f);
-		json_str(f, "experiment", r->experiment, ", ");
-		json_str(f, "name", r->name, ", ");
-		json_str(f, "metric", r->metric, ", ");
-		json_str(f, "unit", r->unit, ", ");
-		json_str(f, "params", a[i].params, ", ");
-		json_str(f, "transport", r->transport, ",\n    ");
+		json_row_head(f, r, a[i].params);
 		fprintf(f, "\"runs\": %d, ", a[i].runs);
 		json_num(f, "p50", a[i].p50, ", ");
 		json_num(f, "p50_min", a[i].p50_min, ", ");
