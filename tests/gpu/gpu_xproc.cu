@@ -5,7 +5,7 @@
  * CUDA IPC.
  *
  * The program forks into PE 0 (requester) and PE 1 (responder); each opens
- * a GPU-engine softnic on device 0, and they swap peer records and QP
+ * a GPU-engine softnic (on device 0 unless --devices), and they swap peer records and QP
  * numbers over a socket pair. Both engines spin at once only under MPS
  * (without it the GPU time-slices the two processes).
  *
@@ -18,6 +18,10 @@
  * softnic_close). Under MPS an abrupt exit of a process whose kernel runs
  * leaves the other's context with an illegal-address error (MPS does not
  * contain a client that exits without synchronizing); see docs/softnic.md.
+ *
+ * `--devices A,B` (default 0,0): PE 0's process on GPU A, PE 1's on GPU B (two
+ * GPUs: the engine on A then writes B's memory through peer access, and no
+ * MPS is needed; each process has a GPU of its own).
  *
  * `gic-gpu-xproc [-n N]`: gic lat's two rows between the processes, one GPU
  * thread posting, 8-byte inline writes: put+completion (post, doorbell,
@@ -64,6 +68,7 @@ enum { OP_INLINE, OP_WRITE, OP_READ, OP_FA, OP_SEND };
 
 static int pe;
 static int close_first; /* --peer-exit closed */
+static int devices[2];  /* --devices A,B: PE 0's and PE 1's GPU */
 
 /* What the PEs swap once their objects exist. */
 typedef struct pe_info {
@@ -254,7 +259,7 @@ static void pe_open(pe_state *s, pe_info *mine)
 	gic_cq cq[NQ];
 	int rc;
 
-	CK(cudaSetDevice(0));
+	CK(cudaSetDevice(devices[pe]));
 	load_kernels();
 	CK(cudaMalloc((void **)&s->region, REGION));
 	CK(cudaMalloc((void **)&s->region_gone, CHUNK));
@@ -268,6 +273,7 @@ static void pe_open(pe_state *s, pe_info *mine)
 	CK(cudaDeviceSynchronize());
 	memset(&attr, 0, sizeof(attr));
 	memset(&gattr, 0, sizeof(gattr));
+	gattr.device = devices[pe];
 	gattr.blocks = 4;
 	gattr.warps_per_block = 4;
 	s->nic = softnic_open_gpu(&attr, &gattr);
@@ -540,6 +546,10 @@ int main(int argc, char **argv)
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--check"))
 			check = 1;
+		else if (!strcmp(argv[i], "--devices") && i + 1 < argc &&
+			 sscanf(argv[i + 1], "%d,%d", &devices[0], &devices[1]) == 2 &&
+			 devices[0] >= 0 && devices[1] >= 0)
+			i++;
 		else if (!strcmp(argv[i], "--peer-exit") && i + 1 < argc &&
 			 (!strcmp(argv[i + 1], "abrupt") || !strcmp(argv[i + 1], "closed")))
 			close_first = !strcmp(argv[++i], "closed");
@@ -548,7 +558,7 @@ int main(int argc, char **argv)
 			n = atoi(argv[++i]);
 		else {
 			fprintf(stderr, "usage: gic-gpu-xproc [--check [--peer-exit abrupt|closed]] "
-				"[-n 1..%d]\n", MAX_N);
+				"[-n 1..%d] [--devices A,B]\n", MAX_N);
 			return 2;
 		}
 	}
@@ -572,7 +582,8 @@ int main(int argc, char **argv)
 	if (check) {
 		if (pe == 1)
 			check_pe1(&s, sv[1]); /* exits */
-		printf("gic-gpu-xproc --check (two processes, GPU engines on device 0):\n");
+		printf("gic-gpu-xproc --check (two processes, GPU engines on devices %d and %d):\n",
+		       devices[0], devices[1]);
 		sync_peer(sv[0]);
 		ok = check_pe0(&s, sv[0], &theirs, st);
 		printf("%s\n", ok ? "all checks passed" : "CHECKS FAILED");
