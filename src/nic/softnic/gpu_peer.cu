@@ -653,6 +653,25 @@ int softnic_gpu_peer_enable(softnic *nic, softnic_gpu_peer_rec *rec)
 	return 0;
 }
 
+/* Undoes a peer's add (the engine has no QP connected to it yet): its
+ * handles, map, host file and importer slot. Under the lock. */
+static void gp_link_drop(gpu_peer_part *g, gp_link *l)
+{
+	for (uint32_t j = 0; j < l->nopened; j++)
+		cudaIpcCloseMemHandle(l->opened[j]);
+	if (l->page)
+		cudaIpcCloseMemHandle(l->page);
+	cudaGetLastError();
+	if (l->map)
+		g->nic->backend.state_free(l->map, g->nic->backend.ctx);
+	if (l->host) {
+		if (l->slot >= 0)
+			__atomic_store_n(&l->host->importer[l->slot], 0, __ATOMIC_RELEASE);
+		munmap(l->host, sizeof(gp_host));
+	}
+	memset(l, 0, sizeof(*l));
+}
+
 /* Maps the peer's host file and takes an importer slot there. */
 static int gp_attach_host(gpu_peer_part *g, gp_link *l)
 {
@@ -709,6 +728,7 @@ int softnic_gpu_peer_add(softnic *nic, const softnic_gpu_peer_rec *rec, int *pee
 	}
 	l = &g->peers[p];
 	memset(l, 0, sizeof(*l));
+	l->slot = -1;
 	l->rec = r;
 	rc = gp_attach_host(g, l);
 	if (!rc && (rc = softnic_ipc_open(g->device, &r.page, (void **)&l->page, why, sizeof(why))))
@@ -722,6 +742,8 @@ int softnic_gpu_peer_add(softnic *nic, const softnic_gpu_peer_rec *rec, int *pee
 		l->used = 1;
 		rc = gp_refresh(g, p);
 	}
+	if (rc) /* nothing of a peer that could not be added stays */
+		gp_link_drop(g, l);
 	pthread_mutex_unlock(&g->lock);
 	if (!rc)
 		*peer = p;
