@@ -19,6 +19,11 @@
  * leaves the other's context with an illegal-address error (MPS does not
  * contain a client that exits without synchronizing); see docs/softnic.md.
  *
+ * `--engine B,W` (default 1,1): each process's engine, B blocks of W warps
+ * (softnic_gpu_attr). Two engines spin on one GPU; two of 4 x 4 warps made
+ * the put+completion row bimodal on the H200 (4.4-5.2 us p50), two of one
+ * warp each 4.45-4.54 (results/2026-12-02-h200-xproc/t8).
+ *
  * `--devices A,B` (default 0,0): PE 0's process on GPU A, PE 1's on GPU B (two
  * GPUs: the engine on A then writes B's memory through peer access, and no
  * MPS is needed; each process has a GPU of its own).
@@ -69,6 +74,7 @@ enum { OP_INLINE, OP_WRITE, OP_READ, OP_FA, OP_SEND };
 static int pe;
 static int close_first; /* --peer-exit closed */
 static int devices[2];  /* --devices A,B: PE 0's and PE 1's GPU */
+static int engine[2] = { 1, 1 }; /* --engine B,W: each engine's blocks and warps per block */
 
 /* What the PEs swap once their objects exist. */
 typedef struct pe_info {
@@ -274,8 +280,8 @@ static void pe_open(pe_state *s, pe_info *mine)
 	memset(&attr, 0, sizeof(attr));
 	memset(&gattr, 0, sizeof(gattr));
 	gattr.device = devices[pe];
-	gattr.blocks = 4;
-	gattr.warps_per_block = 4;
+	gattr.blocks = engine[0];
+	gattr.warps_per_block = engine[1];
 	s->nic = softnic_open_gpu(&attr, &gattr);
 	if (!s->nic) {
 		fprintf(stderr, "PE %d: softnic_open_gpu: %s\n", pe, strerror(errno));
@@ -550,6 +556,10 @@ int main(int argc, char **argv)
 			 sscanf(argv[i + 1], "%d,%d", &devices[0], &devices[1]) == 2 &&
 			 devices[0] >= 0 && devices[1] >= 0)
 			i++;
+		else if (!strcmp(argv[i], "--engine") && i + 1 < argc &&
+			 sscanf(argv[i + 1], "%d,%d", &engine[0], &engine[1]) == 2 &&
+			 engine[0] >= 1 && engine[1] >= 1 && engine[1] <= 32)
+			i++;
 		else if (!strcmp(argv[i], "--peer-exit") && i + 1 < argc &&
 			 (!strcmp(argv[i + 1], "abrupt") || !strcmp(argv[i + 1], "closed")))
 			close_first = !strcmp(argv[++i], "closed");
@@ -558,7 +568,7 @@ int main(int argc, char **argv)
 			n = atoi(argv[++i]);
 		else {
 			fprintf(stderr, "usage: gic-gpu-xproc [--check [--peer-exit abrupt|closed]] "
-				"[-n 1..%d] [--devices A,B]\n", MAX_N);
+				"[-n 1..%d] [--devices A,B] [--engine BLOCKS,WARPS]\n", MAX_N);
 			return 2;
 		}
 	}
