@@ -30,7 +30,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "flags.h"
 #include "gic/softnic.h"
+#include "pattern.h"
 #include "stats.h"
 
 #define BENCH_ORDER GIC_ORDER_RELEASE_SYS
@@ -51,6 +53,7 @@ typedef struct bench_opts {
 	int max_engines;      /* sweep 1..max_engines */
 	int rounds;
 	const char *json;
+	int help;             /* --help: print the flags, run nothing */
 	/* Derived from quick. */
 	int log_ring;         /* phase (a) ring: WQEs per QP per round */
 	uint64_t pipe_writes; /* phase (b) writes per round */
@@ -97,35 +100,28 @@ typedef struct results {
 } results;
 
 /* ------------------------------------------------------------------ */
-/* Flags. */
+/* Flags (bench/gic/flags.h). */
+
+#define O(member) GIC_FLAG_FIELD(bench_opts, member)
+static const gic_flag bench_flags[] = {
+	{ "--quick", .kind = GIC_FLAG_BOOL, O(quick),
+	  .help = "small counts (about a second; for ctest)" },
+	{ "--engines", .value = "N", .kind = GIC_FLAG_INT, O(max_engines), .lo = 1,
+	  .hi = MAX_ENGINES, .dflt = "online CPUs - 1, at least 1",
+	  .help = "sweep engine threads 1..N in phase (a)" },
+	{ "--rounds", .value = "N", .kind = GIC_FLAG_INT, O(rounds), .lo = 1, .hi = 1000,
+	  .dflt = "5, 3 with --quick", .help = "timed rounds per measurement, median reported" },
+	{ "--json", .value = "FILE", .kind = GIC_FLAG_STRING, O(json),
+	  .help = "also write the results as JSON to FILE" },
+	{ "--help", "-h", .kind = GIC_FLAG_BOOL, O(help), .help = "this text" },
+};
+#undef O
+static const gic_flag_table bench_table = GIC_FLAG_PROG_TABLE("bench-cpu-engine", bench_flags);
 
 static void usage(FILE *f)
 {
-	fprintf(f,
-		"usage: bench-cpu-engine [flags]\n"
-		"  --quick       small counts (about a second; for ctest)\n"
-		"  --engines N   sweep engine threads 1..N in phase (a)\n"
-		"                (default: online CPUs - 1, at least 1)\n"
-		"  --rounds N    timed rounds per measurement, median reported (default 5)\n"
-		"  --json FILE   also write the results as JSON to FILE\n"
-		"  --help        this text\n");
-}
-
-/* Parses val as an integer in [lo, hi] for flag; 0, or 2 after a message. */
-static int parse_int(const char *flag, const char *val, long lo, long hi, int *out)
-{
-	char *end;
-	long v;
-
-	errno = 0;
-	v = strtol(val, &end, 10);
-	if (end == val || *end || errno || v < lo || v > hi) {
-		fprintf(stderr, "bench-cpu-engine: %s: expected an integer in %ld..%ld, got '%s'\n",
-			flag, lo, hi, val);
-		return 2;
-	}
-	*out = (int)v;
-	return 0;
+	fprintf(f, "usage: bench-cpu-engine [flags]\n");
+	gic_flags_help(&bench_table, f);
 }
 
 /* Sets the counts that --quick selects, and the defaults left at 0. */
@@ -144,54 +140,19 @@ static void derive_counts(bench_opts *o)
 	o->lat_warmup = o->quick ? 200 : 1000;
 }
 
-/* Applies argv[*i] (and its value); 0, 1 for --help, or 2 after a message. */
-static int parse_arg(bench_opts *o, int argc, char **argv, int *i)
-{
-	const char *a = argv[*i], *val = *i + 1 < argc ? argv[*i + 1] : NULL;
-	int takes_value = !strcmp(a, "--engines") || !strcmp(a, "--rounds") ||
-			  !strcmp(a, "--json");
-
-	if (!strcmp(a, "--help") || !strcmp(a, "-h"))
-		return 1;
-	if (!strcmp(a, "--quick")) {
-		o->quick = 1;
-		return 0;
-	}
-	if (!takes_value) {
-		fprintf(stderr, "bench-cpu-engine: unknown flag '%s' (see --help)\n", a);
-		return 2;
-	}
-	if (!val) {
-		fprintf(stderr, "bench-cpu-engine: %s needs a value (see --help)\n", a);
-		return 2;
-	}
-	++*i;
-	if (!strcmp(a, "--json")) {
-		o->json = val;
-		return 0;
-	}
-	if (!strcmp(a, "--engines"))
-		return parse_int(a, val, 1, MAX_ENGINES, &o->max_engines);
-	return parse_int(a, val, 1, 1000, &o->rounds);
-}
-
-/* Fills o from the command line; 0, 1 for --help, or 2 for a bad flag. */
+/* Fills o from the command line; 0, or EINVAL after a message. */
 static int parse_opts(bench_opts *o, int argc, char **argv)
 {
 	memset(o, 0, sizeof(*o));
-	for (int i = 1; i < argc; i++) {
-		int rc = parse_arg(o, argc, argv, &i);
-
-		if (rc)
-			return rc;
-	}
+	if (gic_flags_parse(&bench_table, argc, argv, o, NULL))
+		return EINVAL;
 	derive_counts(o);
 	return 0;
 }
 
 /* ------------------------------------------------------------------ */
 /* Payloads: write k of sender i in round r of a phase stores
- * slot_value(phase, r, i, k) to slot k of sender i. splitmix64 is a
+ * slot_value(phase, r, i, k) to slot k of sender i. gic_mix64 is a
  * bijection of its input, so every (phase, round, sender, k) stores a
  * distinct value. */
 
@@ -200,10 +161,7 @@ static uint64_t slot_value(int phase, uint32_t round, int sender_idx, uint64_t k
 	uint64_t z = ((uint64_t)phase << 60) ^ ((uint64_t)round << 44) ^
 		     ((uint64_t)sender_idx << 32) ^ k;
 
-	z += 0x9e3779b97f4a7c15ull;
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
+	return gic_mix64(z + 0x9e3779b97f4a7c15ull);
 }
 
 /* Stores the complement of every expected value, so a lost write fails. */
@@ -645,12 +603,12 @@ int main(int argc, char **argv)
 	FILE *json = NULL;
 	int rc = parse_opts(&o, argc, argv);
 
-	if (rc == 1) {
+	if (rc)
+		return 2;
+	if (o.help) {
 		usage(stdout);
 		return 0;
 	}
-	if (rc)
-		return 2;
 	if (o.json && !(json = fopen(o.json, "w"))) {
 		fprintf(stderr, "bench-cpu-engine: --json: cannot write '%s': %s\n", o.json,
 			strerror(errno));

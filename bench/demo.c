@@ -28,7 +28,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "flags.h"
 #include "gic/softnic.h"
+#include "pattern.h"
 #include "stats.h"
 
 #define DEMO_ORDER GIC_ORDER_RELEASE_SYS
@@ -49,6 +51,7 @@ typedef struct demo_opts {
 	int pointer;         /* 0: inline payload, 1: payload read from the source MR */
 	int strict;
 	const char *json;    /* NULL: no JSON file */
+	int help;            /* --help: print the flags, run nothing */
 } demo_opts;
 
 typedef struct demo_pe {
@@ -79,123 +82,52 @@ typedef struct demo {
 } demo;
 
 /* ------------------------------------------------------------------ */
-/* Flags. */
+/* Flags (bench/gic/flags.h). */
+
+/* DEMO_MAX_INLINE as the text --help gives. */
+#define DEMO_MAX_INLINE_TEXT "972"
+_Static_assert(DEMO_MAX_INLINE == 972, "DEMO_MAX_INLINE_TEXT");
+
+#define O(member) GIC_FLAG_FIELD(demo_opts, member)
+static const gic_flag demo_flags[] = {
+	{ "--engine-threads", .value = "N", .kind = GIC_FLAG_INT, O(engine_threads), .lo = 1,
+	  .hi = 64, .def = 1, .help = "softnic CPU engine threads" },
+	{ "--iters", .value = "N", .kind = GIC_FLAG_INT, O(iters), .lo = 1, .hi = 100000000,
+	  .def = 100000, .help = "measured writes per run" },
+	{ "--warmup", .value = "N", .kind = GIC_FLAG_INT, O(warmup), .lo = 0, .hi = 10000000,
+	  .def = 1000, .help = "latency writes left out of the statistics" },
+	{ "--size", .value = "B", .kind = GIC_FLAG_INT, O(size), .lo = 1, .hi = DEMO_MAX_POINTER,
+	  .def = 8, .help = "payload bytes (inline up to " DEMO_MAX_INLINE_TEXT ")" },
+	{ "--batch", .value = "N", .kind = GIC_FLAG_INT, O(batch), .lo = 1, .hi = 256, .def = 1,
+	  .help = "WQEs per doorbell in the rate run" },
+	{ "--mode", .value = "M", .kind = GIC_FLAG_CHOICE, O(pointer),
+	  GIC_FLAG_NAMES("inline", "pointer"), .dflt = "inline",
+	  .help = "the payload inline in the WQE, or read from the source MR" },
+	{ "--strict", .kind = GIC_FLAG_BOOL, O(strict),
+	  .help = "softnic strict mode (protocol mistakes become errors)" },
+	{ "--json", .value = "FILE", .kind = GIC_FLAG_STRING, O(json),
+	  .help = "also write the results as JSON to FILE" },
+	{ "--help", "-h", .kind = GIC_FLAG_BOOL, O(help), .help = "this text" },
+};
+#undef O
+static const gic_flag_table demo_table = GIC_FLAG_PROG_TABLE("gic-demo", demo_flags);
 
 static void usage(FILE *f)
 {
-	fprintf(f,
-		"usage: gic-demo [flags]\n"
-		"  --engine-threads N  softnic CPU engine threads (1..64, default 1)\n"
-		"  --iters N           measured writes per run (default 100000)\n"
-		"  --warmup N          latency writes left out of the statistics (default 1000)\n"
-		"  --size B            payload bytes (default 8; inline up to %d, pointer up to %u)\n"
-		"  --batch N           WQEs per doorbell in the rate run (1..256, default 1)\n"
-		"  --mode M            inline | pointer (default inline)\n"
-		"  --strict            softnic strict mode (protocol mistakes become errors)\n"
-		"  --json FILE         also write the results as JSON to FILE\n"
-		"  --help              this text\n",
-		DEMO_MAX_INLINE, DEMO_MAX_POINTER);
+	fprintf(f, "usage: gic-demo [flags]\n");
+	gic_flags_help(&demo_table, f);
 }
 
-/* Parses val as an integer in [lo, hi] for flag; 0, or 2 after a message. */
-static int parse_u64(const char *flag, const char *val, uint64_t lo, uint64_t hi, uint64_t *out)
-{
-	char *end;
-	unsigned long long v;
-
-	errno = 0;
-	v = strtoull(val, &end, 10);
-	if (val[0] == '-' || end == val || *end || errno || v < lo || v > hi) {
-		fprintf(stderr, "gic-demo: %s: expected an integer in %" PRIu64 "..%" PRIu64
-			", got '%s'\n", flag, lo, hi, val);
-		return 2;
-	}
-	*out = v;
-	return 0;
-}
-
-/* Applies the flag `flag` with value val; 0, or 2 after a message. */
-static int apply_flag(demo_opts *o, const char *flag, const char *val)
-{
-	uint64_t v = 0;
-	int rc = 0;
-
-	if (!strcmp(flag, "--engine-threads") && !(rc = parse_u64(flag, val, 1, 64, &v)))
-		o->engine_threads = (int)v;
-	else if (!strcmp(flag, "--iters") && !(rc = parse_u64(flag, val, 1, 100000000, &v)))
-		o->iters = v;
-	else if (!strcmp(flag, "--warmup") && !(rc = parse_u64(flag, val, 0, 10000000, &v)))
-		o->warmup = v;
-	else if (!strcmp(flag, "--size") && !(rc = parse_u64(flag, val, 1, DEMO_MAX_POINTER, &v)))
-		o->size = (uint32_t)v;
-	else if (!strcmp(flag, "--batch") && !(rc = parse_u64(flag, val, 1, 256, &v)))
-		o->batch = (uint32_t)v;
-	else if (!strcmp(flag, "--json"))
-		o->json = val;
-	else if (!strcmp(flag, "--mode")) {
-		o->pointer = !strcmp(val, "pointer");
-		if (!o->pointer && strcmp(val, "inline")) {
-			fprintf(stderr, "gic-demo: --mode: expected inline or pointer, got '%s'\n",
-				val);
-			rc = 2;
-		}
-	}
-	return rc;
-}
-
-/* 1 when flag takes a value. */
-static int flag_takes_value(const char *flag)
-{
-	static const char *const with_value[] = { "--engine-threads", "--iters", "--warmup",
-						  "--size", "--batch", "--mode", "--json", NULL };
-
-	for (int i = 0; with_value[i]; i++)
-		if (!strcmp(flag, with_value[i]))
-			return 1;
-	return 0;
-}
-
-/* Parses one argument (and its value) at argv[*i]; 0, 1 for --help, or 2. */
-static int parse_arg(demo_opts *o, int argc, char **argv, int *i)
-{
-	char flag[32];
-	const char *arg = argv[*i], *eq = strchr(arg, '='), *val;
-	size_t flen = eq ? (size_t)(eq - arg) : strlen(arg);
-
-	snprintf(flag, sizeof(flag), "%.*s", (int)flen, arg);
-	if (!strcmp(flag, "--help") || !strcmp(flag, "-h"))
-		return 1;
-	if (!strcmp(flag, "--strict") && !eq) {
-		o->strict = 1;
-		return 0;
-	}
-	if (!flag_takes_value(flag)) {
-		fprintf(stderr, "gic-demo: unknown flag '%s' (see --help)\n", arg);
-		return 2;
-	}
-	if (!eq && *i + 1 >= argc) {
-		fprintf(stderr, "gic-demo: %s needs a value (see --help)\n", flag);
-		return 2;
-	}
-	val = eq ? eq + 1 : argv[++*i];
-	return apply_flag(o, flag, val);
-}
-
-/* Fills o from the command line; 0, 1 for --help, or 2 for a bad flag. */
+/* Fills o from the command line; 0, or EINVAL after a message. */
 static int parse_opts(demo_opts *o, int argc, char **argv)
 {
-	*o = (demo_opts){ .engine_threads = 1, .iters = 100000, .warmup = 1000, .size = 8,
-			  .batch = 1 };
-	for (int i = 1; i < argc; i++) {
-		int rc = parse_arg(o, argc, argv, &i);
-
-		if (rc)
-			return rc;
-	}
-	if (!o->pointer && o->size > DEMO_MAX_INLINE) {
+	*o = (demo_opts){ 0 };
+	if (gic_flags_parse(&demo_table, argc, argv, o, NULL))
+		return EINVAL;
+	if (!o->help && !o->pointer && o->size > DEMO_MAX_INLINE) {
 		fprintf(stderr, "gic-demo: --size: %u bytes do not fit inline (at most %d; "
 			"use --mode pointer)\n", o->size, DEMO_MAX_INLINE);
-		return 2;
+		return EINVAL;
 	}
 	return 0;
 }
@@ -203,33 +135,18 @@ static int parse_opts(demo_opts *o, int argc, char **argv)
 /* ------------------------------------------------------------------ */
 /* Payload patterns. */
 
-static uint64_t splitmix64(uint64_t *state)
-{
-	uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
-
 /* The payload of write `iter` of `phase`: distinct for every (phase, iter)
- * (its first 8 bytes are a bijection of them). */
+ * (its first 8 bytes are a bijection of them): splitmix64's stream from
+ * the state (phase << 56) ^ iter. */
 static void pattern_fill(uint8_t *buf, uint32_t len, int phase, uint64_t iter)
 {
 	uint64_t state = ((uint64_t)phase << 56) ^ iter;
 
 	for (uint32_t off = 0; off < len; off += 8) {
-		uint64_t w = splitmix64(&state);
+		uint64_t w = gic_mix64(state += 0x9e3779b97f4a7c15ull);
 
 		memcpy(buf + off, &w, len - off < 8 ? len - off : 8);
 	}
-}
-
-/* Stores the complement of pat, so a write that never lands cannot pass. */
-static void poison(uint8_t *dst, const uint8_t *pat, uint32_t len)
-{
-	for (uint32_t i = 0; i < len; i++)
-		dst[i] = (uint8_t)~pat[i];
 }
 
 /* Compares destination slot `slot` with d->expect; 0, or 1 after a message
@@ -449,7 +366,7 @@ static int run_latency(demo *d)
 
 		pattern_fill(d->expect, d->o.size, PHASE_LATENCY, i);
 		memcpy(payload, d->expect, d->o.size);
-		poison(d->dst + slot * d->o.size, d->expect, d->o.size);
+		gic_poison(d->dst + slot * d->o.size, d->expect, d->o.size);
 		rc = write_and_wait(d, slot, payload, &ns);
 		if (rc) {
 			report_failure(d, "latency", i, rc);
@@ -503,7 +420,7 @@ static int run_rate(demo *d)
 
 	for (size_t s = 0; s < used; s++) {
 		pattern_fill(d->expect, d->o.size, PHASE_RATE, last_write_of_slot(d, s));
-		poison(d->dst + s * d->o.size, d->expect, d->o.size);
+		gic_poison(d->dst + s * d->o.size, d->expect, d->o.size);
 	}
 	t0 = gic_now_ns();
 	for (uint64_t i = 0; i < d->o.iters && !rc; i += d->o.batch) {
@@ -627,12 +544,12 @@ int main(int argc, char **argv)
 	FILE *json = NULL;
 	int rc = parse_opts(&d.o, argc, argv);
 
-	if (rc == 1) {
+	if (rc)
+		return 2;
+	if (d.o.help) {
 		usage(stdout);
 		return 0;
 	}
-	if (rc)
-		return 2;
 	if (d.o.json && !(json = fopen(d.o.json, "w"))) {
 		fprintf(stderr, "gic-demo: --json: cannot write '%s': %s\n", d.o.json,
 			strerror(errno));

@@ -251,7 +251,7 @@ static void k_prepare(k_host *K)
 	if (K->st->size == 8)
 		memset(dst, 0, region);
 	else
-		hx_poison(dst, K->h->pe[gic_pair_rank(K->pair)].src, region);
+		gic_poison(dst, K->h->pe[gic_pair_rank(K->pair)].src, region);
 }
 
 /* 1 when thread t's slot s (not written in this configuration) still

@@ -445,7 +445,7 @@ static int gda_oneway(lat_run *L, int pointer, int order, size_t size, gic_sampl
 			return rc;
 		hx_fill(p0->src + slot, size, oneway_seed(order, i));
 		if (!L->pair) /* the peer process poisons its own */
-			hx_poison(p1->dst + slot, want, size);
+			gic_poison(p1->dst + slot, want, size);
 		if (L->dc >= 0) /* the DC rows: 8 bytes, by value */
 			memcpy(&v, want, 8);
 		t0 = gic_now_ns();
@@ -484,7 +484,7 @@ static int gda_oneway_check(lat_run *L, int order, size_t size, int *valid)
 
 		for (int i = first; i < end; i++) {
 			hx_fill(want, size, oneway_seed(order, i));
-			hx_poison(dst + (size_t)(i - first) * stride, want, size);
+			gic_poison(dst + (size_t)(i - first) * stride, want, size);
 		}
 		rc = gic_pair_begin(L->pair, L->h);
 		if (!rc)
@@ -801,7 +801,7 @@ static int proxy_oneway(lat_run *L, hxp *px, size_t size, gic_samples *iss, gic_
 
 		if (size) { /* the source's pattern, the destination poisoned */
 			hx_fill(L->h->pe[0].src + slot, size, ((uint64_t)7 << 32) ^ (uint64_t)i);
-			hx_poison(L->h->pe[1].dst + slot, src + slot, size);
+			gic_poison(L->h->pe[1].dst + slot, src + slot, size);
 			rc = gic_proxy_desc_pointer(&d, slot, slot, (uint32_t)size, 1);
 		}
 		t0 = gic_now_ns();
@@ -944,7 +944,7 @@ static int run_hostdb(lat_run *L)
 			size_t slot = (size_t)(i % LAT_SLOTS) * LAT_MAX_INLINE;
 			uint64_t v = hx_value(3 + (uint64_t)host_rung, (uint64_t)i), t0, t1, end;
 
-			hx_poison(p1->dst + slot, (const uint8_t *)&v, 8);
+			gic_poison(p1->dst + slot, (const uint8_t *)&v, 8);
 			t0 = gic_now_ns();
 			rc = hx_write(L->h, 0, 0, slot, &v, slot, 8, 0, 1, !host_rung, order,
 				      hx_deadline(), &end);

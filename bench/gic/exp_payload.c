@@ -139,7 +139,7 @@ static size_t pl_prepare(pl_host *P, size_t size)
 	for (size_t s = 0; s < slots; s++) {
 		hx_fill(pat + s * size, size, (size << 20) ^ s);
 		if (gic_pair_checks(P->pair))
-			hx_poison(P->h->pe[1].dst + s * size, pat + s * size, size);
+			gic_poison(P->h->pe[1].dst + s * size, pat + s * size, size);
 	}
 	return slots;
 }

@@ -9,10 +9,22 @@
 
 #include "flags.h"
 
-/* "gic SUB: FLAG: " (or "gic: FLAG: " for sub ""), as a format and its
- * arguments. */
-#define PFX "gic%s%s: %s: "
-#define PFX_ARGS(sub, flag) *(sub) ? " " : "", (sub), (flag)
+/* "WHO: FLAG: ", as a format and its arguments; who is "gic SUB", "gic"
+ * for the common flags, or a program's name (who_of). */
+#define PFX "%s: %s: "
+#define PFX_ARGS(who, flag) (who), (flag)
+
+enum { WHO_LEN = 64 };
+
+/* What messages about t's flags start with: t->prog, else "gic SUB"
+ * ("gic" for sub ""). */
+static const char *who_of(const gic_flag_table *t, const char *sub, char *buf, size_t len)
+{
+	if (t && t->prog)
+		return t->prog;
+	snprintf(buf, len, "gic%s%s", *sub ? " " : "", sub);
+	return buf;
+}
 
 enum { HELP_COL = 17, HELP_WIDTH = 80 };
 
@@ -23,7 +35,7 @@ int gic_flag_is(const char *arg, const char *flag)
 	return !strncmp(arg, flag, n) && (arg[n] == '\0' || arg[n] == '=');
 }
 
-static int parse_int(const char *sub, const gic_flag *f, const char *val, long *out)
+static int parse_int(const char *who, const gic_flag *f, const char *val, long *out)
 {
 	char *end;
 	long v;
@@ -32,14 +44,14 @@ static int parse_int(const char *sub, const gic_flag *f, const char *val, long *
 	v = strtol(val, &end, 10);
 	if (end == val || *end || errno || v < f->lo || v > f->hi) {
 		fprintf(stderr, PFX "expected an integer in %ld..%ld, got '%s'\n",
-			PFX_ARGS(sub, f->name), f->lo, f->hi, val);
+			PFX_ARGS(who, f->name), f->lo, f->hi, val);
 		return EINVAL;
 	}
 	*out = v;
 	return 0;
 }
 
-static int parse_size(const char *sub, const gic_flag *f, const char *val, long *out)
+static int parse_size(const char *who, const gic_flag *f, const char *val, long *out)
 {
 	size_t lo = (size_t)f->lo, hi = (size_t)f->hi;
 	static const char suffix[] = "kKmMgG";
@@ -55,14 +67,14 @@ static int parse_size(const char *sub, const gic_flag *f, const char *val, long 
 	if (val[0] == '-' || end == val || *end || errno || v > (hi >> shift) ||
 	    (v << shift) < lo) {
 		fprintf(stderr, PFX "expected a size in %zu..%zu bytes (K, M, G suffixes allowed), "
-			"got '%s'\n", PFX_ARGS(sub, f->name), lo, hi, val);
+			"got '%s'\n", PFX_ARGS(who, f->name), lo, hi, val);
 		return EINVAL;
 	}
 	*out = (long)(v << shift);
 	return 0;
 }
 
-static int parse_double(const char *sub, const gic_flag *f, const char *val, double *out)
+static int parse_double(const char *who, const gic_flag *f, const char *val, double *out)
 {
 	char *end;
 	double v;
@@ -71,7 +83,7 @@ static int parse_double(const char *sub, const gic_flag *f, const char *val, dou
 	v = strtod(val, &end);
 	if (end == val || *end || errno || !(v > (double)f->lo) || v > (double)f->hi) {
 		fprintf(stderr, PFX "expected a number > %ld and <= %ld, got '%s'\n",
-			PFX_ARGS(sub, f->name), f->lo, f->hi, val);
+			PFX_ARGS(who, f->name), f->lo, f->hi, val);
 		return EINVAL;
 	}
 	*out = v;
@@ -91,7 +103,7 @@ static void print_names(const char *const *names, int n, int with_all, int or_st
 
 /* The index of val among names (or n for "all" when all != 0); -1 after the
  * message when none. */
-static int choice_index(const char *sub, const char *flag, const char *val,
+static int choice_index(const char *who, const char *flag, const char *val,
 			const char *const *names, int n, unsigned all, int or_style)
 {
 	for (int k = 0; k < n; k++)
@@ -100,9 +112,9 @@ static int choice_index(const char *sub, const char *flag, const char *val,
 	if (all && !strcmp(val, "all"))
 		return n;
 	if (or_style)
-		fprintf(stderr, PFX "expected ", PFX_ARGS(sub, flag));
+		fprintf(stderr, PFX "expected ", PFX_ARGS(who, flag));
 	else
-		fprintf(stderr, PFX "expected one of ", PFX_ARGS(sub, flag));
+		fprintf(stderr, PFX "expected one of ", PFX_ARGS(who, flag));
 	print_names(names, n, all != 0, or_style);
 	fprintf(stderr, ", got '%s'\n", val);
 	return -1;
@@ -111,7 +123,8 @@ static int choice_index(const char *sub, const char *flag, const char *val,
 int gic_flag_choice(const char *sub, const char *flag, const char *val,
 		    const char *const *names, int n, int *index)
 {
-	int k = choice_index(sub, flag, val, names, n, 0, 0);
+	char buf[WHO_LEN];
+	int k = choice_index(who_of(NULL, sub, buf, sizeof(buf)), flag, val, names, n, 0, 0);
 
 	if (k < 0)
 		return EINVAL;
@@ -119,7 +132,7 @@ int gic_flag_choice(const char *sub, const char *flag, const char *val,
 	return 0;
 }
 
-static int parse_list(const char *sub, const gic_flag *f, const char *val, int *out, int *n)
+static int parse_list(const char *who, const gic_flag *f, const char *val, int *out, int *n)
 {
 	const char *p = val;
 
@@ -133,7 +146,7 @@ static int parse_list(const char *sub, const gic_flag *f, const char *val, int *
 		if (end == p || (*end && *end != ',') || errno || v < f->lo || v > f->hi ||
 		    *n >= f->max) {
 			fprintf(stderr, PFX "expected up to %d comma-separated integers in "
-				"%ld..%ld, got '%s'\n", PFX_ARGS(sub, f->name), f->max, f->lo,
+				"%ld..%ld, got '%s'\n", PFX_ARGS(who, f->name), f->max, f->lo,
 				f->hi, val);
 			return EINVAL;
 		}
@@ -191,7 +204,8 @@ void gic_flags_defaults(const gic_flag_table *t, void *state)
 /* Parses val as flag f of t into state; 0 or EINVAL after a message. */
 static int apply(const gic_flag_table *t, const gic_flag *f, const char *val, void *state)
 {
-	const char *sub = t->common ? "" : t->sub;
+	char buf[WHO_LEN];
+	const char *who = who_of(t, t->common ? "" : t->sub, buf, sizeof(buf));
 	char *field = (char *)state + f->off;
 	long v;
 	double d;
@@ -203,18 +217,18 @@ static int apply(const gic_flag_table *t, const gic_flag *f, const char *val, vo
 	switch (f->kind) {
 	case GIC_FLAG_INT:
 	case GIC_FLAG_SIZE:
-		if ((rc = (f->kind == GIC_FLAG_INT ? parse_int : parse_size)(sub, f, val, &v)))
+		if ((rc = (f->kind == GIC_FLAG_INT ? parse_int : parse_size)(who, f, val, &v)))
 			return rc;
 		return store(state, f, v), 0;
 	case GIC_FLAG_DOUBLE:
-		if ((rc = parse_double(sub, f, val, &d)))
+		if ((rc = parse_double(who, f, val, &d)))
 			return rc;
 		return memcpy(field, &d, sizeof(d)), 0;
 	case GIC_FLAG_BOOL:
 		return store(state, f, 1), 0;
 	case GIC_FLAG_CHOICE:
 	case GIC_FLAG_BITS:
-		k = choice_index(sub, f->name, val, f->names, f->n,
+		k = choice_index(who, f->name, val, f->names, f->n,
 				 f->kind == GIC_FLAG_BITS ? f->all : 0, t->common);
 		if (k < 0)
 			return EINVAL;
@@ -224,7 +238,7 @@ static int apply(const gic_flag_table *t, const gic_flag *f, const char *val, vo
 		bits |= k == f->n ? f->all : 1u << k;
 		return memcpy(field, &bits, sizeof(bits)), 0;
 	case GIC_FLAG_LIST:
-		return parse_list(sub, f, val, (int *)(void *)field,
+		return parse_list(who, f, val, (int *)(void *)field,
 				  (int *)(void *)((char *)state + f->count_off));
 	case GIC_FLAG_STRING:
 		return memcpy(field, &val, sizeof(val)), 0;
@@ -261,15 +275,14 @@ static const gic_flag *match(const gic_flag_table *t, const char *arg, const cha
 
 /* The value of the flag at argv[*i]: after '=' of "--flag=v", else the next
  * argument (advancing *i); NULL after a message when there is none. */
-static const char *flag_value(const char *sub, int argc, char **argv, int *i)
+static const char *flag_value(const char *who, int argc, char **argv, int *i)
 {
 	const char *eq = strchr(argv[*i], '=');
 
 	if (eq && argv[*i][0] == '-' && argv[*i][1] == '-')
 		return eq + 1;
 	if (*i + 1 >= argc) {
-		fprintf(stderr, "gic %s: %s needs a value (see gic %s --help)\n", sub, argv[*i],
-			sub);
+		fprintf(stderr, "%s: %s needs a value (see %s --help)\n", who, argv[*i], who);
 		return NULL;
 	}
 	return argv[++*i];
@@ -280,10 +293,12 @@ int gic_flags_take(const gic_flag_table *t, const char *sub, int argc, char **ar
 {
 	const char *val;
 	const gic_flag *f = match(t, argv[*i], &val);
+	char buf[WHO_LEN];
 
 	if (!f)
 		return 0;
-	if (f->kind != GIC_FLAG_BOOL && !val && !(val = flag_value(sub, argc, argv, i)))
+	if (f->kind != GIC_FLAG_BOOL && !val &&
+	    !(val = flag_value(who_of(t, sub, buf, sizeof(buf)), argc, argv, i)))
 		return -1;
 	if (apply(t, f, val, state))
 		return -1;
@@ -302,8 +317,10 @@ int gic_flags_parse(const gic_flag_table *t, int argc, char **argv, void *state,
 		if (took < 0)
 			return EINVAL;
 		if (!took) {
-			fprintf(stderr, "gic %s: unknown flag '%s' (see gic %s --help)\n", t->sub,
-				argv[i], t->sub);
+			char buf[WHO_LEN];
+			const char *who = who_of(t, t->sub, buf, sizeof(buf));
+
+			fprintf(stderr, "%s: unknown flag '%s' (see %s --help)\n", who, argv[i], who);
 			return EINVAL;
 		}
 	}

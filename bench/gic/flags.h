@@ -17,7 +17,8 @@
  *
  * Errors: 0 or a positive errno. Every refusal prints one line to stderr,
  * "gic SUB: FLAG: expected ..., got 'VALUE'" ("gic: FLAG: ..." for the
- * common flags), and returns EINVAL; `gic` exits with status 2 for them.
+ * common flags, "PROG: FLAG: ..." for a program's own table, such as
+ * gic-demo's), and returns EINVAL; `gic` exits with status 2 for them.
  */
 #ifndef GIC_BENCH_FLAGS_H
 #define GIC_BENCH_FLAGS_H
@@ -91,11 +92,17 @@ typedef struct gic_flag_table {
 	int n;
 	int common;        /* 1: the driver's conventions: messages "gic: FLAG: ...", a
 			    * CHOICE expects "A or B", short flags take glued values */
+	const char *prog;  /* a program of its own ("gic-demo"): messages start with it
+			    * instead of "gic SUB"; NULL for gic's tables */
 } gic_flag_table;
 
 #define GIC_FLAG_TABLE(sub_, arr, common_)                                          \
 	{ .sub = (sub_), .f = (arr), .n = (int)(sizeof(arr) / sizeof((arr)[0])), \
 	  .common = (common_) }
+/* The table of a program of its own (prog_, e.g. "gic-demo"), not of gic. */
+#define GIC_FLAG_PROG_TABLE(prog_, arr)                                            \
+	{ .sub = (prog_), .f = (arr), .n = (int)(sizeof(arr) / sizeof((arr)[0])), \
+	  .prog = (prog_) }
 
 /* 1 when arg is flag, alone or as "flag=value". */
 int gic_flag_is(const char *arg, const char *flag);
@@ -105,15 +112,17 @@ int gic_flag_is(const char *arg, const char *flag);
 void gic_flags_defaults(const gic_flag_table *t, void *state);
 
 /* Takes the flag at argv[*i] (and its value, advancing *i) into state;
- * sub names the subcommand in "needs a value" messages. Returns 1 when it
+ * sub names the subcommand in "needs a value" messages (t->prog, when set,
+ * names the program instead). Returns 1 when it
  * was a flag of t, 0 when not (nothing printed), -1 after a message (a
  * missing or bad value). marks (may be NULL) gets the flag's mark ORed in. */
 int gic_flags_take(const gic_flag_table *t, const char *sub, int argc, char **argv, int *i,
 		   void *state, unsigned *marks);
 
-/* A subcommand's whole parse: gic_flags_defaults, then every argument of
- * argv[1..argc) through gic_flags_take; an argument that is no flag of t
- * is refused ("gic SUB: unknown flag 'ARG' (see gic SUB --help)"). 0 or
+/* A subcommand's (or a program's) whole parse: gic_flags_defaults, then
+ * every argument of argv[1..argc) through gic_flags_take; an argument that
+ * is no flag of t is refused ("gic SUB: unknown flag 'ARG' (see gic SUB
+ * --help)", "PROG: ... (see PROG --help)" for a program's table). 0 or
  * EINVAL after a message. */
 int gic_flags_parse(const gic_flag_table *t, int argc, char **argv, void *state,
 		    unsigned *marks);

@@ -17,16 +17,9 @@ uint64_t hx_deadline(void)
 	return gic_now_ns() + HX_WAIT_NS;
 }
 
-static uint64_t mix64(uint64_t z)
-{
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
-
 uint64_t hx_value(uint64_t s, uint64_t i)
 {
-	uint64_t v = mix64((s << 40) ^ i ^ 0x9e3779b97f4a7c15ull);
+	uint64_t v = gic_mix64((s << 40) ^ i ^ 0x9e3779b97f4a7c15ull);
 
 	return v ? v : 1;
 }
@@ -38,12 +31,6 @@ void hx_fill(uint8_t *buf, size_t len, uint64_t seed)
 
 		memcpy(buf + off, &w, len - off < 8 ? len - off : 8);
 	}
-}
-
-void hx_poison(uint8_t *dst, const uint8_t *pat, size_t len)
-{
-	for (size_t i = 0; i < len; i++)
-		dst[i] = (uint8_t)~pat[i];
 }
 
 int hx_check(const char *who, const char *what, const uint8_t *got, const uint8_t *want,

@@ -20,6 +20,7 @@
 #include <stdint.h>
 
 #include "exp.h"
+#include "pattern.h" /* gic_poison: before a write, the complement of its pattern */
 #include "gic/provider.h"
 #include "gic/proxy.h"
 
@@ -116,12 +117,11 @@ int hx_open_proc(hx **out, const hx_cfg *c, int rank, hx_swap_fn swap, void *arg
 /* A deadline HX_WAIT_NS from now. */
 uint64_t hx_deadline(void);
 
-/* The 8-byte value of message i of stream s: distinct and nonzero. */
+/* The 8-byte value of message i of stream s: distinct and nonzero (of
+ * gic_mix64). */
 uint64_t hx_value(uint64_t s, uint64_t i);
 /* Fills len bytes with the pattern of seed. */
 void hx_fill(uint8_t *buf, size_t len, uint64_t seed);
-/* Stores the complement of pat (a write that never lands cannot pass). */
-void hx_poison(uint8_t *dst, const uint8_t *pat, size_t len);
 /* 1 when got[0..len) equals want; else 0 after a message. */
 int hx_check(const char *who, const char *what, const uint8_t *got, const uint8_t *want,
 	     size_t len);

@@ -85,6 +85,7 @@ static const gic_flag tflags[] = {
 #undef F
 static const gic_flag_table table = GIC_FLAG_TABLE("t", tflags, 0);
 static const gic_flag_table common = GIC_FLAG_TABLE("", tflags, 1);
+static const gic_flag_table prog = GIC_FLAG_PROG_TABLE("gic-t", tflags);
 
 /* Parses the words of line as argv[1..] (argv[0] "t") into a zeroed *st,
  * stderr's text into err; gic_flags_parse's result. */
@@ -201,6 +202,11 @@ static void check_refusals(void)
 	refused(&common, "--n 0", "gic: --n: expected an integer in 1..10, got '0'");
 	refused(&common, "--caller x", "gic: --caller: expected fma or both, got 'x'");
 	refused(&common, "--mode x", "gic: --mode: expected own, lock or rr, got 'x'");
+	/* A program's own table (gic-demo's): its name instead of "gic SUB". */
+	refused(&prog, "--n 0", "gic-t: --n: expected an integer in 1..10, got '0'");
+	refused(&prog, "--mode x", "gic-t: --mode: expected one of own|lock|rr, got 'x'");
+	refused(&prog, "--n", "gic-t: --n needs a value (see gic-t --help)");
+	refused(&prog, "--nope", "gic-t: unknown flag '--nope' (see gic-t --help)");
 }
 
 /* The common table: "-q" glued is no value flag; a value flag's glued
