@@ -12,6 +12,9 @@
  *  (c) latency: the same submitter posts one signaled 8-byte inline write
  *      at a time and waits for its CQE (post + completion).
  *
+ * The fixture is softnic_pair.h's (one QP pair per sender), the flags a
+ * bench/gic/flags.h table.
+ *
  * Every write stores a distinct 8-byte value to a distinct 8-byte slot;
  * every slot is checked after every round. Each result is the median of
  * --rounds rounds (after one untimed warm-up round).
@@ -33,6 +36,7 @@
 #include "flags.h"
 #include "gic/softnic.h"
 #include "pattern.h"
+#include "softnic_pair.h"
 #include "stats.h"
 
 #define BENCH_ORDER GIC_ORDER_RELEASE_SYS
@@ -61,29 +65,20 @@ typedef struct bench_opts {
 	uint64_t lat_warmup;
 } bench_opts;
 
-/* One sender QP on PE0, its PE1 peer, and its destination slots. */
-typedef struct sender {
-	softnic_qp *qp;
-	softnic_qp *peer;
-	softnic_cq *cq;
-	softnic_cq *peer_cq;
-	gic_sq sq;
-	gic_cq cqv;           /* sq.cq points here: senders never move */
-	uint64_t *slots;      /* inside the fixture's region */
-} sender;
-
-/* A softnic with E engine threads and n senders; PE1 registers one region
- * of n * slots_per_sender 8-byte slots. */
+/* A softnic with E engine threads and n senders (QP pairs, softnic_pair.h);
+ * PE1 registers one region of n * slots_per_sender 8-byte slots, sender
+ * i's from slot i * slots_per_sender. */
 typedef struct fixture {
-	softnic *nic;
-	softnic_pd *pd[2];
-	sender *s;
+	softnic_pair *p;
 	int n;
-	uint64_t *region;
 	size_t slots_per_sender;
-	softnic_mr *mr;
-	uint32_t rkey;
 } fixture;
+
+/* Sender idx's destination slots. */
+static uint64_t *slots_of(const fixture *f, int idx)
+{
+	return (uint64_t *)(void *)f->p->dst + (size_t)idx * f->slots_per_sender;
+}
 
 /* What the phases measured. */
 typedef struct engine_result {
@@ -175,7 +170,7 @@ static void poison_slots(uint64_t *slots, uint64_t n, int phase, uint32_t round,
 static int check_slots(fixture *f, int idx, uint64_t n, int phase, uint32_t round,
 		       uint64_t *checked)
 {
-	const uint64_t *slots = f->s[idx].slots;
+	const uint64_t *slots = slots_of(f, idx);
 
 	for (uint64_t k = 0; k < n; k++) {
 		uint64_t want = slot_value(phase, round, idx, k);
@@ -194,143 +189,66 @@ static int check_slots(fixture *f, int idx, uint64_t n, int phase, uint32_t roun
 /* ------------------------------------------------------------------ */
 /* Fixture. */
 
-/* Prints a setup failure with softnic's account; returns rc. */
-static int setup_failed(const fixture *f, const char *what, int rc)
-{
-	fprintf(stderr, "bench-cpu-engine: setup: %s: %s (%s)\n", what, strerror(rc),
-		f->nic ? softnic_last_error(f->nic) : "no softnic");
-	return rc ? rc : EIO;
-}
-
 /* Says why a wait failed, with softnic's own account; returns rc. */
-static int wait_failed(const fixture *f, const sender *s, const char *what, int rc)
+static int wait_failed(const fixture *f, int idx, const char *what, int rc)
 {
-	const char *qp_err = softnic_qp_error(s->qp);
-
-	fprintf(stderr, "bench-cpu-engine: %s: %s\n", what,
-		rc == ETIMEDOUT ? "no completion within 5 s" :
-		rc == EIO ? "completed with an error" : strerror(rc));
-	if (rc == EIO)
-		fprintf(stderr, "  error CQE: %s (syndrome 0x%02x, vendor syndrome 0x%02x, wqe %u)\n",
-			gic_syndrome_name(s->sq.err_info.syndrome), s->sq.err_info.syndrome,
-			s->sq.err_info.vendor_syndrome, s->sq.err_info.wqe_counter);
-	fprintf(stderr, "  qp error: %s\n  softnic: %s\n", qp_err[0] ? qp_err : "(none)",
-		softnic_last_error(f->nic));
-	return rc;
-}
-
-/* Creates the CQs and QPs of every sender. All PE0 QPs are created first,
- * so that softnic's round-robin puts sender i on engine thread i % E. */
-static int senders_open(fixture *f, int log_ring)
-{
-	for (int i = 0; i < f->n; i++) {
-		f->s[i].cq = softnic_cq_create(f->nic, LOG_CQ);
-		f->s[i].peer_cq = softnic_cq_create(f->nic, 1);
-		if (!f->s[i].cq || !f->s[i].peer_cq)
-			return setup_failed(f, "cq_create", errno);
-	}
-	for (int i = 0; i < 2 * f->n; i++) {
-		sender *s = &f->s[i % f->n];
-		softnic_qp_attr qa = { .log_sq_bb = i < f->n ? log_ring : 6,
-				       .send_cq = i < f->n ? s->cq : s->peer_cq };
-		softnic_qp *qp = softnic_qp_create(f->pd[i < f->n ? 0 : 1], &qa);
-
-		if (!qp)
-			return setup_failed(f, "qp_create", errno);
-		if (i < f->n)
-			s->qp = qp;
-		else
-			s->peer = qp;
-	}
-	for (int i = 0; i < f->n; i++) {
-		int rc = softnic_qp_connect(f->s[i].qp, f->s[i].peer);
-
-		if (!rc)
-			rc = softnic_qp_view(f->s[i].qp, &f->s[i].sq, &f->s[i].cqv);
-		if (rc)
-			return setup_failed(f, "qp_connect", rc);
-		f->s[i].slots = f->region + (size_t)i * f->slots_per_sender;
-	}
-	return 0;
+	return sp_fail(f->p, idx, what, rc);
 }
 
 /* Opens a softnic with `engines` engine threads and n senders whose rings
  * hold 2^log_ring BBs, each with slots_per_sender destination slots. */
 static int fixture_open(fixture *f, int engines, int n, int log_ring, size_t slots_per_sender)
 {
-	softnic_attr na = { .engine_threads = engines };
-	size_t bytes = (size_t)n * slots_per_sender * sizeof(uint64_t);
+	sp_cfg c = { .who = "bench-cpu-engine", .engine_threads = engines, .qps = n,
+		     .log_sq_bb = log_ring, .log_cq = LOG_CQ,
+		     .dst_bytes = (size_t)n * slots_per_sender * sizeof(uint64_t) };
 
-	memset(f, 0, sizeof(*f));
-	f->nic = softnic_open(&na);
-	if (!f->nic)
-		return setup_failed(f, "softnic_open", errno);
-	f->pd[0] = softnic_pd_alloc(f->nic);
-	f->pd[1] = softnic_pd_alloc(f->nic);
-	f->s = calloc((size_t)n, sizeof(*f->s));
-	f->region = calloc(1, bytes);
-	if (!f->pd[0] || !f->pd[1] || !f->s || !f->region)
-		return setup_failed(f, "allocation", ENOMEM);
-	f->n = n;
-	f->slots_per_sender = slots_per_sender;
-	f->mr = softnic_reg_mr(f->pd[1], f->region, bytes, SOFTNIC_ACCESS_REMOTE_WRITE);
-	if (!f->mr)
-		return setup_failed(f, "reg_mr", errno);
-	f->rkey = softnic_mr_rkey(f->mr);
-	return senders_open(f, log_ring);
+	*f = (fixture){ .n = n, .slots_per_sender = slots_per_sender };
+	f->p = sp_open(&c);
+	return f->p ? 0 : errno;
 }
 
-/* Frees what fixture_open() created, in dependency order. */
+/* Frees what fixture_open() created. */
 static void fixture_close(fixture *f)
 {
-	for (int i = 0; f->s && i < f->n; i++) {
-		if (f->s[i].qp)
-			softnic_qp_destroy(f->s[i].qp);
-		if (f->s[i].peer)
-			softnic_qp_destroy(f->s[i].peer);
-	}
-	for (int i = 0; f->s && i < f->n; i++) {
-		if (f->s[i].cq)
-			softnic_cq_destroy(f->s[i].cq);
-		if (f->s[i].peer_cq)
-			softnic_cq_destroy(f->s[i].peer_cq);
-	}
-	if (f->mr)
-		softnic_dereg_mr(f->mr);
-	for (int i = 0; i < 2; i++)
-		if (f->pd[i])
-			softnic_pd_free(f->pd[i]);
-	softnic_close(f->nic);
-	free(f->s);
-	free(f->region);
-	memset(f, 0, sizeof(*f));
+	sp_close(f->p);
+	f->p = NULL;
 }
 
 /* ------------------------------------------------------------------ */
 /* Posting. */
 
-/* Reserves one BB and builds the 8-byte inline write of v to slot k. */
-static int post_value(fixture *f, sender *s, uint64_t k, uint64_t v, uint8_t fm_ce_se,
+/* Sender idx's send queue. */
+static gic_sq *sq_of(fixture *f, int idx)
+{
+	return &f->p->q[idx].sq;
+}
+
+/* Reserves one BB of sender idx and builds the 8-byte inline write of v to
+ * its slot k. */
+static int post_value(fixture *f, int idx, uint64_t k, uint64_t v, uint8_t fm_ce_se,
 		      uint64_t deadline)
 {
+	gic_sq *sq = sq_of(f, idx);
 	uint64_t pos;
-	int rc = gic_sq_reserve_excl(&s->sq, 1, &pos, BENCH_ORDER, deadline);
+	int rc = gic_sq_reserve_excl(sq, 1, &pos, BENCH_ORDER, deadline);
 
 	if (rc)
 		return rc;
-	gic_wqe_write_inline(&s->sq, pos, (uint64_t)(uintptr_t)&s->slots[k], f->rkey, &v,
-			     sizeof(v), fm_ce_se);
+	gic_wqe_write_inline(sq, pos, (uint64_t)(uintptr_t)&slots_of(f, idx)[k], f->p->dst_rkey,
+			     &v, sizeof(v), fm_ce_se);
 	if (fm_ce_se & GIC_CTRL_CQ_UPDATE)
-		gic_sq_note_signaled(&s->sq, pos + 1, 0);
+		gic_sq_note_signaled(sq, pos + 1, 0);
 	return 0;
 }
 
-/* Waits until everything sender s published has retired. */
-static int wait_all(fixture *f, sender *s, const char *what, uint64_t deadline)
+/* Waits until everything sender idx published has retired. */
+static int wait_all(fixture *f, int idx, const char *what, uint64_t deadline)
 {
-	int rc = gic_sq_wait_retired(&s->sq, s->sq.ready, 0, BENCH_ORDER, deadline);
+	gic_sq *sq = sq_of(f, idx);
+	int rc = gic_sq_wait_retired(sq, sq->ready, 0, BENCH_ORDER, deadline);
 
-	return rc ? wait_failed(f, s, what, rc) : 0;
+	return rc ? wait_failed(f, idx, what, rc) : 0;
 }
 
 /* ------------------------------------------------------------------ */
@@ -339,16 +257,15 @@ static int wait_all(fixture *f, sender *s, const char *what, uint64_t deadline)
 /* Fills sender idx's whole ring with writes of round r, not yet rung. */
 static int prefill(fixture *f, int idx, uint32_t round)
 {
-	sender *s = &f->s[idx];
 	uint64_t n = f->slots_per_sender, deadline = gic_now_ns() + BENCH_DEADLINE_NS;
 
 	for (uint64_t k = 0; k < n; k++) {
 		int last = k % SIGNAL_EVERY == SIGNAL_EVERY - 1 || k + 1 == n;
-		int rc = post_value(f, s, k, slot_value(PHASE_ENGINE, round, idx, k),
+		int rc = post_value(f, idx, k, slot_value(PHASE_ENGINE, round, idx, k),
 				    last ? GIC_CTRL_CQ_UPDATE : 0, deadline);
 
 		if (rc)
-			return wait_failed(f, s, "phase a: prefill", rc);
+			return wait_failed(f, idx, "phase a: prefill", rc);
 	}
 	return 0;
 }
@@ -361,15 +278,15 @@ static int engine_round(fixture *f, uint32_t round, uint64_t *ns, uint64_t *chec
 	int rc = 0;
 
 	for (int i = 0; i < f->n && !rc; i++) {
-		poison_slots(f->s[i].slots, n, PHASE_ENGINE, round, i);
+		poison_slots(slots_of(f, i), n, PHASE_ENGINE, round, i);
 		rc = prefill(f, i, round);
 	}
 	t0 = gic_now_ns();
 	deadline = t0 + BENCH_DEADLINE_NS;
 	for (int i = 0; i < f->n && !rc; i++)
-		gic_sq_publish_excl(&f->s[i].sq, BENCH_ORDER);
+		gic_sq_publish_excl(sq_of(f, i), BENCH_ORDER);
 	for (int i = 0; i < f->n && !rc; i++)
-		rc = wait_all(f, &f->s[i], "phase a: waiting for the last CQE", deadline);
+		rc = wait_all(f, i, "phase a: waiting for the last CQE", deadline);
 	*ns = gic_now_ns() - t0;
 	for (int i = 0; i < f->n && !rc; i++)
 		rc = check_slots(f, i, n, PHASE_ENGINE, round, checked);
@@ -419,18 +336,17 @@ typedef struct submitter_job {
  * is signaled. Reservations wait for ring space as CQEs retire WQEs. */
 static int post_batch(fixture *f, uint32_t round, uint64_t first, uint32_t n)
 {
-	sender *s = &f->s[0];
 	uint64_t deadline = gic_now_ns() + BENCH_DEADLINE_NS;
 
 	for (uint32_t j = 0; j < n; j++) {
 		uint64_t k = first + j;
-		int rc = post_value(f, s, k, slot_value(PHASE_PIPE, round, 0, k),
+		int rc = post_value(f, 0, k, slot_value(PHASE_PIPE, round, 0, k),
 				    j + 1 == n ? GIC_CTRL_CQ_UPDATE : 0, deadline);
 
 		if (rc)
-			return wait_failed(f, s, "phase b: reserving ring space", rc);
+			return wait_failed(f, 0, "phase b: reserving ring space", rc);
 	}
-	gic_sq_publish_excl(&s->sq, BENCH_ORDER);
+	gic_sq_publish_excl(sq_of(f, 0), BENCH_ORDER);
 	return 0;
 }
 
@@ -442,12 +358,12 @@ static int pipe_round(submitter_job *job, uint32_t round, uint64_t *ns)
 	uint64_t n = job->o->pipe_writes, t0;
 	int rc = 0;
 
-	poison_slots(f->s[0].slots, n, PHASE_PIPE, round, 0);
+	poison_slots(slots_of(f, 0), n, PHASE_PIPE, round, 0);
 	t0 = gic_now_ns();
 	for (uint64_t k = 0; k < n && !rc; k += PIPE_BATCH)
 		rc = post_batch(f, round, k, n - k < PIPE_BATCH ? (uint32_t)(n - k) : PIPE_BATCH);
-	if (!rc && (rc = gic_sq_quiet(&f->s[0].sq, BENCH_ORDER, gic_now_ns() + BENCH_DEADLINE_NS)))
-		wait_failed(f, &f->s[0], "phase b: final wait", rc);
+	if (!rc && (rc = gic_sq_quiet(sq_of(f, 0), BENCH_ORDER, gic_now_ns() + BENCH_DEADLINE_NS)))
+		wait_failed(f, 0, "phase b: final wait", rc);
 	*ns = gic_now_ns() - t0;
 	return rc ? rc : check_slots(f, 0, n, PHASE_PIPE, round, &job->checked);
 }
@@ -457,22 +373,22 @@ static int pipe_round(submitter_job *job, uint32_t round, uint64_t *ns)
 static int latency_run(submitter_job *job)
 {
 	fixture *f = job->f;
-	sender *s = &f->s[0];
+	gic_sq *sq = sq_of(f, 0);
 	uint64_t n = job->o->lat_warmup + job->o->lat_samples;
 	int rc = 0;
 
-	poison_slots(s->slots, n, PHASE_LATENCY, 0, 0);
+	poison_slots(slots_of(f, 0), n, PHASE_LATENCY, 0, 0);
 	for (uint64_t k = 0; k < n && !rc; k++) {
 		uint64_t t0 = gic_now_ns(), deadline = t0 + BENCH_DEADLINE_NS;
 
-		rc = post_value(f, s, k, slot_value(PHASE_LATENCY, 0, 0, k), GIC_CTRL_CQ_UPDATE,
+		rc = post_value(f, 0, k, slot_value(PHASE_LATENCY, 0, 0, k), GIC_CTRL_CQ_UPDATE,
 				deadline);
 		if (!rc) {
-			gic_sq_publish_excl(&s->sq, BENCH_ORDER);
-			rc = gic_sq_wait_retired(&s->sq, s->sq.ready, 0, BENCH_ORDER, deadline);
+			gic_sq_publish_excl(sq, BENCH_ORDER);
+			rc = gic_sq_wait_retired(sq, sq->ready, 0, BENCH_ORDER, deadline);
 		}
 		if (rc)
-			return wait_failed(f, s, "phase c: waiting for the CQE", rc);
+			return wait_failed(f, 0, "phase c: waiting for the CQE", rc);
 		rc = gic_samples_add(&job->lat, (double)(gic_now_ns() - t0) / 1e3);
 	}
 	return rc ? rc : check_slots(f, 0, n, PHASE_LATENCY, 0, &job->checked);

@@ -1,9 +1,10 @@
 /*
  * gic-demo - the main job, end to end on softnic.
  *
- * Two PEs in one process, each a protection domain with a CQ and an RC QP,
- * the QPs connected to each other. PE1 registers a destination buffer
- * (REMOTE_WRITE), PE0 a source buffer. A host thread, the submitter, owns
+ * Two PEs in one process (softnic_pair.h), each a protection domain with a
+ * CQ and an RC QP, the QPs connected to each other. PE1 registers a
+ * destination buffer (REMOTE_WRITE), PE0 a source buffer. Flags:
+ * bench/gic/flags.h's table engine. A host thread, the submitter, owns
  * PE0's send queue and posts RDMA writes through gic/post.h (order
  * GIC_ORDER_RELEASE_SYS); softnic's CPU engine threads execute them.
  *
@@ -31,6 +32,7 @@
 #include "flags.h"
 #include "gic/softnic.h"
 #include "pattern.h"
+#include "softnic_pair.h"
 #include "stats.h"
 
 #define DEMO_ORDER GIC_ORDER_RELEASE_SYS
@@ -54,27 +56,17 @@ typedef struct demo_opts {
 	int help;            /* --help: print the flags, run nothing */
 } demo_opts;
 
-typedef struct demo_pe {
-	softnic_pd *pd;
-	softnic_cq *cq;
-	softnic_qp *qp;
-} demo_pe;
-
 typedef struct demo {
 	demo_opts o;
-	softnic *nic;
-	demo_pe pe[2];
-	uint8_t *src;          /* PE0's source slots (pointer mode) */
-	uint8_t *dst;          /* PE1's destination slots */
-	softnic_mr *src_mr;
-	softnic_mr *dst_mr;
+	softnic_pair *p;       /* PE0 -> PE1, one QP pair (softnic_pair.h) */
+	uint8_t *src;          /* PE0's source slots (pointer mode): p->src */
+	uint8_t *dst;          /* PE1's destination slots: p->dst */
+	gic_sq *sq;            /* PE0's send queue (p->q[0].sq); the submitter owns it */
 	size_t nslots;         /* slots of o.size bytes in src and dst */
 	uint32_t wqe_bb;       /* basic blocks of one write WQE */
 	int log_sq_bb;
 	uint8_t *expect;       /* o.size bytes: the pattern being checked */
 	uint8_t *scratch;      /* o.size bytes: inline payloads */
-	gic_sq sq;             /* PE0's send queue; the submitter owns it */
-	gic_cq cqv;            /* its CQ (sq.cq points here) */
 	gic_samples lat;       /* latency samples in microseconds */
 	uint64_t rate_ns;      /* duration of the rate run */
 	uint64_t checked;      /* payloads that passed their check */
@@ -199,93 +191,36 @@ static void plan_geometry(demo *d)
 	d->nslots = d->o.warmup + d->o.iters < cap ? d->o.warmup + d->o.iters : cap;
 }
 
-/* Opens PE i: a PD, a CQ and an RC QP. 0 or errno (message printed). */
-static int pe_open(demo *d, int i)
-{
-	demo_pe *pe = &d->pe[i];
-	softnic_qp_attr qa = { .log_sq_bb = i ? 6 : d->log_sq_bb };
-
-	pe->pd = softnic_pd_alloc(d->nic);
-	pe->cq = pe->pd ? softnic_cq_create(d->nic, i ? 6 : d->log_sq_bb) : NULL;
-	qa.send_cq = pe->cq;
-	pe->qp = pe->cq ? softnic_qp_create(pe->pd, &qa) : NULL;
-	if (!pe->qp) {
-		int rc = errno;
-
-		fprintf(stderr, "gic-demo: PE%d setup: %s (%s)\n", i, strerror(rc),
-			softnic_last_error(d->nic));
-		return rc;
-	}
-	return 0;
-}
-
-/* Allocates and registers the source (PE0) and destination (PE1) slots. */
-static int regions_open(demo *d)
-{
-	size_t bytes = d->nslots * d->o.size;
-
-	d->src = calloc(1, bytes);
-	d->dst = calloc(1, bytes);
-	d->expect = calloc(1, d->o.size);
-	d->scratch = calloc(1, d->o.size);
-	if (!d->src || !d->dst || !d->expect || !d->scratch) {
-		fprintf(stderr, "gic-demo: out of memory for %zu-byte regions\n", bytes);
-		return ENOMEM;
-	}
-	d->src_mr = softnic_reg_mr(d->pe[0].pd, d->src, bytes, SOFTNIC_ACCESS_LOCAL_WRITE);
-	d->dst_mr = softnic_reg_mr(d->pe[1].pd, d->dst, bytes, SOFTNIC_ACCESS_REMOTE_WRITE);
-	if (!d->src_mr || !d->dst_mr) {
-		int rc = errno;
-
-		fprintf(stderr, "gic-demo: reg_mr: %s (%s)\n", strerror(rc),
-			softnic_last_error(d->nic));
-		return rc;
-	}
-	return 0;
-}
-
-/* Opens the softnic, both PEs, their regions, and connects the QPs. */
+/* Opens the softnic, both PEs, their regions and the connected QP pair;
+ * 0 or errno (message printed). */
 static int demo_open(demo *d)
 {
-	softnic_attr na = { .engine_threads = d->o.engine_threads, .strict = d->o.strict };
-	int rc;
+	size_t bytes;
+	sp_cfg c = { .who = "gic-demo", .engine_threads = d->o.engine_threads,
+		     .strict = d->o.strict, .qps = 1 };
 
 	plan_geometry(d);
-	d->nic = softnic_open(&na);
-	if (!d->nic) {
-		fprintf(stderr, "gic-demo: softnic_open: %s\n", strerror(errno));
-		return errno;
+	bytes = d->nslots * d->o.size;
+	c.log_sq_bb = c.log_cq = d->log_sq_bb;
+	c.dst_bytes = c.src_bytes = bytes;
+	d->expect = calloc(1, d->o.size);
+	d->scratch = calloc(1, d->o.size);
+	if (!d->expect || !d->scratch) {
+		fprintf(stderr, "gic-demo: out of memory for %u-byte patterns\n", d->o.size);
+		return ENOMEM;
 	}
-	if ((rc = pe_open(d, 0)) || (rc = pe_open(d, 1)) || (rc = regions_open(d)))
-		return rc;
-	rc = softnic_qp_connect(d->pe[0].qp, d->pe[1].qp);
-	if (!rc)
-		rc = softnic_qp_view(d->pe[0].qp, &d->sq, &d->cqv);
-	if (rc)
-		fprintf(stderr, "gic-demo: connect: %s (%s)\n", strerror(rc),
-			softnic_last_error(d->nic));
-	return rc;
+	if (!(d->p = sp_open(&c)))
+		return errno;
+	d->src = d->p->src;
+	d->dst = d->p->dst;
+	d->sq = &d->p->q[0].sq;
+	return 0;
 }
 
-/* Frees what demo_open() created, in dependency order. */
+/* Frees what demo_open() created. */
 static void demo_close(demo *d)
 {
-	for (int i = 0; i < 2; i++)
-		if (d->pe[i].qp)
-			softnic_qp_destroy(d->pe[i].qp);
-	if (d->src_mr)
-		softnic_dereg_mr(d->src_mr);
-	if (d->dst_mr)
-		softnic_dereg_mr(d->dst_mr);
-	for (int i = 0; i < 2; i++) {
-		if (d->pe[i].cq)
-			softnic_cq_destroy(d->pe[i].cq);
-		if (d->pe[i].pd)
-			softnic_pd_free(d->pe[i].pd);
-	}
-	softnic_close(d->nic);
-	free(d->src);
-	free(d->dst);
+	sp_close(d->p);
 	free(d->expect);
 	free(d->scratch);
 	gic_samples_free(&d->lat);
@@ -297,18 +232,10 @@ static void demo_close(demo *d)
 /* Says why a wait or a reservation failed, with softnic's own account. */
 static void report_failure(demo *d, const char *phase, uint64_t iter, int rc)
 {
-	const char *qp_err = softnic_qp_error(d->pe[0].qp);
+	char what[96];
 
-	fprintf(stderr, "gic-demo: %s: write %" PRIu64 ": %s\n", phase, iter,
-		rc == ETIMEDOUT ? "no completion within 5 s" :
-		rc == EIO ? "completed with an error" : strerror(rc));
-	if (rc == EIO)
-		fprintf(stderr, "  error CQE: %s (syndrome 0x%02x, vendor syndrome 0x%02x, "
-			"wqe %u)\n", gic_syndrome_name(d->sq.err_info.syndrome),
-			d->sq.err_info.syndrome, d->sq.err_info.vendor_syndrome,
-			d->sq.err_info.wqe_counter);
-	fprintf(stderr, "  qp error: %s\n  softnic: %s\n", qp_err[0] ? qp_err : "(none)",
-		softnic_last_error(d->nic));
+	snprintf(what, sizeof(what), "%s: write %" PRIu64, phase, iter);
+	sp_fail(d->p, 0, what, rc);
 }
 
 /* Builds the write of `payload` to destination slot `slot` at BB position
@@ -318,16 +245,16 @@ static void build_write(demo *d, uint64_t pos, size_t slot, const uint8_t *paylo
 			uint8_t fm_ce_se)
 {
 	uint64_t raddr = (uint64_t)(uintptr_t)(d->dst + slot * d->o.size);
-	uint32_t rkey = softnic_mr_rkey(d->dst_mr);
+	uint32_t rkey = d->p->dst_rkey;
 
 	if (d->o.pointer)
-		gic_wqe_write(&d->sq, pos, GIC_OPCODE_RDMA_WRITE, raddr, rkey,
-			      (uint64_t)(uintptr_t)payload, softnic_mr_lkey(d->src_mr), d->o.size,
+		gic_wqe_write(d->sq, pos, GIC_OPCODE_RDMA_WRITE, raddr, rkey,
+			      (uint64_t)(uintptr_t)payload, d->p->src_lkey, d->o.size,
 			      fm_ce_se, 0);
 	else
-		gic_wqe_write_inline(&d->sq, pos, raddr, rkey, payload, d->o.size, fm_ce_se);
+		gic_wqe_write_inline(d->sq, pos, raddr, rkey, payload, d->o.size, fm_ce_se);
 	if (fm_ce_se & GIC_CTRL_CQ_UPDATE)
-		gic_sq_note_signaled(&d->sq, pos + d->wqe_bb, 0);
+		gic_sq_note_signaled(d->sq, pos + d->wqe_bb, 0);
 }
 
 /* The buffer the write to `slot` takes its payload from: the source slot in
@@ -342,13 +269,13 @@ static uint8_t *payload_of(demo *d, size_t slot)
 static int write_and_wait(demo *d, size_t slot, const uint8_t *payload, uint64_t *ns)
 {
 	uint64_t t0 = gic_now_ns(), deadline = t0 + DEMO_DEADLINE_NS, pos;
-	int rc = gic_sq_reserve_excl(&d->sq, d->wqe_bb, &pos, DEMO_ORDER, deadline);
+	int rc = gic_sq_reserve_excl(d->sq, d->wqe_bb, &pos, DEMO_ORDER, deadline);
 
 	if (rc)
 		return rc;
 	build_write(d, pos, slot, payload, GIC_CTRL_CQ_UPDATE);
-	gic_sq_publish_excl(&d->sq, DEMO_ORDER);
-	rc = gic_sq_wait_retired(&d->sq, pos + d->wqe_bb, 0, DEMO_ORDER, deadline);
+	gic_sq_publish_excl(d->sq, DEMO_ORDER);
+	rc = gic_sq_wait_retired(d->sq, pos + d->wqe_bb, 0, DEMO_ORDER, deadline);
 	*ns = gic_now_ns() - t0;
 	return rc;
 }
@@ -396,7 +323,7 @@ static int post_batch(demo *d, uint64_t first, uint32_t n)
 		uint64_t pos, iter = first + j;
 		size_t slot = (size_t)(iter % d->nslots);
 		uint8_t *payload;
-		int rc = gic_sq_reserve_excl(&d->sq, d->wqe_bb, &pos, DEMO_ORDER, deadline);
+		int rc = gic_sq_reserve_excl(d->sq, d->wqe_bb, &pos, DEMO_ORDER, deadline);
 
 		if (rc) {
 			report_failure(d, "rate", iter, rc);
@@ -407,7 +334,7 @@ static int post_batch(demo *d, uint64_t first, uint32_t n)
 		pattern_fill(payload, d->o.size, PHASE_RATE, iter);
 		build_write(d, pos, slot, payload, j + 1 == n ? GIC_CTRL_CQ_UPDATE : 0);
 	}
-	gic_sq_publish_excl(&d->sq, DEMO_ORDER);
+	gic_sq_publish_excl(d->sq, DEMO_ORDER);
 	return 0;
 }
 
@@ -428,7 +355,7 @@ static int run_rate(demo *d)
 
 		rc = post_batch(d, i, left < d->o.batch ? (uint32_t)left : d->o.batch);
 	}
-	if (!rc && (rc = gic_sq_quiet(&d->sq, DEMO_ORDER, gic_now_ns() + DEMO_DEADLINE_NS)))
+	if (!rc && (rc = gic_sq_quiet(d->sq, DEMO_ORDER, gic_now_ns() + DEMO_DEADLINE_NS)))
 		report_failure(d, "rate (final wait)", d->o.iters - 1, rc);
 	d->rate_ns = gic_now_ns() - t0;
 	for (size_t s = 0; s < used && !rc; s++) {
@@ -460,8 +387,8 @@ static void print_header(const demo *d)
 
 	printf("gic-demo: softnic CPU engine, %d engine thread%s, strict %s; PE0 QP 0x%x -> "
 	       "PE1 QP 0x%x (RC)\n", d->o.engine_threads, d->o.engine_threads == 1 ? "" : "s",
-	       d->o.strict ? "on" : "off", softnic_qp_num(d->pe[0].qp),
-	       softnic_qp_num(d->pe[1].qp));
+	       d->o.strict ? "on" : "off", softnic_qp_num(d->p->q[0].qp),
+	       softnic_qp_num(d->p->q[0].peer));
 	printf("  RDMA write %u B %s, order RELEASE_SYS, ring %u BB, %zu slots, iters %" PRIu64
 	       ", warmup %" PRIu64 ", batch %u\n", d->o.size, d->o.pointer ? "pointer" : "inline",
 	       1u << d->log_sq_bb, d->nslots, d->o.iters, d->o.warmup, d->o.batch);
@@ -483,7 +410,7 @@ static void print_results(const demo *d, const gic_summary *lat)
 	printf("rate: %" PRIu64 " writes of %u B in %.3f ms = %.3f M msg/s (%.1f MB/s), batch %u\n",
 	       d->o.iters, d->o.size, (double)d->rate_ns / 1e6, rate_mmsg(d),
 	       rate_mmsg(d) * d->o.size, d->o.batch);
-	softnic_get_stats(d->nic, &st);
+	softnic_get_stats(d->p->nic, &st);
 	printf("softnic: %" PRIu64 " WQEs executed, %" PRIu64 " CQEs, %" PRIu64 " error CQEs, %"
 	       PRIu64 " CQ-full stalls\n", st.wqes_executed, st.cqes_written, st.error_cqes,
 	       st.cq_full_stalls);
