@@ -26,6 +26,14 @@ static const char *who_of(const gic_flag_table *t, const char *sub, char *buf, s
 	return buf;
 }
 
+/* The help that refusals point to: "WHO --help", or "--help" for a
+ * program's table (its own --help). */
+static const char *see_of(const gic_flag_table *t, const char *who, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s%s--help", t->prog ? "" : who, t->prog ? "" : " ");
+	return buf;
+}
+
 enum { HELP_COL = 17, HELP_WIDTH = 80 };
 
 int gic_flag_is(const char *arg, const char *flag)
@@ -229,7 +237,7 @@ static int apply(const gic_flag_table *t, const gic_flag *f, const char *val, vo
 	case GIC_FLAG_CHOICE:
 	case GIC_FLAG_BITS:
 		k = choice_index(who, f->name, val, f->names, f->n,
-				 f->kind == GIC_FLAG_BITS ? f->all : 0, t->common);
+				 f->kind == GIC_FLAG_BITS ? f->all : 0, t->common || t->prog);
 		if (k < 0)
 			return EINVAL;
 		if (f->kind == GIC_FLAG_CHOICE)
@@ -275,14 +283,14 @@ static const gic_flag *match(const gic_flag_table *t, const char *arg, const cha
 
 /* The value of the flag at argv[*i]: after '=' of "--flag=v", else the next
  * argument (advancing *i); NULL after a message when there is none. */
-static const char *flag_value(const char *who, int argc, char **argv, int *i)
+static const char *flag_value(const char *who, const char *see, int argc, char **argv, int *i)
 {
 	const char *eq = strchr(argv[*i], '=');
 
 	if (eq && argv[*i][0] == '-' && argv[*i][1] == '-')
 		return eq + 1;
 	if (*i + 1 >= argc) {
-		fprintf(stderr, "%s: %s needs a value (see %s --help)\n", who, argv[*i], who);
+		fprintf(stderr, "%s: %s needs a value (see %s)\n", who, argv[*i], see);
 		return NULL;
 	}
 	return argv[++*i];
@@ -293,12 +301,13 @@ int gic_flags_take(const gic_flag_table *t, const char *sub, int argc, char **ar
 {
 	const char *val;
 	const gic_flag *f = match(t, argv[*i], &val);
-	char buf[WHO_LEN];
+	char buf[WHO_LEN], see[WHO_LEN + 8];
+	const char *who = who_of(t, sub, buf, sizeof(buf));
 
 	if (!f)
 		return 0;
 	if (f->kind != GIC_FLAG_BOOL && !val &&
-	    !(val = flag_value(who_of(t, sub, buf, sizeof(buf)), argc, argv, i)))
+	    !(val = flag_value(who, see_of(t, who, see, sizeof(see)), argc, argv, i)))
 		return -1;
 	if (apply(t, f, val, state))
 		return -1;
@@ -317,10 +326,11 @@ int gic_flags_parse(const gic_flag_table *t, int argc, char **argv, void *state,
 		if (took < 0)
 			return EINVAL;
 		if (!took) {
-			char buf[WHO_LEN];
+			char buf[WHO_LEN], see[WHO_LEN + 8];
 			const char *who = who_of(t, t->sub, buf, sizeof(buf));
 
-			fprintf(stderr, "%s: unknown flag '%s' (see %s --help)\n", who, argv[i], who);
+			fprintf(stderr, "%s: unknown flag '%s' (see %s)\n", who, argv[i],
+				see_of(t, who, see, sizeof(see)));
 			return EINVAL;
 		}
 	}

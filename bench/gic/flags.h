@@ -93,7 +93,8 @@ typedef struct gic_flag_table {
 	int common;        /* 1: the driver's conventions: messages "gic: FLAG: ...", a
 			    * CHOICE expects "A or B", short flags take glued values */
 	const char *prog;  /* a program of its own ("gic-demo"): messages start with it
-			    * instead of "gic SUB"; NULL for gic's tables */
+			    * instead of "gic SUB", a CHOICE expects "A or B", and
+			    * refusals say "(see --help)"; NULL for gic's tables */
 } gic_flag_table;
 
 #define GIC_FLAG_TABLE(sub_, arr, common_)                                          \
@@ -122,7 +123,7 @@ int gic_flags_take(const gic_flag_table *t, const char *sub, int argc, char **ar
 /* A subcommand's (or a program's) whole parse: gic_flags_defaults, then
  * every argument of argv[1..argc) through gic_flags_take; an argument that
  * is no flag of t is refused ("gic SUB: unknown flag 'ARG' (see gic SUB
- * --help)", "PROG: ... (see PROG --help)" for a program's table). 0 or
+ * --help)", "PROG: ... (see --help)" for a program's table). 0 or
  * EINVAL after a message. */
 int gic_flags_parse(const gic_flag_table *t, int argc, char **argv, void *state,
 		    unsigned *marks);

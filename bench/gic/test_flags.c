@@ -204,9 +204,9 @@ static void check_refusals(void)
 	refused(&common, "--mode x", "gic: --mode: expected own, lock or rr, got 'x'");
 	/* A program's own table (gic-demo's): its name instead of "gic SUB". */
 	refused(&prog, "--n 0", "gic-t: --n: expected an integer in 1..10, got '0'");
-	refused(&prog, "--mode x", "gic-t: --mode: expected one of own|lock|rr, got 'x'");
-	refused(&prog, "--n", "gic-t: --n needs a value (see gic-t --help)");
-	refused(&prog, "--nope", "gic-t: unknown flag '--nope' (see gic-t --help)");
+	refused(&prog, "--mode x", "gic-t: --mode: expected own, lock or rr, got 'x'");
+	refused(&prog, "--n", "gic-t: --n needs a value (see --help)");
+	refused(&prog, "--nope", "gic-t: unknown flag '--nope' (see --help)");
 }
 
 /* The common table: "-q" glued is no value flag; a value flag's glued
