@@ -73,6 +73,7 @@ enum {
 enum { OP_INLINE, OP_WRITE, OP_READ, OP_FA, OP_SEND };
 
 static int pe;
+static pid_t peer_pid;     /* PE 0: PE 1's process */
 static int close_first; /* --peer-exit closed */
 static int devices[2];  /* --devices A,B: PE 0's and PE 1's GPU */
 static int engine[2] = { 1, 1 }; /* --engine B,W: each engine's blocks and warps per block */
@@ -218,6 +219,25 @@ static void sock_io(int fd, void *buf, size_t n, int out)
 		}
 		done += (size_t)r;
 	}
+}
+
+/* Reaps PE 1's process, waiting at most 30 s (then it is killed, said).
+ * 0 when it exited by itself. */
+static int reap_peer(pid_t pid)
+{
+	uint64_t end = gic_now_ns() + 30000000000ull;
+
+	while (waitpid(pid, NULL, WNOHANG) == 0) {
+		if (gic_now_ns() > end) {
+			fprintf(stderr, "PE 0: PE 1 (pid %d) did not exit within 30 s: killed\n",
+				(int)pid);
+			kill(pid, SIGKILL);
+			waitpid(pid, NULL, 0);
+			return ETIMEDOUT;
+		}
+		usleep(1000);
+	}
+	return 0;
 }
 
 static void sync_peer(int fd)
@@ -423,7 +443,7 @@ static int check_pe0(pe_state *s, int fd, const pe_info *t, cudaStream_t st)
 	sock_io(fd, &rc, sizeof(rc), 0);
 	printf("  %-34s %s\n", "PE 1's memory (three writes, FA)", rc ? "ok" : "FAILED");
 	ok &= rc;
-	waitpid(-1, NULL, 0);
+	ok &= !reap_peer(peer_pid);
 	usleep(100000); /* the peer thread's tick: 2 ms */
 	ok &= expect_error(s, st, 5, OP_INLINE, t->addr, t->rkey, GIC_SYND_TRANSPORT_RETRY_EXC_ERR,
 			   SOFTNIC_VSYND_PEER_GONE, close_first ? "write after PE 1 closed and exited" :
@@ -584,6 +604,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	pe = child == 0;
+	peer_pid = child;
 	close(sv[pe ? 0 : 1]);
 	memset(&s, 0, sizeof(s));
 	memset(&mine, 0, sizeof(mine));
@@ -602,7 +623,7 @@ int main(int argc, char **argv)
 		ok = !lat(&s, sv[pe], &theirs, st, n);
 	}
 	softnic_close(s.nic);
-	if (pe == 0 && !check)
-		waitpid(child, NULL, 0);
+	if (pe == 0 && !check && reap_peer(child))
+		ok = 0;
 	return ok ? 0 : 1;
 }

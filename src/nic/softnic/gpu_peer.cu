@@ -15,7 +15,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -114,22 +113,14 @@ typedef struct gpu_peer_part {
 	int thread_on, stop;
 } gpu_peer_part;
 
-static uint64_t gp_now_ns(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
-}
-
 /* Waits for the part's stream with a time limit. 0, ETIMEDOUT or EIO. */
 static int gp_wait(gpu_peer_part *g, const char *what)
 {
-	uint64_t end = gp_now_ns() + GP_WAIT_NS;
+	uint64_t end = gic_now_ns() + GP_WAIT_NS;
 	cudaError_t e;
 
 	while ((e = cudaStreamQuery(g->stream)) == cudaErrorNotReady) {
-		if (gp_now_ns() > end) {
+		if (gic_now_ns() > end) {
 			softnic_set_error(g->nic, "gpu_peer: %s: no answer within 5 s", what);
 			return ETIMEDOUT;
 		}
@@ -466,8 +457,8 @@ static void gp_stop(softnic *nic)
 		if (g->peers[p].used)
 			gp_detach(g, p, 1);
 	__atomic_store_n(&g->host->closed, 1, __ATOMIC_RELEASE);
-	end = gp_now_ns() + 1000000000ull;
-	while (gp_importers_attached(g) && gp_now_ns() < end)
+	end = gic_now_ns() + 1000000000ull;
+	while (gp_importers_attached(g) && gic_now_ns() < end)
 		usleep(200);
 	if (gp_importers_attached(g))
 		fprintf(stderr, "softnic (GPU peers): a peer process still maps this softnic's memory "
@@ -786,7 +777,7 @@ int softnic_gpu_peer_connect(softnic_qp *qp, int peer, uint32_t remote_qpn)
 {
 	softnic *nic = qp ? qp->nic : NULL;
 	gpu_peer_part *g = nic ? nic->gpu_peer : NULL;
-	uint64_t end = gp_now_ns() + GP_CONNECT_NS;
+	uint64_t end = gic_now_ns() + GP_CONNECT_NS;
 	gp_link *l;
 	int i, j = -1;
 
@@ -806,7 +797,7 @@ int softnic_gpu_peer_connect(softnic_qp *qp, int peer, uint32_t remote_qpn)
 	pthread_mutex_lock(&g->lock);
 	i = gp_publish_qp(g, qp, remote_qpn);
 	while (i >= 0 && !l->gone && (j = gp_find_remote(g, l, remote_qpn, qp->s->qpn)) < 0 &&
-	       gp_now_ns() < end) {
+	       gic_now_ns() < end) {
 		pthread_mutex_unlock(&g->lock);
 		usleep(200);
 		pthread_mutex_lock(&g->lock);
