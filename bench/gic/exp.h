@@ -177,6 +177,10 @@ typedef struct gic_experiment {
 	 * EPROTO). Set exactly when check_procs is. */
 	int (*run_pe)(struct gic_pair *pair, const gic_opts *o, const void *state,
 		      size_t state_len);
+	/* 1: --procs 2 runs in GPU mode too, on the softnic provider (each PE
+	 * a GPU-engine softnic, their QPs GPU peers: gic/softnic_gpu_peer.h);
+	 * 0: --procs 2 needs --host. */
+	int gpu_procs;
 } gic_experiment;
 
 /* ------------------------------------------------------------------ */

@@ -1117,6 +1117,8 @@ static int lat_run_pe(gic_pair *pair, const gic_opts *o, const void *state, size
 		fprintf(stderr, "gic lat: PE%d: a malformed job\n", gic_pair_rank(pair));
 		return EPROTO;
 	}
+	if (!o->host) /* GPU mode: the PEs' GPU engines as peers */
+		return gic_gpu_lat_pe(pair, o, st);
 	c = lat_fixture(o, st);
 	L.region = c.region;
 	for (int k = 0; k < st->nqps && !rc; k++) {
@@ -1139,6 +1141,12 @@ static int lat_check_procs(const gic_opts *o, const void *state)
 	const lat_state *st = state;
 	unsigned gda = GIC_LAT_GDA_INLINE | GIC_LAT_GDA_POINTER;
 
+	if (!o->host && (st->orders != (1u << GIC_ORDER_FENCE_GPU) || st->nqps != 1 ||
+			 st->qps[0] != 1)) {
+		fprintf(stderr, "gic lat: --procs %d in GPU mode runs one QP at --order fence-gpu\n",
+			o->procs);
+		return EINVAL;
+	}
 	if (st->sweep || (st->metrics & GIC_LAT_TIMER)) {
 		fprintf(stderr, "gic lat: --procs %d runs the mini-gda rows of issue, "
 			"put+completion and rtt; not %s\n", o->procs,
@@ -1164,10 +1172,13 @@ static int lat_run_fn(const gic_opts *o, void *state, const gic_run_info *info, 
 	if (o->procs > 1) {
 		lat_state gda = *st;
 
-		if (st->paths & ~(unsigned)(GIC_LAT_GDA_INLINE | GIC_LAT_GDA_POINTER))
-			fprintf(stderr, "gic lat: --procs %d: the paths gda-inline and gda-pointer "
-				"(the proxy paths run with one process)\n", o->procs);
-		gda.paths &= GIC_LAT_GDA_INLINE | GIC_LAT_GDA_POINTER;
+		unsigned run = o->host ? GIC_LAT_GDA_INLINE | GIC_LAT_GDA_POINTER : GIC_LAT_GDA_INLINE;
+
+		if (st->paths & ~run)
+			fprintf(stderr, "gic lat: --procs %d: the path%s %s (the others run with one "
+				"process)\n", o->procs, o->host ? "s" : "",
+				o->host ? "gda-inline and gda-pointer" : "gda-inline");
+		gda.paths &= run;
 		return gic_pair_run(o, SUB, &gda, sizeof(gda), LAT_PAIR_PHASES, LAT_PAIR_RESULTS,
 				    sink);
 	}
@@ -1209,4 +1220,5 @@ const gic_experiment gic_exp_lat = {
 	.run = lat_run_fn,
 	.check_procs = lat_check_procs,
 	.run_pe = lat_run_pe,
+	.gpu_procs = 1,
 };

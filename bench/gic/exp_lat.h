@@ -209,6 +209,18 @@ const char *gic_lat_metric_name(unsigned metric_bit);
 int gic_gpu_lat(const gic_opts *o, const lat_state *st, const gic_run_info *info,
 		gic_sink *sink);
 
+struct gic_pair;
+
+/* --procs 2 in GPU mode (bench/gic/gpu_lat.cu), this process's PE of pair:
+ * gda-inline's issue, put+completion and rtt at order fence-gpu, one QP,
+ * each PE a process on o->device with a GPU-engine softnic of its own
+ * (one warp), the QPs connected through gic/softnic_gpu_peer.h (PE 0's
+ * engine writes PE 1's GPU memory, mapped through CUDA IPC). PE 0 times
+ * and puts the rows; PE 1 checks every payload and sends its verdict.
+ * Both engines spin on the GPU at once only under MPS. 0, ENOTSUP without
+ * CUDA, or an errno after a message. */
+int gic_gpu_lat_pe(struct gic_pair *pair, const gic_opts *o, const lat_state *st);
+
 #ifdef __cplusplus
 }
 #endif

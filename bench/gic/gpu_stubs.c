@@ -56,6 +56,12 @@ int gic_gpu_placement(const gic_opts *o, gic_run_info *info)
 
 #ifndef GIC_HAVE_GPU_LAT
 GIC_GPU_STUB(lat)
+
+int gic_gpu_lat_pe(struct gic_pair *pair, const gic_opts *o, const lat_state *st)
+{
+	(void)pair, (void)o, (void)st;
+	return ENOTSUP;
+}
 #endif
 #ifndef GIC_HAVE_GPU_RATE
 GIC_GPU_STUB(rate)

@@ -345,6 +345,8 @@ static int check_procs(const gic_experiment *e, const gic_opts *o, const void *s
 			which);
 		return EINVAL;
 	}
+	if (!o->host && e->gpu_procs && o->provider == GIC_PROV_SOFTNIC)
+		return e->check_procs(o, state); /* GPU mode: softnic's GPU peers */
 	if (!o->host) {
 		fprintf(stderr, "gic %s: --procs %d runs the host mode's PEs as processes: add "
 			"--host\n", e->name, o->procs);
