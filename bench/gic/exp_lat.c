@@ -1133,6 +1133,14 @@ static int lat_run_pe(gic_pair *pair, const gic_opts *o, const void *state, size
 	return rc;
 }
 
+int gic_lat_gpu_samples_ok(int n)
+{
+	if (n >= 1 && n <= GIC_LAT_GPU_MAX_SAMPLES)
+		return 1;
+	fprintf(stderr, "gic lat: -n plus -w must be 1..%d on the GPU\n", GIC_LAT_GPU_MAX_SAMPLES);
+	return 0;
+}
+
 /* --procs 2 (after main's checks: --host, a provider other than softnic):
  * the mini-gda paths only, without --sweep and the timer check. The
  * default paths (all) run their mini-gda ones, said. */
@@ -1147,6 +1155,8 @@ static int lat_check_procs(const gic_opts *o, const void *state)
 			o->procs);
 		return EINVAL;
 	}
+	if (!o->host && !gic_lat_gpu_samples_ok(o->iters + o->warmup))
+		return EINVAL; /* before the PEs start, not in each of them */
 	if (st->sweep || (st->metrics & GIC_LAT_TIMER)) {
 		fprintf(stderr, "gic lat: --procs %d runs the mini-gda rows of issue, "
 			"put+completion and rtt; not %s\n", o->procs,

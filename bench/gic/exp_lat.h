@@ -164,6 +164,11 @@ typedef struct lat_state {
  * the pointer writes of gda-pointer and the proxy paths (Figure 11). */
 enum { GIC_LAT_SWEEP_INLINE = 0, GIC_LAT_SWEEP_POINTER = 1 };
 enum { GIC_LAT_SWEEP_MAX_SIZES = 64 };
+/* The GPU mode's samples (-n plus -w) at most: its sample buffers. */
+enum { GIC_LAT_GPU_MAX_SAMPLES = 4096 };
+
+/* 1 when n samples (-n plus -w) fit the GPU mode, else 0 after a message. */
+int gic_lat_gpu_samples_ok(int n);
 /* The largest pointer size, and the destination (and source) bytes of a
  * pointer sweep: at least two slots of the largest size. */
 #define GIC_LAT_SWEEP_MAX_POINTER ((size_t)2 << 20)

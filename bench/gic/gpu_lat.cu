@@ -69,7 +69,7 @@ extern "C" {
 #include <math.h>
 #include <unistd.h>
 
-enum { LAT_MAX_SAMPLES = 4096, LAT_REGION = 4 << 20 };
+enum { LAT_REGION = 4 << 20 };
 
 #define DL (gic_now_ns() + ENV_DEADLINE_NS)
 
@@ -1579,10 +1579,8 @@ int gic_gpu_lat(const gic_opts *o, const lat_state *st, const gic_run_info *info
 	L.info = info;
 	L.sink = sink;
 	L.n = o->iters + o->warmup;
-	if (L.n < 1 || L.n > LAT_MAX_SAMPLES) {
-		fprintf(stderr, "gic lat: -n plus -w must be 1..%d on the GPU\n", LAT_MAX_SAMPLES);
+	if (!gic_lat_gpu_samples_ok(L.n))
 		return EINVAL;
-	}
 	if (info->sm_mhz <= 0)
 		return ENODEV;
 	if (st->sweep) { /* every family's sizes checked before anything runs */
@@ -1848,10 +1846,8 @@ int gic_gpu_lat_pe(gic_pair *pair, const gic_opts *o, const lat_state *st)
 	double mhz = 0;
 	lat_proc P;
 
-	if (n < 1 || n > LAT_MAX_SAMPLES) {
-		fprintf(stderr, "gic lat: -n plus -w must be 1..%d on the GPU\n", LAT_MAX_SAMPLES);
+	if (!gic_lat_gpu_samples_ok(n))
 		return EINVAL;
-	}
 	if (gic_gpu_available(gpu, sizeof(gpu), &mhz, o->device) || mhz <= 0) {
 		fprintf(stderr, "gic lat: PE%d: no GPU %d\n", rank, o->device);
 		return ENODEV;

@@ -243,14 +243,16 @@ void gic_pair_phase_done(gic_pair *pair, int valid)
 static const gic_experiment *check_job(const gic_pair *pair, pair_job *job)
 {
 	const gic_experiment *e;
+	int gpu = !job->o.host; /* GPU mode: softnic's GPU peers (gic_experiment.gpu_procs) */
 
 	job->sub[sizeof(job->sub) - 1] = job->nic[sizeof(job->nic) - 1] = '\0';
 	job->transport[sizeof(job->transport) - 1] = '\0';
 	if (job->limit_s < 1 || job->o.iters < 1 || job->o.warmup < 0 ||
-	    job->o.provider != GIC_PROV_MLX5 || job->state_len > sizeof(job->state))
+	    job->o.provider != (gpu ? GIC_PROV_SOFTNIC : GIC_PROV_MLX5) ||
+	    job->state_len > sizeof(job->state))
 		gic_pl_die(&pair->pl, "reading the job", "malformed");
 	e = gic_experiment_find(job->sub);
-	if (!e || !e->run_pe)
+	if (!e || !e->run_pe || (gpu && !e->gpu_procs))
 		gic_pl_die(&pair->pl, "reading the job", "no experiment of that name runs as a pair");
 	return e;
 }
@@ -266,18 +268,18 @@ int gic_pair_main(int argc, char **argv)
 	if (gic_pl_pe_args(argc, argv, "gic --procs 2", v))
 		return 2;
 	signal(SIGPIPE, SIG_IGN);
-	gic_pl_pe_init(&pair.pl, "mlx5", "--procs", GIC_PAIR_MAGIC, v[0], v[1], v[3]);
+	gic_pl_pe_init(&pair.pl, "pair", "--procs", GIC_PAIR_MAGIC, v[0], v[1], v[3]);
 	pair.in_fd = v[2];
 	if (pair.pl.npes != 2)
 		gic_pl_die(&pair.pl, "arguments", "--procs 2 runs two PEs");
 	gic_pl_read_job(&pair.pl, pair.in_fd, &job, sizeof(job));
 	e = check_job(&pair, &job);
+	pair.pl.lib = prov_name(job.o.provider); /* the driver's name for this PE */
 	pair.pl.sub = job.sub;
 	pair.limit_s = job.limit_s;
 	gic_pl_pe_alarm(&pair.pl, job.limit_s);
 	o = job.o;
 	o.nic = job.nic[0] ? job.nic : NULL;
-	o.host = 1;
 	o.procs = 2;
 	gic_set_mlx5_transport(job.transport);
 	rc = e->run_pe(&pair, &o, job.state, job.state_len);
