@@ -30,7 +30,7 @@
  * its own 64 slots, then flush; the rate is every message over first start
  * to last flush, globaltimer): after its flushes each CTA signals on its
  * context; PE 1 waits for every CTA's signal and checks every slot. One
- * warm-up round, then GIC_NC_ROUNDS measured ones (p50 is their median).
+ * warm-up round, then GIC_PE_ROUNDS measured ones (p50 is their median).
  *
  * Signals live per context at the receiver: NC_SIG_REQ (PE 1: requests),
  * NC_SIG_ANS (PE 0: answers), NC_SIG_DONE (PE 1: a sender's "all landed").
@@ -62,9 +62,6 @@
 #include "pe_gpu.cuh"
 
 enum {
-	NC_LAT_SLOTS = 1 << 16, /* destination slots of the one-way runs */
-	NC_RATE_SLOTS = 64,     /* per thread */
-	NC_ROUNDS = 5,          /* measured rate rounds */
 	NC_PH_PUT = 0, NC_PH_PUTV = 1, NC_PH_RTT = 2, /* lat phases; rate: the row index */
 	NC_SIG_REQ = 0, NC_SIG_ANS = 1, NC_SIG_DONE = 2, NC_SIGNALS = 3,
 	NC_ALIGN = 4096,        /* NCCL_WIN_REQUIRED_ALIGNMENT */
@@ -141,6 +138,119 @@ static __global__ void reset_kernel(ncclDevComm dev)
 	}
 }
 
+/* The GIN transport of the shared bodies (pe_bodies.cuh): window offsets
+ * of win on one context (gin); the round trip's signals carry requests
+ * (NC_SIG_REQ) and answers (NC_SIG_ANS), each putValue'd to off, and word
+ * is this side's (PE 0: the answer; PE 1: the request, a wrong one
+ * counted in *bad). */
+typedef size_t pe_tx_dst_t;
+typedef size_t pe_tx_src_t;
+
+typedef struct pe_tx {
+	size_t dst, src;
+	ncclGin *gin;
+	ncclTeam world;
+	ncclWindow_t win;
+	int peer;
+	uint64_t off;
+	const volatile uint64_t *word;
+	int *bad;
+} pe_tx;
+
+static __device__ __forceinline__ pe_tx nc_tx(ncclGin *gin, const ncclDevComm &dev,
+					      ncclWindow_t win, size_t dst, size_t src, int peer)
+{
+	pe_tx x = { dst, src, gin, ncclTeamWorld(dev), win, peer, 0, NULL, NULL };
+
+	return x;
+}
+
+static __device__ __forceinline__ size_t pe_tx_dst(const pe_tx &x, int s)
+{
+	return x.dst + 8 * (size_t)s;
+}
+
+static __device__ __forceinline__ size_t pe_tx_src(const pe_tx &x, int s)
+{
+	return x.src + 8 * (size_t)s;
+}
+
+static __device__ __forceinline__ pe_tx pe_tx_shift(const pe_tx &x, size_t k)
+{
+	pe_tx y = x;
+
+	y.dst = x.dst + k * 8;
+	y.src = x.src + k * 8;
+	return y;
+}
+
+/* mode 1: put from f; 0: putValue of v (the value travels in the
+ * descriptor). */
+static __device__ __forceinline__ void pe_tx_put(const pe_tx &x, int mode, size_t d, size_t f,
+						 uint64_t v)
+{
+	if (mode)
+		x.gin->put(x.world, x.peer, x.win, d, x.win, f, 8);
+	else
+		x.gin->putValue(x.world, x.peer, x.win, d, v);
+}
+
+static __device__ __forceinline__ void pe_tx_complete(const pe_tx &x, int)
+{
+	x.gin->flush(ncclCoopThread());
+}
+
+static __device__ __forceinline__ void pe_tx_request(const pe_tx &x, int, uint64_t v)
+{
+	x.gin->putValue(x.world, x.peer, x.win, x.off, v, ncclGin_SignalInc{ NC_SIG_REQ });
+}
+
+/* The answer's signal reaches i + 1. */
+static __device__ __forceinline__ int pe_tx_wait_answer(const pe_tx &x, int i, uint64_t,
+							uint64_t limit_ns)
+{
+	return nc_wait_signal(*x.gin, NC_SIG_ANS, (uint64_t)i + 1, limit_ns);
+}
+
+/* The answer word holds ~request. */
+static __device__ __forceinline__ int pe_tx_answer_rc(const pe_tx &x, int rc, uint64_t v)
+{
+	return rc ? rc : *x.word == ~v ? 0 : EIO;
+}
+
+static __device__ __forceinline__ int pe_tx_wait_request(const pe_tx &x, int i, uint64_t v,
+							 uint64_t limit_ns)
+{
+	int rc = nc_wait_signal(*x.gin, NC_SIG_REQ, (uint64_t)i + 1, limit_ns);
+
+	if (!rc)
+		*x.bad += *x.word != v;
+	return rc;
+}
+
+static __device__ __forceinline__ void pe_tx_answer(const pe_tx &x, int, uint64_t v)
+{
+	x.gin->putValue(x.world, x.peer, x.win, x.off, v, ncclGin_SignalInc{ NC_SIG_ANS });
+}
+
+static __device__ __forceinline__ void pe_tx_rtt_end(const pe_tx &x)
+{
+	x.gin->flush(ncclCoopThread());
+}
+
+/* Every thread's puts are issued and flushed before thread 0 signals; the
+ * signal lands after all of them (same context). */
+static __device__ __forceinline__ void pe_tx_rate_end(const pe_tx &x)
+{
+	__syncthreads();
+	if (threadIdx.x == 0) {
+		x.gin->signal(x.world, x.peer, ncclGin_SignalInc{ NC_SIG_DONE });
+		x.gin->flush(ncclCoopThread());
+	}
+}
+
+#include "pe_bodies.cuh"
+
 /* PE 0, one thread, context 0: sample i puts 8 bytes into slot i % slots
  * of the peer's window at dst (from the same slot at src: put; the value
  * itself: putValue), then flushes. Last, the "all landed" signal. */
@@ -149,31 +259,12 @@ static __global__ void oneway_kernel(ncclDevComm dev, ncclWindow_t win, size_t s
 				     int n, int slots, int peer, nc_sample *out)
 {
 	ncclGin gin(dev, 0);
-	ncclTeam world = ncclTeamWorld(dev);
+	pe_tx x = nc_tx(&gin, dev, win, dst, src, peer);
 
-	for (int i = 0; i < n; i++) {
-		int s = i % slots;
-		uint64_t v = pe_val((uint64_t)s, PUT ? 1 : 2);
-		size_t d = dst + 8 * (size_t)s, f = src + 8 * (size_t)s;
-
-		/* Inputs are made before the clock starts. */
-		asm volatile("" : "+l"(v), "+l"(d), "+l"(f));
-		long long c0 = clock64();
-		if (PUT)
-			gin.put(world, peer, win, d, win, f, 8);
-		else
-			gin.putValue(world, peer, win, d, v);
-		long long c1 = clock64();
-		gin.flush(ncclCoopThread());
-		long long c2 = clock64();
-
-		out[i].issue = c1 - c0;
-		out[i].total = c2 - c0;
-		out[i].rc = 0;
-	}
+	pe_oneway_body(x, PUT, PUT ? 1 : 2, n, slots, out);
 	/* NCCL orders a signal after every earlier put of this context to
 	 * this peer: when PE 1 sees it, every payload above has landed. */
-	gin.signal(world, peer, ncclGin_SignalInc{ NC_SIG_DONE });
+	gin.signal(x.world, peer, ncclGin_SignalInc{ NC_SIG_DONE });
 	gin.flush(ncclCoopThread());
 }
 
@@ -198,23 +289,11 @@ static __global__ void rtt_pe0_kernel(ncclDevComm dev, ncclWindow_t win, size_t 
 				      uint64_t limit_ns, nc_sample *out)
 {
 	ncclGin gin(dev, 0);
-	ncclTeam world = ncclTeamWorld(dev);
+	pe_tx x = nc_tx(&gin, dev, win, 0, 0, peer);
 
-	for (int i = 0; i < n; i++) {
-		uint64_t v = pe_val((uint64_t)i, 3);
-
-		asm volatile("" : "+l"(v));
-		long long c0 = clock64();
-		gin.putValue(world, peer, win, off, v, ncclGin_SignalInc{ NC_SIG_REQ });
-		int rc = nc_wait_signal(gin, NC_SIG_ANS, (uint64_t)i + 1, limit_ns);
-
-		out[i].total = clock64() - c0;
-		out[i].issue = 0;
-		out[i].rc = rc ? rc : *resp == ~v ? 0 : EIO;
-		if (rc)
-			break;
-	}
-	gin.flush(ncclCoopThread());
+	x.off = off;
+	x.word = resp;
+	pe_rtt_pe0_body(x, n, limit_ns, out);
 }
 
 /* PE 1, context 0: waits for request i, checks it, answers it. *bad
@@ -224,20 +303,12 @@ static __global__ void rtt_pe1_kernel(ncclDevComm dev, ncclWindow_t win, size_t 
 				      uint64_t limit_ns, int *rc_out, int *bad)
 {
 	ncclGin gin(dev, 0);
-	ncclTeam world = ncclTeamWorld(dev);
-	int rc = 0;
+	pe_tx x = nc_tx(&gin, dev, win, 0, 0, peer);
 
-	for (int i = 0; i < n && !rc; i++) {
-		uint64_t v = pe_val((uint64_t)i, 3);
-
-		rc = nc_wait_signal(gin, NC_SIG_REQ, (uint64_t)i + 1, limit_ns);
-		if (rc)
-			break;
-		*bad += *req != v;
-		gin.putValue(world, peer, win, off, ~v, ncclGin_SignalInc{ NC_SIG_ANS });
-	}
-	gin.flush(ncclCoopThread());
-	*rc_out = rc;
+	x.off = off;
+	x.word = req;
+	x.bad = bad;
+	pe_rtt_pe1_body(x, n, limit_ns, rc_out);
 }
 
 /* PE 0, the threads of a rate row: n puts each to the thread's own slots,
@@ -246,29 +317,8 @@ static __global__ void rate_kernel(ncclDevComm dev, ncclWindow_t win, size_t src
 				   int n, int peer, unsigned long long *span)
 {
 	ncclGin gin(dev, (int)blockIdx.x);
-	ncclTeam world = ncclTeamWorld(dev);
-	size_t t = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
-	size_t d = dst + t * NC_RATE_SLOTS * 8, s = src + t * NC_RATE_SLOTS * 8;
 
-	__syncthreads(); /* every thread of the CTA starts the clock together */
-	unsigned long long t0 = pe_now_ns();
-	for (int i = 0; i < n; i++) {
-		size_t k = 8 * (size_t)(i & (NC_RATE_SLOTS - 1));
-
-		gin.put(world, peer, win, d + k, win, s + k, 8);
-	}
-	gin.flush(ncclCoopThread());
-	unsigned long long t1 = pe_now_ns();
-
-	atomicMin(&span[0], t0);
-	atomicMax(&span[1], t1);
-	/* Every thread's puts are issued and flushed before thread 0
-	 * signals; the signal lands after all of them (same context). */
-	__syncthreads();
-	if (threadIdx.x == 0) {
-		gin.signal(world, peer, ncclGin_SignalInc{ NC_SIG_DONE });
-		gin.flush(ncclCoopThread());
-	}
+	pe_rate_body(nc_tx(&gin, dev, win, dst, src, peer), 1, n, span);
 }
 
 /* ------------------------------------------------------------------ */
@@ -347,8 +397,7 @@ static int nc_skip(const nc_pe *P, int kind, int found, const char *why)
 static void nc_result(const nc_pe *P, gic_result *r, const char *name, const char *metric,
 		      const char *unit)
 {
-	gic_result_init(r, P->pl.sub, name, metric, unit);
-	snprintf(r->transport, sizeof(r->transport), "%s", P->transport);
+	pe_result(&P->pl, r, name, metric, unit, P->transport);
 }
 
 /* Reads n words of the window at off back; 1 when word i holds want(i)
@@ -396,15 +445,6 @@ static void nc_reset_signals(const nc_pe *P)
 
 /* ------------------------------------------------------------------ */
 /* lat. */
-
-typedef struct lat_want {
-	uint64_t tag;
-} lat_want;
-
-static uint64_t lat_slot_want(size_t i, const void *arg)
-{
-	return pe_val(i, ((const lat_want *)arg)->tag);
-}
 
 /* The paper's Table 3 (P-IB, NCCL 2.30/2.31 over ConnectX-7) for a row,
  * by backend: GDAKI non-inline (put) and inline (putValue), GIN Proxy. */
@@ -457,7 +497,7 @@ static lat_layout lat_plan(const gic_nc_job *J)
 	size_t slot_bytes;
 
 	L.n = J->iters + J->warmup;
-	L.slots = L.n < NC_LAT_SLOTS ? L.n : NC_LAT_SLOTS;
+	L.slots = L.n < PE_LAT_SLOTS ? L.n : PE_LAT_SLOTS;
 	slot_bytes = ((size_t)L.slots * 8 + NC_ALIGN - 1) / NC_ALIGN * NC_ALIGN;
 	L.src = 0;
 	L.dst = slot_bytes;
@@ -472,12 +512,12 @@ static void run_lat_oneway(nc_pe *P, const lat_layout *L, nc_sample *h, nc_sampl
 	const gic_nc_job *J = P->job;
 
 	for (int put = 1; put >= 0; put--) {
-		int phase = put ? NC_PH_PUT : NC_PH_PUTV, valid = 1;
-		lat_want w = { (uint64_t)(put ? 1 : 2) };
+		int phase = put ? NC_PH_PUT : NC_PH_PUTV, valid;
+		uint64_t tag = put ? 1 : 2;
 		const char *name = put ? "gin put" : "gin putValue";
 
 		if (P->pl.rank == 0) {
-			nc_fill(P, L->src, (size_t)L->slots, w.tag);
+			nc_fill(P, L->src, (size_t)L->slots, tag);
 		} else {
 			cuda_ok(P, cudaMemsetAsync(P->buf + L->dst, 0, (size_t)L->slots * 8,
 						   P->stream), "clear");
@@ -500,14 +540,13 @@ static void run_lat_oneway(nc_pe *P, const lat_layout *L, nc_sample *h, nc_sampl
 			int rc = nc_wait_done(P, want, d_want, d_rc);
 
 			gic_pl_verdict(&P->pl, phase,
-				       !rc && nc_check(P, L->dst, (size_t)L->slots, lat_slot_want,
-						       &w, name));
+				       !rc && nc_check(P, L->dst, (size_t)L->slots, pe_tag_want,
+						       &tag, name));
 		}
 		nc_barrier(P, "barrier after the one-way run");
 		if (P->pl.rank == 1)
 			continue;
-		for (int i = 0; i < L->n; i++)
-			valid &= h[i].rc == 0;
+		valid = pe_samples_ok(h, L->n);
 		if (J->metrics & GIC_LAT_ISSUE)
 			lat_emit(P, phase, name, "issue", h, L->n, 0, valid,
 				 put ? "put" : "putValue");
@@ -522,7 +561,7 @@ static void run_lat_rtt(nc_pe *P, const lat_layout *L, nc_sample *h, nc_sample *
 	uint64_t limit_ns = (uint64_t)P->job->limit_s * 1000000000ull;
 	/* Requests land in the first word (PE 1), answers in the second (PE 0). */
 	size_t req = L->words, resp = L->words + 8;
-	int rc = -1, bad = 0, *d_bad = d_rc + 1, valid = 1;
+	int rc = -1, bad = 0, *d_bad = d_rc + 1, valid;
 
 	cuda_ok(P, cudaMemsetAsync(P->buf + L->words, 0, 16, P->stream), "clear");
 	cuda_ok(P, cudaMemsetAsync(d_rc, 0, 2 * sizeof(int), P->stream), "clear");
@@ -558,8 +597,7 @@ static void run_lat_rtt(nc_pe *P, const lat_layout *L, nc_sample *h, nc_sample *
 		gic_pl_verdict(&P->pl, NC_PH_RTT, rc == 0 && bad == 0);
 		return;
 	}
-	for (int i = 0; i < L->n; i++)
-		valid &= h[i].rc == 0;
+	valid = pe_samples_ok(h, L->n);
 	if (!valid)
 		fprintf(stderr, "gic lat: NCCL PE 0: round trips: an answer was late or wrong\n");
 	lat_emit(P, NC_PH_RTT, "gin putValue", "rtt", h, L->n, 1, valid,
@@ -589,15 +627,6 @@ static void run_lat(nc_pe *P, const lat_layout *L)
 /* ------------------------------------------------------------------ */
 /* rate. */
 
-/* Word i of the destination: the source's word i (pattern tag 4) when
- * its thread wrote that slot (-n messages cover the first n slots). */
-static uint64_t rate_slot_want(size_t i, const void *arg)
-{
-	int n = *(const int *)arg; /* messages per thread */
-
-	return (int)(i % NC_RATE_SLOTS) < n ? pe_val(i, 4) : 0;
-}
-
 /* The window's regions for a rate job: src, dst (64 slots per thread). */
 static size_t rate_words(const gic_nc_job *J)
 {
@@ -605,7 +634,7 @@ static size_t rate_words(const gic_nc_job *J)
 
 	for (int r = 0; r < J->nrows; r++)
 		maxt = J->rows[r].threads > maxt ? J->rows[r].threads : maxt;
-	return (size_t)maxt * NC_RATE_SLOTS;
+	return (size_t)maxt * PE_RATE_SLOTS;
 }
 
 static void run_rate(nc_pe *P)
@@ -625,12 +654,12 @@ static void run_rate(nc_pe *P)
 		const gic_nc_rate_row *row = &J->rows[r];
 		int per_cta = row->threads / row->ctas, ok = 1;
 		int want[NCCL_GIN_MAX_CONTEXTS] = { 0 };
-		double rates[NC_ROUNDS];
+		double rates[PE_ROUNDS];
 
 		/* CTA b signals once on context b mod nctx. */
 		for (int b = 0; b < row->ctas; b++)
 			want[b % P->nctx]++;
-		for (int round = -1; round < NC_ROUNDS; round++) { /* -1: warm-up */
+		for (int round = -1; round < PE_ROUNDS; round++) { /* -1: warm-up */
 			unsigned long long span[2] = { ~0ull, 0 };
 
 			if (P->pl.rank == 1) {
@@ -650,12 +679,11 @@ static void run_rate(nc_pe *P)
 							   cudaMemcpyDeviceToHost, P->stream), "span");
 				nc_sync(P, row->name);
 				if (round >= 0)
-					rates[round] = (double)row->threads * J->iters * 1e3 /
-						       (double)(span[1] - span[0]);
+					rates[round] = pe_rate_mps(row->threads, J->iters, span);
 			} else {
 				ok &= !nc_wait_done(P, want, d_want, d_rc) &&
-				      nc_check(P, dst, (size_t)row->threads * NC_RATE_SLOTS,
-					       rate_slot_want, &J->iters, row->name);
+				      nc_check(P, dst, (size_t)row->threads * PE_RATE_SLOTS,
+					       pe_rate_want, &J->iters, row->name);
 			}
 			nc_barrier(P, "barrier after a rate round");
 		}
@@ -666,10 +694,10 @@ static void run_rate(nc_pe *P)
 		gic_result res;
 
 		nc_result(P, &res, row->name, "message rate", "M msg/s");
-		gic_result_set_values(&res, rates, NC_ROUNDS, 0);
+		gic_result_set_values(&res, rates, PE_ROUNDS, 0);
 		gic_result_param(&res, "threads=%d ctas=%d size=8 msgs_per_thread=%d rounds=%d "
 				 "api=put+flush pes=2 devices=0,1 backend=%s contexts=%d nccl=%s",
-				 row->threads, row->ctas, J->iters, NC_ROUNDS, P->backend, P->nctx,
+				 row->threads, row->ctas, J->iters, PE_ROUNDS, P->backend, P->nctx,
 				 P->version);
 		snprintf(res.note, sizeof(res.note), "NCCL %s GIN %s; CTA b on context b mod %d; "
 			 "64 slots per thread, each checked on PE 1 after every round", P->version,

@@ -86,9 +86,6 @@
 #include "pe_gpu.cuh"
 
 enum {
-	NV_LAT_SLOTS = 1 << 16, /* destination slots of the one-way runs */
-	NV_RATE_SLOTS = 64,     /* per thread */
-	NV_ROUNDS = 5,          /* measured rate rounds */
 	NV_PH_PUT = 0, NV_PH_P = 1, NV_PH_RTT = 2, NV_PH_QP = 3, /* lat phases; rate: the row
 								    * index */
 	NV_BG_SLOTS = 2048,     /* loaded: slots per background writer */
@@ -147,41 +144,117 @@ static __host__ __device__ uint64_t nv_mode_tag(int mode)
 	return mode == NV_MODE_PUT ? 1 : mode == NV_MODE_P ? 2 : 5;
 }
 
+/* The NVSHMEM transport of the shared bodies (pe_bodies.cuh): symmetric
+ * addresses; for NV_MODE_QP the QP's handle h and its copy in device
+ * memory qp; the round trip's request and answer words. */
+typedef uint64_t *pe_tx_dst_t;
+typedef const uint64_t *pe_tx_src_t;
+
+typedef struct pe_tx {
+	pe_tx_dst_t dst;
+	pe_tx_src_t src;
+	int peer;
+	nvshmemx_qp_handle_t h;
+	const nvshmemx_qp_handle_t *qp;
+	uint64_t *req, *resp;
+} pe_tx;
+
+/* The transport of a kernel of mode: h read from *qp for NV_MODE_QP. */
+static __device__ __forceinline__ pe_tx nv_tx(uint64_t *dst, const uint64_t *src, int peer,
+					      int mode, const nvshmemx_qp_handle_t *qp)
+{
+	pe_tx x = { dst, src, peer,
+		    mode == NV_MODE_QP ? *qp : (nvshmemx_qp_handle_t)NVSHMEMX_QP_DEFAULT, qp,
+		    NULL, NULL };
+
+	return x;
+}
+
+static __device__ __forceinline__ pe_tx_dst_t pe_tx_dst(const pe_tx &x, int s)
+{
+	return x.dst + s;
+}
+
+static __device__ __forceinline__ pe_tx_src_t pe_tx_src(const pe_tx &x, int s)
+{
+	return x.src + s;
+}
+
+static __device__ __forceinline__ pe_tx pe_tx_shift(const pe_tx &x, size_t k)
+{
+	pe_tx y = x;
+
+	y.dst = x.dst + k;
+	y.src = x.src + k;
+	return y;
+}
+
+/* put: nvshmem_putmem_nbi; qp: nvshmemx_qp_uint64_put_nbi on x.h; p:
+ * nvshmem_uint64_p of v. */
+static __device__ __forceinline__ void pe_tx_put(const pe_tx &x, int mode, pe_tx_dst_t d,
+						 pe_tx_src_t f, uint64_t v)
+{
+	if (mode == NV_MODE_PUT)
+		nvshmem_putmem_nbi(d, f, 8, x.peer);
+	else if (mode == NV_MODE_QP)
+		nvshmemx_qp_uint64_put_nbi(d, f, 1, x.peer, x.h);
+	else
+		nvshmem_uint64_p(d, v, x.peer);
+}
+
+/* nvshmem_quiet (every QP, PE-wide), or for NV_MODE_QP nvshmemx_qp_quiet on
+ * the peer and the one QP *x.qp. */
+static __device__ __forceinline__ void pe_tx_complete(const pe_tx &x, int mode)
+{
+	if (mode == NV_MODE_QP)
+		nvshmemx_qp_quiet(x.peer, (nvshmemx_qp_handle_t *)x.qp, 1);
+	else
+		nvshmem_quiet();
+}
+
+/* Round trips: PE 0 p's request v into PE 1's word req, PE 1 p's the
+ * answer into PE 0's word resp; each side waits for the exact value. */
+static __device__ __forceinline__ void pe_tx_request(const pe_tx &x, int, uint64_t v)
+{
+	nvshmem_uint64_p(x.req, v, x.peer);
+}
+
+static __device__ __forceinline__ int pe_tx_wait_answer(const pe_tx &x, int, uint64_t v,
+							uint64_t limit_ns)
+{
+	return nv_wait(x.resp, ~v, limit_ns);
+}
+
+static __device__ __forceinline__ int pe_tx_answer_rc(const pe_tx &, int rc, uint64_t)
+{
+	return rc;
+}
+
+static __device__ __forceinline__ int pe_tx_wait_request(const pe_tx &x, int, uint64_t v,
+							 uint64_t limit_ns)
+{
+	return nv_wait(x.req, v, limit_ns);
+}
+
+static __device__ __forceinline__ void pe_tx_answer(const pe_tx &x, int, uint64_t v)
+{
+	nvshmem_uint64_p(x.resp, v, x.peer);
+}
+
+static __device__ __forceinline__ void pe_tx_rtt_end(const pe_tx &) {}
+
+static __device__ __forceinline__ void pe_tx_rate_end(const pe_tx &) {}
+
+#include "pe_bodies.cuh"
+
 /* PE 0, one thread: sample i puts 8 bytes into slot i % slots of the
  * peer's dst (from the same slot of src: put, qp; the value itself: p),
- * then completes it: nvshmem_quiet (every QP, PE-wide), or for NV_MODE_QP
- * nvshmemx_qp_quiet on the peer and the one QP *qp (device memory). */
+ * then completes it (pe_tx_complete). */
 template <int MODE>
 static __global__ void oneway_kernel(uint64_t *dst, const uint64_t *src, int n, int slots,
 				     int peer, const nvshmemx_qp_handle_t *qp, nv_sample *out)
 {
-	nvshmemx_qp_handle_t h = MODE == NV_MODE_QP ? *qp : (nvshmemx_qp_handle_t)NVSHMEMX_QP_DEFAULT;
-
-	for (int i = 0; i < n; i++) {
-		int s = i % slots;
-		uint64_t v = pe_val((uint64_t)s, nv_mode_tag(MODE)), *d = dst + s;
-		const uint64_t *from = src + s;
-
-		/* Inputs are made before the clock starts. */
-		asm volatile("" : "+l"(v), "+l"(d), "+l"(from));
-		long long c0 = clock64();
-		if (MODE == NV_MODE_PUT)
-			nvshmem_putmem_nbi(d, from, 8, peer);
-		else if (MODE == NV_MODE_QP)
-			nvshmemx_qp_uint64_put_nbi(d, from, 1, peer, h);
-		else
-			nvshmem_uint64_p(d, v, peer);
-		long long c1 = clock64();
-		if (MODE == NV_MODE_QP)
-			nvshmemx_qp_quiet(peer, (nvshmemx_qp_handle_t *)qp, 1);
-		else
-			nvshmem_quiet();
-		long long c2 = clock64();
-
-		out[i].issue = c1 - c0;
-		out[i].total = c2 - c0;
-		out[i].rc = 0;
-	}
+	pe_oneway_body(nv_tx(dst, src, peer, MODE, qp), MODE, nv_mode_tag(MODE), n, slots, out);
 }
 
 /* The put of one issue row, k times back to back, nothing timed or waited
@@ -194,27 +267,20 @@ template <int MODE>
 static __global__ void count_kernel(uint64_t *dst, const uint64_t *src, int k, int slots,
 				    int peer, const nvshmemx_qp_handle_t *qp)
 {
-	nvshmemx_qp_handle_t h = MODE == NV_MODE_QP ? *qp : (nvshmemx_qp_handle_t)NVSHMEMX_QP_DEFAULT;
+	pe_tx x = nv_tx(dst, src, peer, MODE, qp);
 
 	for (int i = 0; i < k; i++) {
 		int s = i % slots;
 
-		if (MODE == NV_MODE_PUT)
-			nvshmem_putmem_nbi(dst + s, src + s, 8, peer);
-		else if (MODE == NV_MODE_QP)
-			nvshmemx_qp_uint64_put_nbi(dst + s, src + s, 1, peer, h);
-		else
-			nvshmem_uint64_p(dst + s, pe_val((uint64_t)s, nv_mode_tag(MODE)), peer);
+		pe_tx_put(x, MODE, pe_tx_dst(x, s), pe_tx_src(x, s),
+			  pe_val((uint64_t)s, nv_mode_tag(MODE)));
 	}
 }
 
 template <int MODE>
 static __global__ void count_quiet_kernel(int peer, const nvshmemx_qp_handle_t *qp)
 {
-	if (MODE == NV_MODE_QP)
-		nvshmemx_qp_quiet(peer, (nvshmemx_qp_handle_t *)qp, 1);
-	else
-		nvshmem_quiet();
+	pe_tx_complete(nv_tx(NULL, NULL, peer, NV_MODE_PUT, qp), MODE);
 }
 
 /* The kernels of each one-way mode, indexed by NV_MODE_*. */
@@ -227,61 +293,37 @@ static void (*const count_kernels[])(uint64_t *, const uint64_t *, int, int, int
 	count_kernel<NV_MODE_P>, count_kernel<NV_MODE_PUT>, count_kernel<NV_MODE_QP>
 };
 
+/* The round trip's transport: request word req (PE 1's), answer word resp
+ * (PE 0's). */
+static __device__ __forceinline__ pe_tx nv_rtt_tx(uint64_t *req, uint64_t *resp, int peer)
+{
+	pe_tx x = nv_tx(NULL, NULL, peer, NV_MODE_P, NULL);
+
+	x.req = req;
+	x.resp = resp;
+	return x;
+}
+
 /* PE 0: request i, then the answer. */
 static __global__ void rtt_pe0_kernel(uint64_t *req, uint64_t *resp, int n, int peer,
 				      uint64_t limit_ns, nv_sample *out)
 {
-	for (int i = 0; i < n; i++) {
-		uint64_t v = pe_val((uint64_t)i, 3);
-
-		asm volatile("" : "+l"(v));
-		long long c0 = clock64();
-		nvshmem_uint64_p(req, v, peer);
-		int rc = nv_wait(resp, ~v, limit_ns);
-
-		out[i].total = clock64() - c0;
-		out[i].issue = 0;
-		out[i].rc = rc;
-		if (rc)
-			break;
-	}
+	pe_rtt_pe0_body(nv_rtt_tx(req, resp, peer), n, limit_ns, out);
 }
 
 /* PE 1: waits for each request and answers it. */
 static __global__ void rtt_pe1_kernel(uint64_t *req, uint64_t *resp, int n, int peer,
 				      uint64_t limit_ns, int *rc_out)
 {
-	for (int i = 0; i < n; i++) {
-		uint64_t v = pe_val((uint64_t)i, 3);
-		int rc = nv_wait(req, v, limit_ns);
-
-		if (rc) {
-			*rc_out = rc;
-			return;
-		}
-		nvshmem_uint64_p(resp, ~v, peer);
-	}
-	*rc_out = 0;
+	pe_rtt_pe1_body(nv_rtt_tx(req, resp, peer), n, limit_ns, rc_out);
 }
 
-/* PE 0, threads of a rate row: n puts each to the thread's own slots. */
+/* PE 0, threads of a rate row: n puts each to the thread's own slots,
+ * then nvshmem_quiet. */
 static __global__ void rate_kernel(uint64_t *dst, const uint64_t *src, int n, int peer,
 				   unsigned long long *span)
 {
-	size_t t = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
-	uint64_t *d = dst + t * NV_RATE_SLOTS;
-	const uint64_t *s = src + t * NV_RATE_SLOTS;
-
-	__syncthreads();
-	unsigned long long t0 = pe_now_ns();
-	for (int i = 0; i < n; i++)
-		nvshmem_putmem_nbi(d + (i & (NV_RATE_SLOTS - 1)), s + (i & (NV_RATE_SLOTS - 1)), 8,
-				   peer);
-	nvshmem_quiet();
-	unsigned long long t1 = pe_now_ns();
-
-	atomicMin(&span[0], t0);
-	atomicMax(&span[1], t1);
+	pe_rate_body(nv_tx(dst, src, peer, NV_MODE_PUT, NULL), NV_MODE_PUT, n, span);
 }
 
 /* loaded: what one configuration's kernel gets (by value). The symmetric
@@ -479,8 +521,7 @@ static void nv_barrier(const nv_pe *P, const char *what)
 static void nv_result(const nv_pe *P, gic_result *r, const char *name, const char *metric,
 		      const char *unit)
 {
-	gic_result_init(r, P->pl.sub, name, metric, unit);
-	snprintf(r->transport, sizeof(r->transport), "%s", P->transport);
+	pe_result(&P->pl, r, name, metric, unit, P->transport);
 }
 
 /* Reads n words of the PE's symmetric buffer back; 1 when word i holds
@@ -493,15 +534,6 @@ static int nv_check(const nv_pe *P, const uint64_t *sym, size_t n,
 
 /* ------------------------------------------------------------------ */
 /* lat. */
-
-typedef struct lat_want {
-	uint64_t tag;
-} lat_want;
-
-static uint64_t lat_slot_want(size_t i, const void *arg)
-{
-	return pe_val(i, ((const lat_want *)arg)->tag);
-}
 
 /* Converts sample cycles to us and emits (name, metric). */
 static void lat_emit(const nv_pe *P, int phase, const char *name, const char *metric,
@@ -640,13 +672,13 @@ static void lat_oneway(nv_pe *P, lat_bufs *B, int mode, const nvshmemx_qp_handle
 	static const char *const putc_api[] = { "nvshmem_uint64_p+nvshmem_quiet",
 						"nvshmem_putmem_nbi+nvshmem_quiet",
 						"nvshmemx_qp_uint64_put_nbi+nvshmemx_qp_quiet" };
-	int phase = phase_of[mode], valid = 1;
-	lat_want w = { nv_mode_tag(mode) };
+	int phase = phase_of[mode], valid;
+	uint64_t tag = nv_mode_tag(mode);
 	const char *name = names[mode];
 	char note[160];
 
 	if (P->pl.rank == 0) {
-		pe_fill(&P->pl, P->stream, J->limit_s, B->src, (size_t)B->slots, w.tag);
+		pe_fill(&P->pl, P->stream, J->limit_s, B->src, (size_t)B->slots, tag);
 	} else {
 		cuda_ok(P, cudaMemsetAsync(B->dst, 0, (size_t)B->slots * 8, P->stream), "clear");
 	}
@@ -664,11 +696,10 @@ static void lat_oneway(nv_pe *P, lat_bufs *B, int mode, const nvshmemx_qp_handle
 	nv_barrier(P, "barrier after the one-way run");
 	if (P->pl.rank == 1) {
 		gic_pl_verdict(&P->pl, phase,
-			       nv_check(P, B->dst, (size_t)B->slots, lat_slot_want, &w, name));
+			       nv_check(P, B->dst, (size_t)B->slots, pe_tag_want, &tag, name));
 		return;
 	}
-	for (int i = 0; i < B->n; i++)
-		valid &= B->h[i].rc == 0;
+	valid = pe_samples_ok(B->h, B->n);
 	if (J->metrics & GIC_LAT_ISSUE) {
 		if (mode == NV_MODE_PUT)
 			snprintf(note, sizeof(note), "%s: 0.357 us; NVSHMEM %s here", ref_note,
@@ -697,7 +728,7 @@ static void lat_rtt(nv_pe *P, lat_bufs *B)
 {
 	const gic_nv_job *J = P->job;
 	uint64_t limit_ns = (uint64_t)J->limit_s * 1000000000ull;
-	int rc = -1, valid = 1, n = B->n;
+	int rc = -1, valid, n = B->n;
 	char note[160];
 
 	cuda_ok(P, cudaMemsetAsync(B->words, 0, 16, P->stream), "clear");
@@ -731,8 +762,7 @@ static void lat_rtt(nv_pe *P, lat_bufs *B)
 		gic_pl_verdict(&P->pl, NV_PH_RTT, rc == 0 && got == last);
 		return;
 	}
-	for (int i = 0; i < n; i++)
-		valid &= B->h[i].rc == 0;
+	valid = pe_samples_ok(B->h, n);
 	if (!valid)
 		fprintf(stderr, "gic lat: NVSHMEM PE 0: round trips: an answer did not "
 			"arrive in time\n");
@@ -749,7 +779,7 @@ static void run_lat(nv_pe *P)
 
 	memset(&B, 0, sizeof(B));
 	B.n = J->iters + J->warmup;
-	B.slots = B.n < NV_LAT_SLOTS ? B.n : NV_LAT_SLOTS;
+	B.slots = B.n < PE_LAT_SLOTS ? B.n : PE_LAT_SLOTS;
 	B.dst = (uint64_t *)nvshmem_malloc((size_t)B.slots * 8);
 	B.src = (uint64_t *)nvshmem_malloc((size_t)B.slots * 8);
 	B.words = (uint64_t *)nvshmem_malloc(16); /* req, resp */
@@ -793,14 +823,6 @@ static void run_lat(nv_pe *P)
 /* ------------------------------------------------------------------ */
 /* rate. */
 
-static uint64_t rate_slot_want(size_t i, const void *arg)
-{
-	int n = *(const int *)arg; /* messages per thread */
-	size_t s = i % NV_RATE_SLOTS;
-
-	return (int)s < n ? pe_val(i, 4) : 0;
-}
-
 static void run_rate(nv_pe *P)
 {
 	const gic_nv_job *J = P->job;
@@ -811,7 +833,7 @@ static void run_rate(nv_pe *P)
 
 	for (int r = 0; r < J->nrows; r++)
 		maxt = J->rows[r].threads > maxt ? J->rows[r].threads : maxt;
-	words = (size_t)maxt * NV_RATE_SLOTS;
+	words = (size_t)maxt * PE_RATE_SLOTS;
 	dst = (uint64_t *)nvshmem_malloc(words * 8);
 	src = (uint64_t *)nvshmem_malloc(words * 8);
 	if (!dst || !src)
@@ -823,9 +845,9 @@ static void run_rate(nv_pe *P)
 	for (int r = 0; r < J->nrows; r++) {
 		const gic_nv_rate_row *row = &J->rows[r];
 		int per_cta = row->threads / row->ctas, ok = 1;
-		double rates[NV_ROUNDS];
+		double rates[PE_ROUNDS];
 
-		for (int round = -1; round < NV_ROUNDS; round++) { /* -1: warm-up */
+		for (int round = -1; round < PE_ROUNDS; round++) { /* -1: warm-up */
 			unsigned long long span[2] = { ~0ull, 0 };
 
 			if (P->pl.rank == 1)
@@ -842,13 +864,12 @@ static void run_rate(nv_pe *P)
 							   cudaMemcpyDeviceToHost, P->stream), "span");
 				nv_sync(P, row->name);
 				if (round >= 0)
-					rates[round] = (double)row->threads * J->iters * 1e3 /
-						       (double)(span[1] - span[0]);
+					rates[round] = pe_rate_mps(row->threads, J->iters, span);
 			}
 			nv_barrier(P, "barrier after a rate round");
 			if (P->pl.rank == 1)
-				ok &= nv_check(P, dst, (size_t)row->threads * NV_RATE_SLOTS,
-					       rate_slot_want, &J->iters, row->name);
+				ok &= nv_check(P, dst, (size_t)row->threads * PE_RATE_SLOTS,
+					       pe_rate_want, &J->iters, row->name);
 		}
 		if (P->pl.rank == 1) {
 			gic_pl_verdict(&P->pl, r, ok);
@@ -857,10 +878,10 @@ static void run_rate(nv_pe *P)
 		gic_result res;
 
 		nv_result(P, &res, row->name, "message rate", "M msg/s");
-		gic_result_set_values(&res, rates, NV_ROUNDS, 0);
+		gic_result_set_values(&res, rates, PE_ROUNDS, 0);
 		gic_result_param(&res, "threads=%d ctas=%d size=8 msgs_per_thread=%d rounds=%d "
 				 "api=nvshmem_putmem_nbi+nvshmem_quiet pes=2 devices=%d,%d qps=%s "
-				 "nvshmem=%s%s", row->threads, row->ctas, J->iters, NV_ROUNDS,
+				 "nvshmem=%s%s", row->threads, row->ctas, J->iters, PE_ROUNDS,
 				 P->devices[0], P->devices[1], P->qps, P->version, P->nic);
 		snprintf(res.note, sizeof(res.note), "NVSHMEM %s; 64 slots per thread, each "
 			 "checked on PE 1 after every round; not the paper's P-IB row", P->version);

@@ -20,6 +20,12 @@
 #include "exp.h"
 #include "pe_launch.h"
 
+enum {
+	PE_LAT_SLOTS = 1 << 16, /* lat: destination slots of the one-way runs */
+	PE_RATE_SLOTS = 64,     /* rate: destination slots per thread */
+	PE_ROUNDS = 5,          /* rate: measured rounds */
+};
+
 /* A PE's lat sample, as its kernels write it. */
 typedef struct pe_sample {
 	long long issue;  /* cycles */
@@ -146,6 +152,44 @@ static int pe_check(const gic_pl_pe *pl, cudaStream_t s, int limit_s,
 	}
 	free(h);
 	return ok;
+}
+
+/* The words pe_check wants of a one-way lat run: pe_val(i, *tag). */
+static uint64_t pe_tag_want(size_t i, const void *tag)
+{
+	return pe_val(i, *(const uint64_t *)tag);
+}
+
+/* The words pe_check wants of a rate round: word i is the source's word i
+ * (pattern tag 4) when its thread wrote that slot (*n messages per thread
+ * cover the first *n of its PE_RATE_SLOTS slots), else 0. */
+static uint64_t pe_rate_want(size_t i, const void *n)
+{
+	return (int)(i % PE_RATE_SLOTS) < *(const int *)n ? pe_val(i, 4) : 0;
+}
+
+/* 1 when every one of the n samples at h has rc 0. */
+static int pe_samples_ok(const pe_sample *h, int n)
+{
+	int ok = 1;
+
+	for (int i = 0; i < n; i++)
+		ok &= h[i].rc == 0;
+	return ok;
+}
+
+/* The fields every result of a PE shares: its subcommand, and transport. */
+static void pe_result(const gic_pl_pe *pl, gic_result *r, const char *name, const char *metric,
+		      const char *unit, const char *transport)
+{
+	gic_result_init(r, pl->sub, name, metric, unit);
+	snprintf(r->transport, sizeof(r->transport), "%s", transport);
+}
+
+/* The rate of round: threads x msgs messages over span[0..1] ns, M msg/s. */
+static double pe_rate_mps(int threads, int msgs, const unsigned long long *span)
+{
+	return (double)threads * msgs * 1e3 / (double)(span[1] - span[0]);
 }
 
 /* Summarizes h[0..n)'s total (or issue) cycles as us at mhz (dropping the
