@@ -300,11 +300,12 @@ __global__ void rate_rr(gic_sq *g, rate_cfg c, span *out)
 	out[t].rc = rc;
 }
 
-/* Threads share QP t % qps under the ticket lock, one hold per WQE: each
- * thread reserves (its ticket), builds its WQE, and rings for it while it
- * holds the lock. */
-template <int O>
-__global__ void rate_lock(gic_sq *g, rate_cfg c, span *out)
+/* Threads share QP t % qps under a lock, one hold per WQE: the ticket
+ * lock (TICKET: each thread reserves (its ticket), builds its WQE, and
+ * rings for it while it holds the lock) or the compare-and-swap lock (the
+ * lock row before the ticket lock). */
+template <int O, int TICKET>
+__global__ void rate_locked(gic_sq *g, rate_cfg c, span *out)
 {
 	int t = blockIdx.x * blockDim.x + threadIdx.x;
 	gic_sq *sq = &g[t % c.qps];
@@ -312,31 +313,15 @@ __global__ void rate_lock(gic_sq *g, rate_cfg c, span *out)
 
 	out[t].t0 = gic_now_ns();
 	for (int i = 0; i < c.per && !rc; i++)
-		rc = gic_sq_ticket_write_inline_u64(sq, (uint64_t)(c.dst + slot_off(c, t, i)), c.rkey,
-						    rate_val(i, t + c.tag), 16, O, DL);
+		rc = (TICKET ? gic_sq_ticket_write_inline_u64 : gic_sq_locked_write_inline_u64)(
+			sq, (uint64_t)(c.dst + slot_off(c, t, i)), c.rkey, rate_val(i, t + c.tag), 16,
+			O, DL);
 	out[t].tp = gic_now_ns();
-	/* Every QP's tickets end on a multiple of 16: the last one signaled. */
-	if (!rc)
-		rc = gic_sq_wait_retired(sq, gic_ld_acquire_gpu_u64(&sq->ready), 1, O, DL);
-	out[t].t1 = gic_now_ns();
-	out[t].rc = rc;
-}
-
-/* Threads share QP t % qps under the compare-and-swap lock, one hold per
- * WQE (the lock row before the ticket lock). */
-template <int O>
-__global__ void rate_caslock(gic_sq *g, rate_cfg c, span *out)
-{
-	int t = blockIdx.x * blockDim.x + threadIdx.x;
-	gic_sq *sq = &g[t % c.qps];
-	int rc = 0;
-
-	out[t].t0 = gic_now_ns();
-	for (int i = 0; i < c.per && !rc; i++)
-		rc = gic_sq_locked_write_inline_u64(sq, (uint64_t)(c.dst + slot_off(c, t, i)), c.rkey,
-						    rate_val(i, t + c.tag), 16, O, DL);
-	out[t].tp = gic_now_ns();
-	if (!rc && !(rc = gic_sq_post_lock(sq, DL))) {
+	if (TICKET) {
+		/* Every QP's tickets end on a multiple of 16: the last one signaled. */
+		if (!rc)
+			rc = gic_sq_wait_retired(sq, gic_ld_acquire_gpu_u64(&sq->ready), 1, O, DL);
+	} else if (!rc && !(rc = gic_sq_post_lock(sq, DL))) {
 		rc = gic_sq_quiet(sq, O, DL);
 		gic_sq_post_unlock(sq);
 	}
@@ -502,10 +487,10 @@ static void launch_order(gpu_env *e, const rate_row *r, const rate_cfg *c, span 
 		rate_rr<O><<<r->sms, tpb, rr_smem_bytes(tpb, c->qpt), e->stream>>>(e->d_sq, *c, d);
 		break;
 	case GIC_RATE_LOCK:
-		rate_lock<O><<<r->sms, tpb, 0, e->stream>>>(e->d_sq, *c, d);
+		rate_locked<O, 1><<<r->sms, tpb, 0, e->stream>>>(e->d_sq, *c, d);
 		break;
 	case GIC_RATE_CASLOCK:
-		rate_caslock<O><<<r->sms, tpb, 0, e->stream>>>(e->d_sq, *c, d);
+		rate_locked<O, 0><<<r->sms, tpb, 0, e->stream>>>(e->d_sq, *c, d);
 		break;
 	case GIC_RATE_HANDOFF:
 		rate_handoff<O><<<r->sms, tpb, 0, e->stream>>>(e->d_sq, *c, d);
