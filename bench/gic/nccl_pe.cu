@@ -249,6 +249,24 @@ static __device__ __forceinline__ void pe_tx_rate_end(const pe_tx &x)
 	}
 }
 
+/* The host halves' PE (pe_bodies.cuh). */
+typedef nc_pe pe_self;
+
+/* A rate job's window regions (offsets: src, dst; 64 slots per thread of
+ * the largest row), and PE 1's signal wait's device words. */
+typedef struct pe_rate_bufs {
+	size_t src, dst, words;
+	int *d_want, *d_rc;
+} pe_rate_bufs;
+
+static void pe_barrier(const nc_pe *P, const char *what);
+static void pe_rate_clear(const nc_pe *P, const pe_rate_bufs *B);
+static void pe_rate_launch(const nc_pe *P, const pe_rate_bufs *B, int ctas, int per_cta,
+			   unsigned long long *d_span);
+static int pe_rate_check(const nc_pe *P, const pe_rate_bufs *B, int threads, int ctas,
+			 const char *name);
+#define PE_RATE_CHECK_IN_ROUND 1 /* PE 1 waits for every CTA's signal itself */
+
 #include "pe_bodies.cuh"
 
 /* PE 0, one thread, context 0: sample i puts 8 bytes into slot i % slots
@@ -324,17 +342,6 @@ static __global__ void rate_kernel(ncclDevComm dev, ncclWindow_t win, size_t src
 /* ------------------------------------------------------------------ */
 /* Host side. */
 
-/* Prints why and ends the process (gic_pl_die). */
-static __attribute__((noreturn)) void nc_die(const nc_pe *P, const char *what, const char *why)
-{
-	gic_pl_die(&P->pl, what, why);
-}
-
-static void cuda_ok(const nc_pe *P, cudaError_t e, const char *what)
-{
-	pe_cuda_ok(&P->pl, e, what);
-}
-
 /* NCCL's result and its last message, as one reason. */
 static void nc_reason(const nc_pe *P, ncclResult_t r, char *buf, size_t len)
 {
@@ -355,19 +362,13 @@ static void nccl_ok(const nc_pe *P, ncclResult_t r, const char *what)
 	if (r == ncclSuccess)
 		return;
 	nc_reason(P, r, why, sizeof(why));
-	nc_die(P, what, why);
-}
-
-/* Waits for the PE's stream within the job's time limit. */
-static void nc_sync(const nc_pe *P, const char *what)
-{
-	pe_sync(&P->pl, P->stream, P->job->limit_s, what);
+	pe_die(P, what, why);
 }
 
 /* Barrier of both PEs: a one-integer all-reduce on the stream, after
  * everything this PE queued before it; it completes only once every PE
  * has queued its own, and the sum proves they all took part. */
-static void nc_barrier(const nc_pe *P, const char *what)
+static void pe_barrier(const nc_pe *P, const char *what)
 {
 	int sum = 0;
 
@@ -375,9 +376,9 @@ static void nc_barrier(const nc_pe *P, const char *what)
 				    P->stream), what);
 	cuda_ok(P, cudaMemcpyAsync(&sum, P->d_sum, sizeof(int), cudaMemcpyDeviceToHost,
 				   P->stream), what);
-	nc_sync(P, what);
+	pe_wait(P, what);
 	if (sum != P->pl.npes)
-		nc_die(P, what, "the barrier's all-reduce did not count every PE");
+		pe_die(P, what, "the barrier's all-reduce did not count every PE");
 }
 
 /* Sends a SKIP of kind with a reason (or the GPU count) and leaves. */
@@ -391,27 +392,6 @@ static int nc_skip(const nc_pe *P, int kind, int found, const char *why)
 	snprintf(s.why, sizeof(s.why), "%s", why ? why : "");
 	gic_pl_send(&P->pl, GIC_PL_REC_SKIP, 0, &s, sizeof(s));
 	return 0;
-}
-
-/* The fields every result of this PE shares. */
-static void nc_result(const nc_pe *P, gic_result *r, const char *name, const char *metric,
-		      const char *unit)
-{
-	pe_result(&P->pl, r, name, metric, unit, P->transport);
-}
-
-/* Reads n words of the window at off back; 1 when word i holds want(i)
- * for every i (the first wrong word is printed). */
-static int nc_check(const nc_pe *P, size_t off, size_t n,
-		    uint64_t (*want)(size_t i, const void *arg), const void *arg, const char *what)
-{
-	return pe_check(&P->pl, P->stream, P->job->limit_s, P->buf + off, n, want, arg, what);
-}
-
-/* Fills n words of the window at off with pe_val(i, tag). */
-static void nc_fill(const nc_pe *P, size_t off, size_t n, uint64_t tag)
-{
-	pe_fill(&P->pl, P->stream, P->job->limit_s, P->buf + off, n, tag);
 }
 
 /* PE 1: waits for the "all landed" signals, want[c] of them on context c;
@@ -428,7 +408,7 @@ static int nc_wait_done(const nc_pe *P, const int *want, int *d_want, int *d_rc)
 	cuda_ok(P, cudaGetLastError(), "signal wait launch");
 	cuda_ok(P, cudaMemcpyAsync(&rc, d_rc, sizeof(int), cudaMemcpyDeviceToHost, P->stream),
 		"signal wait");
-	nc_sync(P, "signal wait");
+	pe_wait(P, "signal wait");
 	if (rc)
 		fprintf(stderr, "gic %s: NCCL PE %d: the sender's final signal did not arrive in "
 			"time\n", P->pl.sub, P->pl.rank);
@@ -469,7 +449,7 @@ static void lat_emit(const nc_pe *P, int phase, const char *name, const char *me
 	gic_result r;
 	int putv = phase != NC_PH_PUT;
 
-	nc_result(P, &r, name, metric, "us");
+	pe_res(P, &r, name, metric, "us");
 	pe_set_cycles(&r, h, n, total_not_issue, P->mhz, P->job->warmup);
 	gic_result_param(&r, "size=8 api=%s pes=2 devices=0,1 backend=%s contexts=%d "
 			 "context=0 nccl=%s sm_mhz=%.0f", api, P->backend, P->nctx, P->version,
@@ -517,13 +497,13 @@ static void run_lat_oneway(nc_pe *P, const lat_layout *L, nc_sample *h, nc_sampl
 		const char *name = put ? "gin put" : "gin putValue";
 
 		if (P->pl.rank == 0) {
-			nc_fill(P, L->src, (size_t)L->slots, tag);
+			pe_fill_dev(P, P->buf + L->src, (size_t)L->slots, tag);
 		} else {
 			cuda_ok(P, cudaMemsetAsync(P->buf + L->dst, 0, (size_t)L->slots * 8,
 						   P->stream), "clear");
 			nc_reset_signals(P);
 		}
-		nc_barrier(P, "barrier before the one-way run");
+		pe_barrier(P, "barrier before the one-way run");
 		if (P->pl.rank == 0) {
 			if (put)
 				oneway_kernel<1><<<1, 1, 0, P->stream>>>(P->dev, P->win, L->src, L->dst,
@@ -534,16 +514,16 @@ static void run_lat_oneway(nc_pe *P, const lat_layout *L, nc_sample *h, nc_sampl
 			cuda_ok(P, cudaGetLastError(), "one-way launch");
 			cuda_ok(P, cudaMemcpyAsync(h, d_s, sizeof(nc_sample) * (size_t)L->n,
 						   cudaMemcpyDeviceToHost, P->stream), "samples");
-			nc_sync(P, name);
+			pe_wait(P, name);
 		} else {
 			int want[NCCL_GIN_MAX_CONTEXTS] = { 1 }; /* context 0: one signal */
 			int rc = nc_wait_done(P, want, d_want, d_rc);
 
 			gic_pl_verdict(&P->pl, phase,
-				       !rc && nc_check(P, L->dst, (size_t)L->slots, pe_tag_want,
-						       &tag, name));
+				       !rc && pe_check_dev(P, P->buf + L->dst, (size_t)L->slots,
+							   pe_tag_want, &tag, name));
 		}
-		nc_barrier(P, "barrier after the one-way run");
+		pe_barrier(P, "barrier after the one-way run");
 		if (P->pl.rank == 1)
 			continue;
 		valid = pe_samples_ok(h, L->n);
@@ -566,7 +546,7 @@ static void run_lat_rtt(nc_pe *P, const lat_layout *L, nc_sample *h, nc_sample *
 	cuda_ok(P, cudaMemsetAsync(P->buf + L->words, 0, 16, P->stream), "clear");
 	cuda_ok(P, cudaMemsetAsync(d_rc, 0, 2 * sizeof(int), P->stream), "clear");
 	nc_reset_signals(P);
-	nc_barrier(P, "barrier before the round trips");
+	pe_barrier(P, "barrier before the round trips");
 	if (P->pl.rank == 0)
 		rtt_pe0_kernel<<<1, 1, 0, P->stream>>>(P->dev, P->win, req,
 						       (const uint64_t *)(P->buf + resp), L->n,
@@ -585,8 +565,8 @@ static void run_lat_rtt(nc_pe *P, const lat_layout *L, nc_sample *h, nc_sample *
 		cuda_ok(P, cudaMemcpyAsync(&bad, d_bad, sizeof(int), cudaMemcpyDeviceToHost,
 					   P->stream), "bad");
 	}
-	nc_sync(P, "round trips");
-	nc_barrier(P, "barrier after the round trips");
+	pe_wait(P, "round trips");
+	pe_barrier(P, "barrier after the round trips");
 	if (P->pl.rank == 1) {
 		if (rc)
 			fprintf(stderr, "gic lat: NCCL PE 1: round trips: a request did not arrive "
@@ -610,7 +590,7 @@ static void run_lat(nc_pe *P, const lat_layout *L)
 	int *d_want = NULL, *d_rc = NULL;
 
 	if (!h)
-		nc_die(P, "lat", "out of memory");
+		pe_die(P, "lat", "out of memory");
 	cuda_ok(P, cudaMalloc(&d_s, sizeof(nc_sample) * (size_t)L->n), "cudaMalloc");
 	cuda_ok(P, cudaMalloc(&d_want, sizeof(int) * NCCL_GIN_MAX_CONTEXTS), "cudaMalloc");
 	cuda_ok(P, cudaMalloc(&d_rc, 2 * sizeof(int)), "cudaMalloc");
@@ -637,64 +617,53 @@ static size_t rate_words(const gic_nc_job *J)
 	return (size_t)maxt * PE_RATE_SLOTS;
 }
 
+static void pe_rate_clear(const nc_pe *P, const pe_rate_bufs *B)
+{
+	cuda_ok(P, cudaMemsetAsync(P->buf + B->dst, 0, B->words * 8, P->stream), "clear");
+	nc_reset_signals(P);
+}
+
+static void pe_rate_launch(const nc_pe *P, const pe_rate_bufs *B, int ctas, int per_cta,
+			   unsigned long long *d_span)
+{
+	rate_kernel<<<ctas, per_cta, 0, P->stream>>>(P->dev, P->win, B->src, B->dst,
+						     P->job->iters, P->peer, d_span);
+}
+
+/* Every CTA's signal (CTA b's once on context b mod nctx), then every
+ * slot. */
+static int pe_rate_check(const nc_pe *P, const pe_rate_bufs *B, int threads, int ctas,
+			 const char *name)
+{
+	int want[NCCL_GIN_MAX_CONTEXTS] = { 0 };
+
+	for (int b = 0; b < ctas; b++)
+		want[b % P->nctx]++;
+	return !nc_wait_done(P, want, B->d_want, B->d_rc) &&
+	       pe_check_dev(P, P->buf + B->dst, (size_t)threads * PE_RATE_SLOTS, pe_rate_want,
+			    &P->job->iters, name);
+}
+
 static void run_rate(nc_pe *P)
 {
 	const gic_nc_job *J = P->job;
-	size_t words = rate_words(J);
-	size_t src = 0, dst = (words * 8 + NC_ALIGN - 1) / NC_ALIGN * NC_ALIGN;
+	pe_rate_bufs B;
 	unsigned long long *d_span = NULL;
-	int *d_want = NULL, *d_rc = NULL;
 
+	B.words = rate_words(J);
+	B.src = 0;
+	B.dst = (B.words * 8 + NC_ALIGN - 1) / NC_ALIGN * NC_ALIGN;
 	cuda_ok(P, cudaMalloc(&d_span, 2 * sizeof(unsigned long long)), "cudaMalloc");
-	cuda_ok(P, cudaMalloc(&d_want, sizeof(int) * NCCL_GIN_MAX_CONTEXTS), "cudaMalloc");
-	cuda_ok(P, cudaMalloc(&d_rc, sizeof(int)), "cudaMalloc");
+	cuda_ok(P, cudaMalloc(&B.d_want, sizeof(int) * NCCL_GIN_MAX_CONTEXTS), "cudaMalloc");
+	cuda_ok(P, cudaMalloc(&B.d_rc, sizeof(int)), "cudaMalloc");
 	if (P->pl.rank == 0)
-		nc_fill(P, src, words, 4);
+		pe_fill_dev(P, P->buf + B.src, B.words, 4);
 	for (int r = 0; r < J->nrows; r++) {
 		const gic_nc_rate_row *row = &J->rows[r];
-		int per_cta = row->threads / row->ctas, ok = 1;
-		int want[NCCL_GIN_MAX_CONTEXTS] = { 0 };
-		double rates[PE_ROUNDS];
-
-		/* CTA b signals once on context b mod nctx. */
-		for (int b = 0; b < row->ctas; b++)
-			want[b % P->nctx]++;
-		for (int round = -1; round < PE_ROUNDS; round++) { /* -1: warm-up */
-			unsigned long long span[2] = { ~0ull, 0 };
-
-			if (P->pl.rank == 1) {
-				cuda_ok(P, cudaMemsetAsync(P->buf + dst, 0, words * 8, P->stream),
-					"clear");
-				nc_reset_signals(P);
-			} else {
-				cuda_ok(P, cudaMemcpyAsync(d_span, span, sizeof(span),
-							   cudaMemcpyHostToDevice, P->stream), "span");
-			}
-			nc_barrier(P, "barrier before a rate round");
-			if (P->pl.rank == 0) {
-				rate_kernel<<<row->ctas, per_cta, 0, P->stream>>>(
-					P->dev, P->win, src, dst, J->iters, P->peer, d_span);
-				cuda_ok(P, cudaGetLastError(), "rate launch");
-				cuda_ok(P, cudaMemcpyAsync(span, d_span, sizeof(span),
-							   cudaMemcpyDeviceToHost, P->stream), "span");
-				nc_sync(P, row->name);
-				if (round >= 0)
-					rates[round] = pe_rate_mps(row->threads, J->iters, span);
-			} else {
-				ok &= !nc_wait_done(P, want, d_want, d_rc) &&
-				      nc_check(P, dst, (size_t)row->threads * PE_RATE_SLOTS,
-					       pe_rate_want, &J->iters, row->name);
-			}
-			nc_barrier(P, "barrier after a rate round");
-		}
-		if (P->pl.rank == 1) {
-			gic_pl_verdict(&P->pl, r, ok);
-			continue;
-		}
 		gic_result res;
 
-		nc_result(P, &res, row->name, "message rate", "M msg/s");
-		gic_result_set_values(&res, rates, PE_ROUNDS, 0);
+		if (!pe_rate_row(P, &B, r, row->name, row->threads, row->ctas, d_span, &res))
+			continue;
 		gic_result_param(&res, "threads=%d ctas=%d size=8 msgs_per_thread=%d rounds=%d "
 				 "api=put+flush pes=2 devices=0,1 backend=%s contexts=%d nccl=%s",
 				 row->threads, row->ctas, J->iters, PE_ROUNDS, P->backend, P->nctx,
@@ -702,11 +671,10 @@ static void run_rate(nc_pe *P)
 		snprintf(res.note, sizeof(res.note), "NCCL %s GIN %s; CTA b on context b mod %d; "
 			 "64 slots per thread, each checked on PE 1 after every round", P->version,
 			 P->backend, P->nctx);
-		res.validated = 1;
 		gic_pl_emit(&P->pl, r, &res);
 	}
-	cudaFree(d_rc);
-	cudaFree(d_want);
+	cudaFree(B.d_rc);
+	cudaFree(B.d_want);
 	cudaFree(d_span);
 }
 
@@ -718,17 +686,17 @@ static void read_input(nc_pe *P, int in_fd, gic_nc_job *job, ncclUniqueId *uid)
 {
 	gic_pl_read_job(&P->pl, in_fd, job, sizeof(*job));
 	if (job->kind != GIC_NC_LAT && job->kind != GIC_NC_RATE)
-		nc_die(P, "reading the job", "malformed");
+		pe_die(P, "reading the job", "malformed");
 	if (job->iters < 1 || job->warmup < 0 || job->nrows < 0 || job->nrows > GIC_NC_MAX_ROWS ||
 	    job->limit_s < 1 ||
 	    (job->kind == GIC_NC_LAT && job->iters + job->warmup > GIC_NC_MAX_SAMPLES))
-		nc_die(P, "reading the job", "values out of range");
+		pe_die(P, "reading the job", "values out of range");
 	for (int r = 0; r < job->nrows; r++) {
 		const gic_nc_rate_row *w = &job->rows[r];
 
 		if (w->threads < 1 || w->ctas < 1 || w->threads % w->ctas ||
 		    w->threads / w->ctas > 1024 || w->threads > 65536)
-			nc_die(P, "reading the job", "a rate row's threads do not split into CTAs");
+			pe_die(P, "reading the job", "a rate row's threads do not split into CTAs");
 	}
 	if (P->pl.rank > 0)
 		gic_pl_read_uid(&P->pl, in_fd, uid, sizeof(*uid));
@@ -864,7 +832,7 @@ int gic_nccl_pe(int rank, int nranks, int in_fd, int out_fd)
 	P->pl.sub = job.kind == GIC_NC_LAT ? "lat" : "rate";
 	gic_pl_pe_alarm(&P->pl, job.limit_s);
 	if (nranks != GIC_NC_PES)
-		nc_die(P, "starting", "the GIN path runs with exactly 2 PEs");
+		pe_die(P, "starting", "the GIN path runs with exactly 2 PEs");
 	ngpu = pe_gpu_count();
 	if (ngpu < nranks)
 		return rank == 0 ? nc_skip(P, GIC_NC_SKIP_GPUS, ngpu, NULL) : 0;
@@ -902,7 +870,7 @@ int gic_nccl_pe(int rank, int nranks, int in_fd, int out_fd)
 	} else {
 		run_rate(P);
 	}
-	nc_barrier(P, "barrier before leaving");
+	pe_barrier(P, "barrier before leaving");
 	nc_teardown(P);
 	cudaFree(P->d_one);
 	cudaStreamDestroy(P->stream);

@@ -245,6 +245,23 @@ static __device__ __forceinline__ void pe_tx_rtt_end(const pe_tx &) {}
 
 static __device__ __forceinline__ void pe_tx_rate_end(const pe_tx &) {}
 
+/* The host halves' PE (pe_bodies.cuh). */
+typedef nv_pe pe_self;
+
+/* A rate job's symmetric regions: 64 slots per thread of the largest row. */
+typedef struct pe_rate_bufs {
+	uint64_t *dst, *src;
+	size_t words;
+} pe_rate_bufs;
+
+static void pe_barrier(const nv_pe *P, const char *what);
+static void pe_rate_clear(const nv_pe *P, const pe_rate_bufs *B);
+static void pe_rate_launch(const nv_pe *P, const pe_rate_bufs *B, int ctas, int per_cta,
+			   unsigned long long *d_span);
+static int pe_rate_check(const nv_pe *P, const pe_rate_bufs *B, int threads, int ctas,
+			 const char *name);
+#define PE_RATE_CHECK_IN_ROUND 0 /* after the barrier: PE 0's quiets have returned */
+
 #include "pe_bodies.cuh"
 
 /* PE 0, one thread: sample i puts 8 bytes into slot i % slots of the
@@ -493,43 +510,11 @@ static __global__ void payload_kernel(uint8_t *dst, const uint8_t *src, uint32_t
 /* ------------------------------------------------------------------ */
 /* Host side. */
 
-/* Prints why and ends the process (gic_pl_die). */
-static __attribute__((noreturn)) void nv_die(const nv_pe *P, const char *what, const char *why)
-{
-	gic_pl_die(&P->pl, what, why);
-}
-
-static void cuda_ok(const nv_pe *P, cudaError_t e, const char *what)
-{
-	pe_cuda_ok(&P->pl, e, what);
-}
-
-/* Waits for the PE's stream within the job's time limit. */
-static void nv_sync(const nv_pe *P, const char *what)
-{
-	pe_sync(&P->pl, P->stream, P->job->limit_s, what);
-}
-
 /* Barrier of both PEs (on the stream), waited for with the time limit. */
-static void nv_barrier(const nv_pe *P, const char *what)
+static void pe_barrier(const nv_pe *P, const char *what)
 {
 	nvshmemx_barrier_all_on_stream(P->stream);
-	nv_sync(P, what);
-}
-
-/* The fields every result of this PE shares. */
-static void nv_result(const nv_pe *P, gic_result *r, const char *name, const char *metric,
-		      const char *unit)
-{
-	pe_result(&P->pl, r, name, metric, unit, P->transport);
-}
-
-/* Reads n words of the PE's symmetric buffer back; 1 when word i holds
- * want(i) for every i. */
-static int nv_check(const nv_pe *P, const uint64_t *sym, size_t n,
-		    uint64_t (*want)(size_t i, const void *arg), const void *arg, const char *what)
-{
-	return pe_check(&P->pl, P->stream, P->job->limit_s, sym, n, want, arg, what);
+	pe_wait(P, what);
 }
 
 /* ------------------------------------------------------------------ */
@@ -542,7 +527,7 @@ static void lat_emit(const nv_pe *P, int phase, const char *name, const char *me
 {
 	gic_result r;
 
-	nv_result(P, &r, name, metric, "us");
+	pe_res(P, &r, name, metric, "us");
 	pe_set_cycles(&r, h, n, total_not_issue, P->mhz, P->job->warmup);
 	gic_result_param(&r, "size=8 api=%s pes=2 devices=%d,%d qps=%s nvshmem=%s%s sm_mhz=%.0f",
 			 api, P->devices[0], P->devices[1], P->qps, P->version, P->nic, P->mhz);
@@ -632,7 +617,7 @@ static int nv_qp_create(nv_pe *P, int p2p, nvshmemx_qp_handle_t *h, nvshmemx_qp_
 	cuda_ok(P, cudaMalloc(d_qp, sizeof(nvshmemx_qp_handle_t)), "cudaMalloc");
 	cuda_ok(P, cudaMemcpyAsync(*d_qp, h, sizeof(nvshmemx_qp_handle_t), cudaMemcpyHostToDevice,
 				   P->stream), "QP handle");
-	nv_sync(P, "QP handle");
+	pe_wait(P, "QP handle");
 	return 1;
 }
 
@@ -657,7 +642,7 @@ static void lat_count(nv_pe *P, lat_bufs *B, int mode, const nvshmemx_qp_handle_
 			count_quiet_kernel<NV_MODE_PUT><<<1, 1, 0, P->stream>>>(P->peer, d_qp);
 		cuda_ok(P, cudaGetLastError(), "count launch");
 	}
-	nv_sync(P, "count kernels");
+	pe_wait(P, "count kernels");
 }
 
 /* One one-way row (mode): PE 0 times -n puts and their completion, PE 1
@@ -678,11 +663,11 @@ static void lat_oneway(nv_pe *P, lat_bufs *B, int mode, const nvshmemx_qp_handle
 	char note[160];
 
 	if (P->pl.rank == 0) {
-		pe_fill(&P->pl, P->stream, J->limit_s, B->src, (size_t)B->slots, tag);
+		pe_fill_dev(P, B->src, (size_t)B->slots, tag);
 	} else {
 		cuda_ok(P, cudaMemsetAsync(B->dst, 0, (size_t)B->slots * 8, P->stream), "clear");
 	}
-	nv_barrier(P, "barrier before the one-way run");
+	pe_barrier(P, "barrier before the one-way run");
 	if (P->pl.rank == 0 && (J->metrics & GIC_LAT_ISSUE))
 		lat_count(P, B, mode, d_qp);
 	if (P->pl.rank == 0) {
@@ -691,12 +676,12 @@ static void lat_oneway(nv_pe *P, lat_bufs *B, int mode, const nvshmemx_qp_handle
 		cuda_ok(P, cudaGetLastError(), "oneway launch");
 		cuda_ok(P, cudaMemcpyAsync(B->h, B->d_s, sizeof(nv_sample) * (size_t)B->n,
 					   cudaMemcpyDeviceToHost, P->stream), "samples");
-		nv_sync(P, name);
+		pe_wait(P, name);
 	}
-	nv_barrier(P, "barrier after the one-way run");
+	pe_barrier(P, "barrier after the one-way run");
 	if (P->pl.rank == 1) {
 		gic_pl_verdict(&P->pl, phase,
-			       nv_check(P, B->dst, (size_t)B->slots, pe_tag_want, &tag, name));
+			       pe_check_dev(P, B->dst, (size_t)B->slots, pe_tag_want, &tag, name));
 		return;
 	}
 	valid = pe_samples_ok(B->h, B->n);
@@ -732,7 +717,7 @@ static void lat_rtt(nv_pe *P, lat_bufs *B)
 	char note[160];
 
 	cuda_ok(P, cudaMemsetAsync(B->words, 0, 16, P->stream), "clear");
-	nv_barrier(P, "barrier before the round trips");
+	pe_barrier(P, "barrier before the round trips");
 	if (P->pl.rank == 0)
 		rtt_pe0_kernel<<<1, 1, 0, P->stream>>>(B->words, B->words + 1, n, P->peer, limit_ns,
 							B->d_s);
@@ -746,8 +731,8 @@ static void lat_rtt(nv_pe *P, lat_bufs *B)
 	else
 		cuda_ok(P, cudaMemcpyAsync(&rc, B->d_rc, sizeof(int), cudaMemcpyDeviceToHost,
 					   P->stream), "rc");
-	nv_sync(P, "round trips");
-	nv_barrier(P, "barrier after the round trips");
+	pe_wait(P, "round trips");
+	pe_barrier(P, "barrier after the round trips");
 	if (P->pl.rank == 1) {
 		uint64_t last = pe_val((uint64_t)n - 1, 3), got = 0;
 
@@ -758,7 +743,7 @@ static void lat_rtt(nv_pe *P, lat_bufs *B)
 		 * holds the last. */
 		cuda_ok(P, cudaMemcpyAsync(&got, B->words, 8, cudaMemcpyDeviceToHost, P->stream),
 			"read back");
-		nv_sync(P, "read back");
+		pe_wait(P, "read back");
 		gic_pl_verdict(&P->pl, NV_PH_RTT, rc == 0 && got == last);
 		return;
 	}
@@ -785,7 +770,7 @@ static void run_lat(nv_pe *P)
 	B.words = (uint64_t *)nvshmem_malloc(16); /* req, resp */
 	B.h = (nv_sample *)calloc((size_t)B.n, sizeof(nv_sample));
 	if (!B.dst || !B.src || !B.words || !B.h)
-		nv_die(P, "lat", "out of memory (symmetric heap: NVSHMEM_SYMMETRIC_SIZE)");
+		pe_die(P, "lat", "out of memory (symmetric heap: NVSHMEM_SYMMETRIC_SIZE)");
 	cuda_ok(P, cudaMalloc(&B.d_s, sizeof(nv_sample) * (size_t)B.n), "cudaMalloc");
 	cuda_ok(P, cudaMalloc(&B.d_rc, sizeof(int)), "cudaMalloc");
 	p2p = nv_transport(P, B.dst);
@@ -811,7 +796,7 @@ static void run_lat(nv_pe *P)
 	}
 	if (J->metrics & GIC_LAT_RTT)
 		lat_rtt(P, &B);
-	nv_barrier(P, "barrier before freeing");
+	pe_barrier(P, "barrier before freeing");
 	nvshmem_free(B.words);
 	nvshmem_free(B.src);
 	nvshmem_free(B.dst);
@@ -823,74 +808,60 @@ static void run_lat(nv_pe *P)
 /* ------------------------------------------------------------------ */
 /* rate. */
 
+static void pe_rate_clear(const nv_pe *P, const pe_rate_bufs *B)
+{
+	cuda_ok(P, cudaMemsetAsync(B->dst, 0, B->words * 8, P->stream), "clear");
+}
+
+static void pe_rate_launch(const nv_pe *P, const pe_rate_bufs *B, int ctas, int per_cta,
+			   unsigned long long *d_span)
+{
+	rate_kernel<<<ctas, per_cta, 0, P->stream>>>(B->dst, B->src, P->job->iters, P->peer,
+						     d_span);
+}
+
+static int pe_rate_check(const nv_pe *P, const pe_rate_bufs *B, int threads, int,
+			 const char *name)
+{
+	return pe_check_dev(P, B->dst, (size_t)threads * PE_RATE_SLOTS, pe_rate_want,
+			    &P->job->iters, name);
+}
+
 static void run_rate(nv_pe *P)
 {
 	const gic_nv_job *J = P->job;
 	int maxt = 1;
-	size_t words;
-	uint64_t *dst, *src;
+	pe_rate_bufs B;
 	unsigned long long *d_span = NULL;
 
 	for (int r = 0; r < J->nrows; r++)
 		maxt = J->rows[r].threads > maxt ? J->rows[r].threads : maxt;
-	words = (size_t)maxt * PE_RATE_SLOTS;
-	dst = (uint64_t *)nvshmem_malloc(words * 8);
-	src = (uint64_t *)nvshmem_malloc(words * 8);
-	if (!dst || !src)
-		nv_die(P, "rate", "out of memory (symmetric heap: NVSHMEM_SYMMETRIC_SIZE)");
+	B.words = (size_t)maxt * PE_RATE_SLOTS;
+	B.dst = (uint64_t *)nvshmem_malloc(B.words * 8);
+	B.src = (uint64_t *)nvshmem_malloc(B.words * 8);
+	if (!B.dst || !B.src)
+		pe_die(P, "rate", "out of memory (symmetric heap: NVSHMEM_SYMMETRIC_SIZE)");
 	cuda_ok(P, cudaMalloc(&d_span, 2 * sizeof(unsigned long long)), "cudaMalloc");
-	nv_transport(P, dst);
+	nv_transport(P, B.dst);
 	if (P->pl.rank == 0)
-		pe_fill(&P->pl, P->stream, J->limit_s, src, words, 4);
+		pe_fill_dev(P, B.src, B.words, 4);
 	for (int r = 0; r < J->nrows; r++) {
 		const gic_nv_rate_row *row = &J->rows[r];
-		int per_cta = row->threads / row->ctas, ok = 1;
-		double rates[PE_ROUNDS];
-
-		for (int round = -1; round < PE_ROUNDS; round++) { /* -1: warm-up */
-			unsigned long long span[2] = { ~0ull, 0 };
-
-			if (P->pl.rank == 1)
-				cuda_ok(P, cudaMemsetAsync(dst, 0, words * 8, P->stream), "clear");
-			else
-				cuda_ok(P, cudaMemcpyAsync(d_span, span, sizeof(span),
-							   cudaMemcpyHostToDevice, P->stream), "span");
-			nv_barrier(P, "barrier before a rate round");
-			if (P->pl.rank == 0) {
-				rate_kernel<<<row->ctas, per_cta, 0, P->stream>>>(dst, src, J->iters,
-										 P->peer, d_span);
-				cuda_ok(P, cudaGetLastError(), "rate launch");
-				cuda_ok(P, cudaMemcpyAsync(span, d_span, sizeof(span),
-							   cudaMemcpyDeviceToHost, P->stream), "span");
-				nv_sync(P, row->name);
-				if (round >= 0)
-					rates[round] = pe_rate_mps(row->threads, J->iters, span);
-			}
-			nv_barrier(P, "barrier after a rate round");
-			if (P->pl.rank == 1)
-				ok &= nv_check(P, dst, (size_t)row->threads * PE_RATE_SLOTS,
-					       pe_rate_want, &J->iters, row->name);
-		}
-		if (P->pl.rank == 1) {
-			gic_pl_verdict(&P->pl, r, ok);
-			continue;
-		}
 		gic_result res;
 
-		nv_result(P, &res, row->name, "message rate", "M msg/s");
-		gic_result_set_values(&res, rates, PE_ROUNDS, 0);
+		if (!pe_rate_row(P, &B, r, row->name, row->threads, row->ctas, d_span, &res))
+			continue;
 		gic_result_param(&res, "threads=%d ctas=%d size=8 msgs_per_thread=%d rounds=%d "
 				 "api=nvshmem_putmem_nbi+nvshmem_quiet pes=2 devices=%d,%d qps=%s "
 				 "nvshmem=%s%s", row->threads, row->ctas, J->iters, PE_ROUNDS,
 				 P->devices[0], P->devices[1], P->qps, P->version, P->nic);
 		snprintf(res.note, sizeof(res.note), "NVSHMEM %s; 64 slots per thread, each "
 			 "checked on PE 1 after every round; not the paper's P-IB row", P->version);
-		res.validated = 1;
 		gic_pl_emit(&P->pl, r, &res);
 	}
-	nv_barrier(P, "barrier before freeing");
-	nvshmem_free(src);
-	nvshmem_free(dst);
+	pe_barrier(P, "barrier before freeing");
+	nvshmem_free(B.src);
+	nvshmem_free(B.dst);
 	cudaFree(d_span);
 }
 
@@ -966,7 +937,7 @@ static void ld_emit(const nv_pe *P, int phase, const char *label, int level, con
 		 "probe_api=nvshmem_uint64_p bg_api=nvshmem_putmem_nbi pes=2 devices=%d,%d qps=%s "
 		 "nvshmem=%s%s", level, J->pace_ns, strcmp(label, "p2p") ? label : "none",
 		 P->devices[0], P->devices[1], P->qps, P->version, P->nic);
-	nv_result(P, &r, name, "loaded rtt", "us");
+	pe_res(P, &r, name, "loaded rtt", "us");
 	gic_samples_init(&s, (size_t)n);
 	for (int i = 0; i < n; i++)
 		gic_samples_add(&s, (double)H->cycles[i] / P->mhz);
@@ -981,7 +952,7 @@ static void ld_emit(const nv_pe *P, int phase, const char *label, int level, con
 
 	for (int w = 0; w < level; w++)
 		carried += (double)H->window[w];
-	nv_result(P, &r, name, "background rate", "M msg/s");
+	pe_res(P, &r, name, "background rate", "M msg/s");
 	gic_result_set_value(&r, H->span[1] > H->span[0]
 					 ? carried / (double)(H->span[1] - H->span[0]) * 1e3 : 0);
 	gic_result_param(&r, "%s", params);
@@ -1009,7 +980,7 @@ static void ld_config(nv_pe *P, nv_ld_cfg c, ld_host *H, int level, const char *
 	}
 	cuda_ok(P, cudaMemsetAsync(c.rc, 0xff, sizeof(int) * (size_t)(1 + nloc), st), "clear");
 	cuda_ok(P, cudaMemsetAsync(c.cycles, 0, (size_t)n * 8, st), "clear");
-	nv_barrier(P, "barrier before a loaded run");
+	pe_barrier(P, "barrier before a loaded run");
 	c.n = n;
 	c.rank = P->pl.rank;
 	c.peer = P->peer;
@@ -1017,10 +988,10 @@ static void ld_config(nv_pe *P, nv_ld_cfg c, ld_host *H, int level, const char *
 	c.probe_qp = qp;
 	loaded_kernel<<<1 + nloc, 1, 0, st>>>(c);
 	cuda_ok(P, cudaGetLastError(), "loaded launch");
-	nv_sync(P, "loaded run");
+	pe_wait(P, "loaded run");
 	/* Both PEs' kernels have ended: every write was quieted before its
 	 * writer's count, and the barrier completes what is left. */
-	nv_barrier(P, "barrier after a loaded run");
+	pe_barrier(P, "barrier after a loaded run");
 	cuda_ok(P, cudaMemcpyAsync(H->rc, c.rc, sizeof(int) * (size_t)(1 + nloc),
 				   cudaMemcpyDeviceToHost, st), "read back");
 	cuda_ok(P, cudaMemcpyAsync(H->probe, c.probe, (size_t)n * 8, cudaMemcpyDeviceToHost, st),
@@ -1039,7 +1010,7 @@ static void ld_config(nv_pe *P, nv_ld_cfg c, ld_host *H, int level, const char *
 		cuda_ok(P, cudaMemcpyAsync(H->span, c.span, sizeof(H->span), cudaMemcpyDeviceToHost,
 					   st), "read back");
 	}
-	nv_sync(P, "read back");
+	pe_wait(P, "read back");
 	ok = ld_check(P, H, n, level, nloc);
 	if (P->pl.rank == 1)
 		gic_pl_verdict(&P->pl, phase, ok);
@@ -1075,7 +1046,7 @@ static void run_loaded(nv_pe *P)
 	H.bg = (uint64_t *)calloc(bgw, 8);
 	if (!c.probe || !c.flags || !c.bg || !c.src || !c.total || !c.window || !H.cycles ||
 	    !H.probe || !H.total || !H.window || !H.bg)
-		nv_die(P, "loaded", "out of memory (symmetric heap: NVSHMEM_SYMMETRIC_SIZE)");
+		pe_die(P, "loaded", "out of memory (symmetric heap: NVSHMEM_SYMMETRIC_SIZE)");
 	cuda_ok(P, cudaMalloc(&c.cycles, (size_t)n * 8), "cudaMalloc");
 	cuda_ok(P, cudaMalloc(&c.span, 16), "cudaMalloc");
 	cuda_ok(P, cudaMalloc(&c.rc, sizeof(int) * (size_t)(1 + maxbg)), "cudaMalloc");
@@ -1100,7 +1071,7 @@ static void run_loaded(nv_pe *P)
 		else if (k == 0)
 			nv_rowskip(P, 2 * k + 1, "nvshmem reserved", why);
 	}
-	nv_barrier(P, "barrier before freeing");
+	pe_barrier(P, "barrier before freeing");
 	cudaFree(d_qp);
 	cudaFree(c.rc);
 	cudaFree(c.span);
@@ -1150,7 +1121,7 @@ static void pl_emit(const nv_pe *P, int phase, const char *path, int threads, ui
 	char name[96];
 
 	snprintf(name, sizeof(name), "%s size=%u", path, size);
-	nv_result(P, &r, name, "goodput", "GB/s");
+	pe_res(P, &r, name, "goodput", "GB/s");
 	gic_result_set_value(&r, gbps);
 	gic_result_param(&r, "size=%u writes=%d outstanding=all threads=%d api=%s pes=2 "
 			 "devices=%d,%d qps=%s nvshmem=%s%s", size, P->job->iters, threads,
@@ -1181,7 +1152,7 @@ static void pl_first90(const nv_pe *P, int phase, const char *path, const double
 		from--;
 	if (from == J->nsizes)
 		return;
-	nv_result(P, &r, path, "first size at 90% of own max", "B");
+	pe_res(P, &r, path, "first size at 90% of own max", "B");
 	gic_result_set_value(&r, J->sizes[from]);
 	gic_result_param(&r, "reference_gbps=%.3f", ref);
 	r.validated = 1;
@@ -1198,7 +1169,7 @@ static void run_payload(nv_pe *P)
 	static const char *const paths[] = { "nvshmem", "nvshmem-block" };
 
 	if (!dst || !src || !h)
-		nv_die(P, "payload", "out of memory (symmetric heap: NVSHMEM_SYMMETRIC_SIZE)");
+		pe_die(P, "payload", "out of memory (symmetric heap: NVSHMEM_SYMMETRIC_SIZE)");
 	cuda_ok(P, cudaMalloc(&d_span, 16), "cudaMalloc");
 	nv_transport(P, dst);
 	for (int block = 0; block < 2; block++) {
@@ -1217,11 +1188,11 @@ static void run_payload(nv_pe *P)
 				pl_pattern(P, h, size, slots, 0, "fill");
 				cuda_ok(P, cudaMemcpyAsync(src, h, bytes, cudaMemcpyHostToDevice,
 							   P->stream), "pattern");
-				nv_sync(P, "pattern");
+				pe_wait(P, "pattern");
 			} else {
 				cuda_ok(P, cudaMemsetAsync(dst, 0, bytes, P->stream), "clear");
 			}
-			nv_barrier(P, "barrier before a payload size");
+			pe_barrier(P, "barrier before a payload size");
 			if (P->pl.rank == 0) {
 				for (int timed = 0; timed < 2; timed++) {
 					if (block)
@@ -1236,16 +1207,16 @@ static void run_payload(nv_pe *P)
 				}
 				cuda_ok(P, cudaMemcpyAsync(sp, d_span, sizeof(sp), cudaMemcpyDeviceToHost,
 							   P->stream), "span");
-				nv_sync(P, paths[block]);
+				pe_wait(P, paths[block]);
 			}
 			/* PE 0's quiet has returned: every put is complete. */
-			nv_barrier(P, "barrier after a payload size");
+			pe_barrier(P, "barrier after a payload size");
 			if (P->pl.rank == 1) {
 				int ok;
 
 				cuda_ok(P, cudaMemcpyAsync(h, dst, bytes, cudaMemcpyDeviceToHost,
 							   P->stream), "read back");
-				nv_sync(P, "read back");
+				pe_wait(P, "read back");
 				ok = pl_pattern(P, h, size, slots, 1, paths[block]);
 				all_ok &= ok;
 				gic_pl_verdict(&P->pl, block * GIC_NV_MAX_SIZES + z, ok);
@@ -1259,7 +1230,7 @@ static void run_payload(nv_pe *P)
 		else
 			pl_first90(P, NV_PL_FIRST90 + block, paths[block], good);
 	}
-	nv_barrier(P, "barrier before freeing");
+	pe_barrier(P, "barrier before freeing");
 	cudaFree(d_span);
 	free(h);
 	nvshmem_free(src);
@@ -1374,7 +1345,7 @@ static void nv_kemit(const nv_pe *P, int phase, const char *name, const char *me
 	const gic_nv_job *J = P->job;
 	gic_result r;
 
-	nv_result(P, &r, name, metric, unit);
+	pe_res(P, &r, name, metric, unit);
 	gic_result_set_value(&r, value);
 	gic_result_param(&r, "blocks=%d threads=%d live=%d size=%u rounds=%d warmup=1 api=%s "
 			 "inlining=%s pes=2 devices=%d,%d qps=%s nvshmem=%s%s", J->k_blocks,
@@ -1412,7 +1383,7 @@ static void run_kernel(nv_pe *P)
 	src = (uint8_t *)nvshmem_malloc(region);
 	h = (uint64_t *)malloc(region);
 	if (!dst || !src || !h)
-		nv_die(P, "kernel", "out of memory (symmetric heap: NVSHMEM_SYMMETRIC_SIZE)");
+		pe_die(P, "kernel", "out of memory (symmetric heap: NVSHMEM_SYMMETRIC_SIZE)");
 	memset(&c, 0, sizeof(c));
 	cuda_ok(P, cudaMalloc(&c.data, nfloats * sizeof(float)), "cudaMalloc");
 	cuda_ok(P, cudaMemsetAsync(c.data, 0, nfloats * sizeof(float), P->stream), "clear");
@@ -1424,7 +1395,7 @@ static void run_kernel(nv_pe *P)
 			h[j] = nv_kword(j);
 		cuda_ok(P, cudaMemcpyAsync(src, h, region, cudaMemcpyHostToDevice, P->stream),
 			"pattern");
-		nv_sync(P, "pattern");
+		pe_wait(P, "pattern");
 	}
 	c.iters = J->k_work;
 	c.max_msgs = P->k_max_msgs;
@@ -1454,7 +1425,7 @@ static void run_kernel(nv_pe *P)
 				 J->k_size);
 			if (P->pl.rank == 1)
 				cuda_ok(P, cudaMemsetAsync(dst, 0, region, P->stream), "clear");
-			nv_barrier(P, "barrier before a kernel configuration");
+			pe_barrier(P, "barrier before a kernel configuration");
 			c.enable = v >= NV_K_SEND;
 			c.msgs = msgs;
 			for (int r = -1; P->pl.rank == 0 && r < J->iters; r++) { /* -1: warm-up */
@@ -1466,18 +1437,18 @@ static void run_kernel(nv_pe *P)
 				cuda_ok(P, cudaEventRecord(ev[1], P->stream), "cudaEventRecord");
 				if (v >= NV_K_SEND) /* the puts left in flight: outside the timed span */
 					nvshmemx_quiet_on_stream(P->stream);
-				nv_sync(P, name);
+				pe_wait(P, name);
 				cuda_ok(P, cudaEventElapsedTime(&f, ev[0], ev[1]), "cudaEventElapsedTime");
 				if (r >= 0)
 					t[r] = f;
 			}
 			/* PE 0's puts are complete (quiet); the barrier orders the check
 			 * after them. */
-			nv_barrier(P, "barrier after a kernel configuration");
+			pe_barrier(P, "barrier after a kernel configuration");
 			if (P->pl.rank == 1) {
 				cuda_ok(P, cudaMemcpyAsync(h, dst, region, cudaMemcpyDeviceToHost,
 							   P->stream), "read back");
-				nv_sync(P, "read back");
+				pe_wait(P, "read back");
 				gic_pl_verdict(&P->pl, phase, nv_kcheck(P, h, msgs, name));
 				continue;
 			}
@@ -1518,7 +1489,7 @@ static void run_kernel(nv_pe *P)
 					 "against send with the same messages");
 		}
 	}
-	nv_barrier(P, "barrier before freeing");
+	pe_barrier(P, "barrier before freeing");
 	cudaEventDestroy(ev[1]);
 	cudaEventDestroy(ev[0]);
 	cudaFree(c.data);
@@ -1534,7 +1505,7 @@ static void read_input(nv_pe *P, int in_fd, gic_nv_job *job, nvshmemx_uniqueid_t
 {
 	gic_pl_read_job(&P->pl, in_fd, job, sizeof(*job));
 	if (job->kind < GIC_NV_LAT || job->kind > GIC_NV_KERNEL)
-		nv_die(P, "reading the job", "malformed");
+		pe_die(P, "reading the job", "malformed");
 	if (job->iters < 1 || job->warmup < 0 || job->nrows < 0 || job->nrows > GIC_NV_MAX_ROWS ||
 	    job->limit_s < 1 || job->iters > GIC_NV_MAX_SAMPLES ||
 	    job->warmup > GIC_NV_MAX_SAMPLES - job->iters ||
@@ -1542,7 +1513,7 @@ static void read_input(nv_pe *P, int in_fd, gic_nv_job *job, nvshmemx_uniqueid_t
 	    job->pace_ns > 1000000000L || job->nsizes < 0 || job->nsizes > GIC_NV_MAX_SIZES ||
 	    (job->kind == GIC_NV_LOADED && job->nlevels < 1) ||
 	    (job->kind == GIC_NV_PAYLOAD && job->nsizes < 1))
-		nv_die(P, "reading the job", "values out of range");
+		pe_die(P, "reading the job", "values out of range");
 	if (job->kind == GIC_NV_KERNEL) {
 		int maxm = 1;
 
@@ -1550,27 +1521,28 @@ static void read_input(nv_pe *P, int in_fd, gic_nv_job *job, nvshmemx_uniqueid_t
 		    job->k_blocks < 1 || job->k_blocks > 65536 || job->k_threads < 1 ||
 		    job->k_threads > 1024 || job->k_work < 2 || job->k_nmsgs < 1 ||
 		    job->k_nmsgs > GIC_NV_KERNEL_MSGS || (job->k_size != 8 && job->k_size != 7168))
-			nv_die(P, "reading the job", "a kernel value is out of range");
+			pe_die(P, "reading the job", "a kernel value is out of range");
 		for (int k = 0; k < job->k_nmsgs; k++) {
 			if (job->k_msgs[k] < 0 || job->k_msgs[k] > 1024)
-				nv_die(P, "reading the job", "a kernel message count is out of range");
+				pe_die(P, "reading the job",
+				       "a kernel message count is out of range");
 			maxm = job->k_msgs[k] > maxm ? job->k_msgs[k] : maxm;
 		}
 		if ((double)job->k_blocks * maxm * job->k_size > GIC_NV_KERNEL_REGION)
-			nv_die(P, "reading the job", "the kernel's messages exceed their region");
+			pe_die(P, "reading the job", "the kernel's messages exceed their region");
 	}
 	for (int k = 0; k < job->nlevels; k++)
 		if (job->levels[k] < 0 || job->levels[k] > GIC_NV_MAX_BG)
-			nv_die(P, "reading the job", "a background level is out of range");
+			pe_die(P, "reading the job", "a background level is out of range");
 	for (int z = 0; z < job->nsizes; z++)
 		if (job->sizes[z] < 1 || job->sizes[z] > GIC_NV_REGION)
-			nv_die(P, "reading the job", "a payload size is out of range");
+			pe_die(P, "reading the job", "a payload size is out of range");
 	for (int r = 0; r < job->nrows; r++) {
 		const gic_nv_rate_row *w = &job->rows[r];
 
 		if (w->threads < 1 || w->ctas < 1 || w->threads % w->ctas ||
 		    w->threads / w->ctas > 1024)
-			nv_die(P, "reading the job", "a rate row's threads do not split into CTAs");
+			pe_die(P, "reading the job", "a rate row's threads do not split into CTAs");
 	}
 	if (P->pl.rank > 0)
 		gic_pl_read_uid(&P->pl, in_fd, uid, sizeof(*uid));
@@ -1619,16 +1591,16 @@ int gic_nvshmem_pe(int rank, int nranks, int in_fd, int out_fd)
 	cuda_ok(P, cudaSetDevice(P->devices[rank]), "cudaSetDevice");
 	if (rank == 0) {
 		if (nvshmemx_get_uniqueid(&uid))
-			nv_die(P, "nvshmemx_get_uniqueid", "failed");
+			pe_die(P, "nvshmemx_get_uniqueid", "failed");
 		gic_pl_send(&P->pl, GIC_PL_REC_UID, 0, &uid, sizeof(uid));
 	}
 	if (nvshmemx_set_attr_uniqueid_args(rank, nranks, &uid, &attr))
-		nv_die(P, "nvshmemx_set_attr_uniqueid_args", "failed");
+		pe_die(P, "nvshmemx_set_attr_uniqueid_args", "failed");
 	/* Exits the process (status 255) when NVSHMEM cannot start; its
 	 * messages say why, the driver reports the status. */
 	nvshmemx_init_attr(NVSHMEMX_INIT_WITH_UNIQUEID, &attr);
 	if (nvshmem_my_pe() != rank || nvshmem_n_pes() != nranks)
-		nv_die(P, "nvshmemx_init_attr", "this PE's rank or the PE count differ from ours");
+		pe_die(P, "nvshmemx_init_attr", "this PE's rank or the PE count differ from ours");
 	cuda_ok(P, cudaStreamCreateWithFlags(&P->stream, cudaStreamNonBlocking), "stream");
 	nvshmemx_vendor_get_version_info(&maj, &min, &patch);
 	snprintf(P->version, sizeof(P->version), "%d.%d.%d", maj, min, patch);

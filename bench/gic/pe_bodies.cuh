@@ -3,7 +3,8 @@
  * library PE programs run, written once: the one-way lat loop (issue,
  * put+completion), the round trip's two sides, and a rate thread. The
  * NVSHMEM PEs (nvshmem_pe.cu) and the NCCL GIN PEs (nccl_pe.cu) each
- * define their transport before including this file:
+ * define their transport before including this file (and what the host
+ * halves below need, listed there):
  *
  *   pe_tx        the by-value state a body's calls take
  *   pe_tx_dst_t, pe_tx_src_t      a destination and a source slot as the
@@ -124,6 +125,106 @@ static __device__ __forceinline__ void pe_rate_body(const pe_tx &x, int mode, in
 	atomicMin(&span[0], t0);
 	atomicMax(&span[1], t1);
 	pe_tx_rate_end(y);
+}
+
+/* ------------------------------------------------------------------ */
+/* Host halves. The PE defines before including this file:
+ *
+ *   pe_self       its state: pl (gic_pl_pe), stream, job (->limit_s,
+ *                 ->iters: a rate row's messages per thread), transport
+ *   pe_barrier(P, what)           both PEs, on the stream, waited for
+ *   pe_rate_bufs  a rate job's regions, and for them
+ *   pe_rate_clear(P, B)           PE 1: clears the destination before a round
+ *   pe_rate_launch(P, B, ctas, per_cta, d_span)  PE 0: launches a round
+ *   pe_rate_check(P, B, threads, ctas, name)     PE 1: 1 when every slot of
+ *                 a round holds its word (the first wrong one printed)
+ *   PE_RATE_CHECK_IN_ROUND        1: PE 1 checks before the round's closing
+ *                 barrier (it waits for the sender's signals itself); 0: after
+ *
+ * Every call ends the process through gic_pl_die on an error. */
+
+/* Prints why and ends the process (gic_pl_die). */
+static __attribute__((noreturn)) void pe_die(const pe_self *P, const char *what, const char *why)
+{
+	gic_pl_die(&P->pl, what, why);
+}
+
+static void cuda_ok(const pe_self *P, cudaError_t e, const char *what)
+{
+	pe_cuda_ok(&P->pl, e, what);
+}
+
+/* Waits for the PE's stream within the job's time limit. */
+static void pe_wait(const pe_self *P, const char *what)
+{
+	pe_sync(&P->pl, P->stream, P->job->limit_s, what);
+}
+
+/* The fields every result of this PE shares. */
+static void pe_res(const pe_self *P, gic_result *r, const char *name, const char *metric,
+		   const char *unit)
+{
+	pe_result(&P->pl, r, name, metric, unit, P->transport);
+}
+
+/* Fills the n device words at dev with pe_val(i, tag). */
+static void pe_fill_dev(const pe_self *P, void *dev, size_t n, uint64_t tag)
+{
+	pe_fill(&P->pl, P->stream, P->job->limit_s, dev, n, tag);
+}
+
+/* Reads the n device words at dev back; 1 when word i holds want(i, arg)
+ * for every i (the first wrong word is printed). */
+static int pe_check_dev(const pe_self *P, const void *dev, size_t n,
+			uint64_t (*want)(size_t i, const void *arg), const void *arg,
+			const char *what)
+{
+	return pe_check(&P->pl, P->stream, P->job->limit_s, dev, n, want, arg, what);
+}
+
+/* One rate row (threads over ctas CTAs, name): a warm-up round, then
+ * PE_ROUNDS timed ones, PE 1 checking every slot of each. PE 1: sends its
+ * verdict for phase and returns 0. PE 0: *res is the row's result with
+ * its rates (M msg/s, first start to last completion of a round) and
+ * validated; returns 1, the caller adds params and note and emits it. */
+static int pe_rate_row(const pe_self *P, const pe_rate_bufs *B, int phase, const char *name,
+		       int threads, int ctas, unsigned long long *d_span, gic_result *res)
+{
+	double rates[PE_ROUNDS];
+	int ok = 1;
+
+	for (int round = -1; round < PE_ROUNDS; round++) { /* -1: warm-up */
+		unsigned long long span[2] = { ~0ull, 0 };
+
+		if (P->pl.rank == 1)
+			pe_rate_clear(P, B);
+		else
+			cuda_ok(P, cudaMemcpyAsync(d_span, span, sizeof(span),
+						   cudaMemcpyHostToDevice, P->stream), "span");
+		pe_barrier(P, "barrier before a rate round");
+		if (P->pl.rank == 0) {
+			pe_rate_launch(P, B, ctas, threads / ctas, d_span);
+			cuda_ok(P, cudaGetLastError(), "rate launch");
+			cuda_ok(P, cudaMemcpyAsync(span, d_span, sizeof(span),
+						   cudaMemcpyDeviceToHost, P->stream), "span");
+			pe_wait(P, name);
+			if (round >= 0)
+				rates[round] = pe_rate_mps(threads, P->job->iters, span);
+		} else if (PE_RATE_CHECK_IN_ROUND) {
+			ok &= pe_rate_check(P, B, threads, ctas, name);
+		}
+		pe_barrier(P, "barrier after a rate round");
+		if (P->pl.rank == 1 && !PE_RATE_CHECK_IN_ROUND)
+			ok &= pe_rate_check(P, B, threads, ctas, name);
+	}
+	if (P->pl.rank == 1) {
+		gic_pl_verdict(&P->pl, phase, ok);
+		return 0;
+	}
+	pe_res(P, res, name, "message rate", "M msg/s");
+	gic_result_set_values(res, rates, PE_ROUNDS, 0);
+	res->validated = 1;
+	return 1;
 }
 
 #endif /* GIC_BENCH_PE_BODIES_CUH */
