@@ -139,103 +139,62 @@ static __global__ void reset_kernel(ncclDevComm dev)
 }
 
 /* The GIN transport of the shared bodies (pe_bodies.cuh): window offsets
- * of win on one context (gin); the round trip's signals carry requests
- * (NC_SIG_REQ) and answers (NC_SIG_ANS), each putValue'd to off, and word
- * is this side's (PE 0: the answer; PE 1: the request, a wrong one
- * counted in *bad). */
-typedef size_t pe_tx_dst_t;
-typedef size_t pe_tx_src_t;
-
+ * of win on one context (gin); round trips: putValue to dst with an
+ * increment of signal out, waiting for signal in to count message i + 1,
+ * then reading the word at in_word (PE 1: a wrong request counted in
+ * *bad). */
 typedef struct pe_tx {
 	size_t dst, src;
 	ncclGin *gin;
 	ncclTeam world;
 	ncclWindow_t win;
 	int peer;
-	uint64_t off;
-	const volatile uint64_t *word;
+	ncclGinSignal_t out, in;
+	const volatile uint64_t *in_word;
 	int *bad;
 } pe_tx;
 
 static __device__ __forceinline__ pe_tx nc_tx(ncclGin *gin, const ncclDevComm &dev,
 					      ncclWindow_t win, size_t dst, size_t src, int peer)
 {
-	pe_tx x = { dst, src, gin, ncclTeamWorld(dev), win, peer, 0, NULL, NULL };
+	pe_tx x = { dst, src, gin, ncclTeamWorld(dev), win, peer, 0, 0, NULL, NULL };
 
 	return x;
 }
 
-static __device__ __forceinline__ size_t pe_tx_dst(const pe_tx &x, int s)
-{
-	return x.dst + 8 * (size_t)s;
-}
-
-static __device__ __forceinline__ size_t pe_tx_src(const pe_tx &x, int s)
-{
-	return x.src + 8 * (size_t)s;
-}
-
-static __device__ __forceinline__ pe_tx pe_tx_shift(const pe_tx &x, size_t k)
+static __device__ __forceinline__ pe_tx pe_tx_at(const pe_tx &x, size_t k)
 {
 	pe_tx y = x;
 
-	y.dst = x.dst + k * 8;
-	y.src = x.src + k * 8;
+	y.dst = x.dst + 8 * k;
+	y.src = x.src + 8 * k;
 	return y;
 }
 
-/* mode 1: put from f; 0: putValue of v (the value travels in the
+/* mode 1: put from x.src; 0: putValue of v (the value travels in the
  * descriptor). */
-static __device__ __forceinline__ void pe_tx_put(const pe_tx &x, int mode, size_t d, size_t f,
-						 uint64_t v)
+static __device__ __forceinline__ void pe_tx_put(const pe_tx &x, int mode, uint64_t v)
 {
 	if (mode)
-		x.gin->put(x.world, x.peer, x.win, d, x.win, f, 8);
+		x.gin->put(x.world, x.peer, x.win, x.dst, x.win, x.src, 8);
 	else
-		x.gin->putValue(x.world, x.peer, x.win, d, v);
+		x.gin->putValue(x.world, x.peer, x.win, x.dst, v);
 }
 
-static __device__ __forceinline__ void pe_tx_complete(const pe_tx &x, int)
-{
-	x.gin->flush(ncclCoopThread());
-}
+#define pe_tx_complete(x, mode) (x).gin->flush(ncclCoopThread())
+#define pe_tx_rtt_end(x) (x).gin->flush(ncclCoopThread())
+#define pe_tx_send(x, v) \
+	(x).gin->putValue((x).world, (x).peer, (x).win, (x).dst, v, ncclGin_SignalInc{ (x).out })
+#define pe_tx_answer_rc(x, rc, v) ((rc) ? (rc) : *(x).in_word == ~(v) ? 0 : EIO)
 
-static __device__ __forceinline__ void pe_tx_request(const pe_tx &x, int, uint64_t v)
+static __device__ __forceinline__ int pe_tx_wait(const pe_tx &x, int i, uint64_t want,
+						 uint64_t limit_ns)
 {
-	x.gin->putValue(x.world, x.peer, x.win, x.off, v, ncclGin_SignalInc{ NC_SIG_REQ });
-}
+	int rc = nc_wait_signal(*x.gin, x.in, (uint64_t)i + 1, limit_ns);
 
-/* The answer's signal reaches i + 1. */
-static __device__ __forceinline__ int pe_tx_wait_answer(const pe_tx &x, int i, uint64_t,
-							uint64_t limit_ns)
-{
-	return nc_wait_signal(*x.gin, NC_SIG_ANS, (uint64_t)i + 1, limit_ns);
-}
-
-/* The answer word holds ~request. */
-static __device__ __forceinline__ int pe_tx_answer_rc(const pe_tx &x, int rc, uint64_t v)
-{
-	return rc ? rc : *x.word == ~v ? 0 : EIO;
-}
-
-static __device__ __forceinline__ int pe_tx_wait_request(const pe_tx &x, int i, uint64_t v,
-							 uint64_t limit_ns)
-{
-	int rc = nc_wait_signal(*x.gin, NC_SIG_REQ, (uint64_t)i + 1, limit_ns);
-
-	if (!rc)
-		*x.bad += *x.word != v;
+	if (!rc && x.in == NC_SIG_REQ) /* PE 1 */
+		*x.bad += *x.in_word != want;
 	return rc;
-}
-
-static __device__ __forceinline__ void pe_tx_answer(const pe_tx &x, int, uint64_t v)
-{
-	x.gin->putValue(x.world, x.peer, x.win, x.off, v, ncclGin_SignalInc{ NC_SIG_ANS });
-}
-
-static __device__ __forceinline__ void pe_tx_rtt_end(const pe_tx &x)
-{
-	x.gin->flush(ncclCoopThread());
 }
 
 /* Every thread's puts are issued and flushed before thread 0 signals; the
@@ -259,12 +218,6 @@ typedef struct pe_rate_bufs {
 	int *d_want, *d_rc;
 } pe_rate_bufs;
 
-static void pe_barrier(const nc_pe *P, const char *what);
-static void pe_rate_clear(const nc_pe *P, const pe_rate_bufs *B);
-static void pe_rate_launch(const nc_pe *P, const pe_rate_bufs *B, int ctas, int per_cta,
-			   unsigned long long *d_span);
-static int pe_rate_check(const nc_pe *P, const pe_rate_bufs *B, int threads, int ctas,
-			 const char *name);
 #define PE_RATE_CHECK_IN_ROUND 1 /* PE 1 waits for every CTA's signal itself */
 
 #include "pe_bodies.cuh"
@@ -300,31 +253,34 @@ static __global__ void done_kernel(ncclDevComm dev, const int *want, uint64_t li
 		atomicExch(rc, ETIMEDOUT);
 }
 
-/* PE 0, context 0: request i (putValue with a signal increment), then the
- * answer (signal NC_SIG_ANS reaches i + 1; the word holds ~request). */
+/* Round trips on context 0: PE 0 putValue's request i to off with an
+ * increment of NC_SIG_REQ and waits for NC_SIG_ANS to reach i + 1 and its
+ * word resp to hold ~request; PE 1 waits for each request, checks its
+ * word req (*bad counts wrong ones) and answers the same way. *rc_out:
+ * ETIMEDOUT when a request did not arrive. */
 static __global__ void rtt_pe0_kernel(ncclDevComm dev, ncclWindow_t win, size_t off,
 				      const volatile uint64_t *resp, int n, int peer,
 				      uint64_t limit_ns, nc_sample *out)
 {
 	ncclGin gin(dev, 0);
-	pe_tx x = nc_tx(&gin, dev, win, 0, 0, peer);
+	pe_tx x = nc_tx(&gin, dev, win, off, 0, peer);
 
-	x.off = off;
-	x.word = resp;
+	x.out = NC_SIG_REQ;
+	x.in = NC_SIG_ANS;
+	x.in_word = resp;
 	pe_rtt_pe0_body(x, n, limit_ns, out);
 }
 
-/* PE 1, context 0: waits for request i, checks it, answers it. *bad
- * counts wrong requests; *rc_out is ETIMEDOUT when one did not arrive. */
 static __global__ void rtt_pe1_kernel(ncclDevComm dev, ncclWindow_t win, size_t off,
 				      const volatile uint64_t *req, int n, int peer,
 				      uint64_t limit_ns, int *rc_out, int *bad)
 {
 	ncclGin gin(dev, 0);
-	pe_tx x = nc_tx(&gin, dev, win, 0, 0, peer);
+	pe_tx x = nc_tx(&gin, dev, win, off, 0, peer);
 
-	x.off = off;
-	x.word = req;
+	x.out = NC_SIG_ANS;
+	x.in = NC_SIG_REQ;
+	x.in_word = req;
 	x.bad = bad;
 	pe_rtt_pe1_body(x, n, limit_ns, rc_out);
 }
@@ -492,12 +448,12 @@ static void run_lat_oneway(nc_pe *P, const lat_layout *L, nc_sample *h, nc_sampl
 	const gic_nc_job *J = P->job;
 
 	for (int put = 1; put >= 0; put--) {
-		int phase = put ? NC_PH_PUT : NC_PH_PUTV, valid;
+		int phase = put ? NC_PH_PUT : NC_PH_PUTV, valid = 1;
 		uint64_t tag = put ? 1 : 2;
 		const char *name = put ? "gin put" : "gin putValue";
 
 		if (P->pl.rank == 0) {
-			pe_fill_dev(P, P->buf + L->src, (size_t)L->slots, tag);
+			pe_fill(P, P->buf + L->src, (size_t)L->slots, tag);
 		} else {
 			cuda_ok(P, cudaMemsetAsync(P->buf + L->dst, 0, (size_t)L->slots * 8,
 						   P->stream), "clear");
@@ -520,13 +476,14 @@ static void run_lat_oneway(nc_pe *P, const lat_layout *L, nc_sample *h, nc_sampl
 			int rc = nc_wait_done(P, want, d_want, d_rc);
 
 			gic_pl_verdict(&P->pl, phase,
-				       !rc && pe_check_dev(P, P->buf + L->dst, (size_t)L->slots,
-							   pe_tag_want, &tag, name));
+				       !rc && pe_check(P, P->buf + L->dst, (size_t)L->slots,
+						       pe_tag_want, &tag, name));
 		}
 		pe_barrier(P, "barrier after the one-way run");
 		if (P->pl.rank == 1)
 			continue;
-		valid = pe_samples_ok(h, L->n);
+		for (int i = 0; i < L->n; i++)
+			valid &= h[i].rc == 0;
 		if (J->metrics & GIC_LAT_ISSUE)
 			lat_emit(P, phase, name, "issue", h, L->n, 0, valid,
 				 put ? "put" : "putValue");
@@ -541,7 +498,7 @@ static void run_lat_rtt(nc_pe *P, const lat_layout *L, nc_sample *h, nc_sample *
 	uint64_t limit_ns = (uint64_t)P->job->limit_s * 1000000000ull;
 	/* Requests land in the first word (PE 1), answers in the second (PE 0). */
 	size_t req = L->words, resp = L->words + 8;
-	int rc = -1, bad = 0, *d_bad = d_rc + 1, valid;
+	int rc = -1, bad = 0, *d_bad = d_rc + 1, valid = 1;
 
 	cuda_ok(P, cudaMemsetAsync(P->buf + L->words, 0, 16, P->stream), "clear");
 	cuda_ok(P, cudaMemsetAsync(d_rc, 0, 2 * sizeof(int), P->stream), "clear");
@@ -577,7 +534,8 @@ static void run_lat_rtt(nc_pe *P, const lat_layout *L, nc_sample *h, nc_sample *
 		gic_pl_verdict(&P->pl, NC_PH_RTT, rc == 0 && bad == 0);
 		return;
 	}
-	valid = pe_samples_ok(h, L->n);
+	for (int i = 0; i < L->n; i++)
+		valid &= h[i].rc == 0;
 	if (!valid)
 		fprintf(stderr, "gic lat: NCCL PE 0: round trips: an answer was late or wrong\n");
 	lat_emit(P, NC_PH_RTT, "gin putValue", "rtt", h, L->n, 1, valid,
@@ -640,8 +598,8 @@ static int pe_rate_check(const nc_pe *P, const pe_rate_bufs *B, int threads, int
 	for (int b = 0; b < ctas; b++)
 		want[b % P->nctx]++;
 	return !nc_wait_done(P, want, B->d_want, B->d_rc) &&
-	       pe_check_dev(P, P->buf + B->dst, (size_t)threads * PE_RATE_SLOTS, pe_rate_want,
-			    &P->job->iters, name);
+	       pe_check(P, P->buf + B->dst, (size_t)threads * PE_RATE_SLOTS, pe_rate_want,
+			&P->job->iters, name);
 }
 
 static void run_rate(nc_pe *P)
@@ -657,7 +615,7 @@ static void run_rate(nc_pe *P)
 	cuda_ok(P, cudaMalloc(&B.d_want, sizeof(int) * NCCL_GIN_MAX_CONTEXTS), "cudaMalloc");
 	cuda_ok(P, cudaMalloc(&B.d_rc, sizeof(int)), "cudaMalloc");
 	if (P->pl.rank == 0)
-		pe_fill_dev(P, P->buf + B.src, B.words, 4);
+		pe_fill(P, P->buf + B.src, B.words, 4);
 	for (int r = 0; r < J->nrows; r++) {
 		const gic_nc_rate_row *row = &J->rows[r];
 		gic_result res;
@@ -862,7 +820,7 @@ int gic_nccl_pe(int rank, int nranks, int in_fd, int out_fd)
 		fflush(NULL);
 		_exit(0);
 	}
-	P->mhz = pe_sm_clock(&P->pl, P->stream, job.limit_s);
+	P->mhz = pe_sm_clock(P);
 	if (job.kind == GIC_NC_LAT) {
 		lat_layout L = lat_plan(&job);
 

@@ -146,17 +146,14 @@ static __host__ __device__ uint64_t nv_mode_tag(int mode)
 
 /* The NVSHMEM transport of the shared bodies (pe_bodies.cuh): symmetric
  * addresses; for NV_MODE_QP the QP's handle h and its copy in device
- * memory qp; the round trip's request and answer words. */
-typedef uint64_t *pe_tx_dst_t;
-typedef const uint64_t *pe_tx_src_t;
-
+ * memory qp; round trips: p into dst, polling in (exact values). */
 typedef struct pe_tx {
-	pe_tx_dst_t dst;
-	pe_tx_src_t src;
+	uint64_t *dst;
+	const uint64_t *src;
 	int peer;
 	nvshmemx_qp_handle_t h;
 	const nvshmemx_qp_handle_t *qp;
-	uint64_t *req, *resp;
+	uint64_t *in;
 } pe_tx;
 
 /* The transport of a kernel of mode: h read from *qp for NV_MODE_QP. */
@@ -164,42 +161,28 @@ static __device__ __forceinline__ pe_tx nv_tx(uint64_t *dst, const uint64_t *src
 					      int mode, const nvshmemx_qp_handle_t *qp)
 {
 	pe_tx x = { dst, src, peer,
-		    mode == NV_MODE_QP ? *qp : (nvshmemx_qp_handle_t)NVSHMEMX_QP_DEFAULT, qp,
-		    NULL, NULL };
+		    mode == NV_MODE_QP ? *qp : (nvshmemx_qp_handle_t)NVSHMEMX_QP_DEFAULT, qp, NULL };
 
 	return x;
 }
 
-static __device__ __forceinline__ pe_tx_dst_t pe_tx_dst(const pe_tx &x, int s)
+static __device__ __forceinline__ pe_tx pe_tx_at(pe_tx x, size_t k)
 {
-	return x.dst + s;
-}
-
-static __device__ __forceinline__ pe_tx_src_t pe_tx_src(const pe_tx &x, int s)
-{
-	return x.src + s;
-}
-
-static __device__ __forceinline__ pe_tx pe_tx_shift(const pe_tx &x, size_t k)
-{
-	pe_tx y = x;
-
-	y.dst = x.dst + k;
-	y.src = x.src + k;
-	return y;
+	x.dst += k;
+	x.src += k;
+	return x;
 }
 
 /* put: nvshmem_putmem_nbi; qp: nvshmemx_qp_uint64_put_nbi on x.h; p:
  * nvshmem_uint64_p of v. */
-static __device__ __forceinline__ void pe_tx_put(const pe_tx &x, int mode, pe_tx_dst_t d,
-						 pe_tx_src_t f, uint64_t v)
+static __device__ __forceinline__ void pe_tx_put(const pe_tx &x, int mode, uint64_t v)
 {
 	if (mode == NV_MODE_PUT)
-		nvshmem_putmem_nbi(d, f, 8, x.peer);
+		nvshmem_putmem_nbi(x.dst, x.src, 8, x.peer);
 	else if (mode == NV_MODE_QP)
-		nvshmemx_qp_uint64_put_nbi(d, f, 1, x.peer, x.h);
+		nvshmemx_qp_uint64_put_nbi(x.dst, x.src, 1, x.peer, x.h);
 	else
-		nvshmem_uint64_p(d, v, x.peer);
+		nvshmem_uint64_p(x.dst, v, x.peer);
 }
 
 /* nvshmem_quiet (every QP, PE-wide), or for NV_MODE_QP nvshmemx_qp_quiet on
@@ -212,38 +195,11 @@ static __device__ __forceinline__ void pe_tx_complete(const pe_tx &x, int mode)
 		nvshmem_quiet();
 }
 
-/* Round trips: PE 0 p's request v into PE 1's word req, PE 1 p's the
- * answer into PE 0's word resp; each side waits for the exact value. */
-static __device__ __forceinline__ void pe_tx_request(const pe_tx &x, int, uint64_t v)
-{
-	nvshmem_uint64_p(x.req, v, x.peer);
-}
-
-static __device__ __forceinline__ int pe_tx_wait_answer(const pe_tx &x, int, uint64_t v,
-							uint64_t limit_ns)
-{
-	return nv_wait(x.resp, ~v, limit_ns);
-}
-
-static __device__ __forceinline__ int pe_tx_answer_rc(const pe_tx &, int rc, uint64_t)
-{
-	return rc;
-}
-
-static __device__ __forceinline__ int pe_tx_wait_request(const pe_tx &x, int, uint64_t v,
-							 uint64_t limit_ns)
-{
-	return nv_wait(x.req, v, limit_ns);
-}
-
-static __device__ __forceinline__ void pe_tx_answer(const pe_tx &x, int, uint64_t v)
-{
-	nvshmem_uint64_p(x.resp, v, x.peer);
-}
-
-static __device__ __forceinline__ void pe_tx_rtt_end(const pe_tx &) {}
-
-static __device__ __forceinline__ void pe_tx_rate_end(const pe_tx &) {}
+#define pe_tx_send(x, v) nvshmem_uint64_p((x).dst, v, (x).peer)
+#define pe_tx_wait(x, i, want, limit_ns) nv_wait((x).in, want, limit_ns)
+#define pe_tx_answer_rc(x, rc, v) (rc)
+#define pe_tx_rtt_end(x) ((void)0)
+#define pe_tx_rate_end(x) ((void)0)
 
 /* The host halves' PE (pe_bodies.cuh). */
 typedef nv_pe pe_self;
@@ -254,12 +210,6 @@ typedef struct pe_rate_bufs {
 	size_t words;
 } pe_rate_bufs;
 
-static void pe_barrier(const nv_pe *P, const char *what);
-static void pe_rate_clear(const nv_pe *P, const pe_rate_bufs *B);
-static void pe_rate_launch(const nv_pe *P, const pe_rate_bufs *B, int ctas, int per_cta,
-			   unsigned long long *d_span);
-static int pe_rate_check(const nv_pe *P, const pe_rate_bufs *B, int threads, int ctas,
-			 const char *name);
 #define PE_RATE_CHECK_IN_ROUND 0 /* after the barrier: PE 0's quiets have returned */
 
 #include "pe_bodies.cuh"
@@ -289,8 +239,7 @@ static __global__ void count_kernel(uint64_t *dst, const uint64_t *src, int k, i
 	for (int i = 0; i < k; i++) {
 		int s = i % slots;
 
-		pe_tx_put(x, MODE, pe_tx_dst(x, s), pe_tx_src(x, s),
-			  pe_val((uint64_t)s, nv_mode_tag(MODE)));
+		pe_tx_put(pe_tx_at(x, s), MODE, pe_val((uint64_t)s, nv_mode_tag(MODE)));
 	}
 }
 
@@ -310,29 +259,22 @@ static void (*const count_kernels[])(uint64_t *, const uint64_t *, int, int, int
 	count_kernel<NV_MODE_P>, count_kernel<NV_MODE_PUT>, count_kernel<NV_MODE_QP>
 };
 
-/* The round trip's transport: request word req (PE 1's), answer word resp
- * (PE 0's). */
-static __device__ __forceinline__ pe_tx nv_rtt_tx(uint64_t *req, uint64_t *resp, int peer)
-{
-	pe_tx x = nv_tx(NULL, NULL, peer, NV_MODE_P, NULL);
-
-	x.req = req;
-	x.resp = resp;
-	return x;
-}
-
-/* PE 0: request i, then the answer. */
+/* Round trips: PE 0 p's request i into PE 1's word req and waits for the
+ * answer PE 1 p's into its word resp. */
 static __global__ void rtt_pe0_kernel(uint64_t *req, uint64_t *resp, int n, int peer,
 				      uint64_t limit_ns, nv_sample *out)
 {
-	pe_rtt_pe0_body(nv_rtt_tx(req, resp, peer), n, limit_ns, out);
+	pe_tx x = { req, NULL, peer, (nvshmemx_qp_handle_t)NVSHMEMX_QP_DEFAULT, NULL, resp };
+
+	pe_rtt_pe0_body(x, n, limit_ns, out);
 }
 
-/* PE 1: waits for each request and answers it. */
 static __global__ void rtt_pe1_kernel(uint64_t *req, uint64_t *resp, int n, int peer,
 				      uint64_t limit_ns, int *rc_out)
 {
-	pe_rtt_pe1_body(nv_rtt_tx(req, resp, peer), n, limit_ns, rc_out);
+	pe_tx x = { resp, NULL, peer, (nvshmemx_qp_handle_t)NVSHMEMX_QP_DEFAULT, NULL, req };
+
+	pe_rtt_pe1_body(x, n, limit_ns, rc_out);
 }
 
 /* PE 0, threads of a rate row: n puts each to the thread's own slots,
@@ -657,13 +599,13 @@ static void lat_oneway(nv_pe *P, lat_bufs *B, int mode, const nvshmemx_qp_handle
 	static const char *const putc_api[] = { "nvshmem_uint64_p+nvshmem_quiet",
 						"nvshmem_putmem_nbi+nvshmem_quiet",
 						"nvshmemx_qp_uint64_put_nbi+nvshmemx_qp_quiet" };
-	int phase = phase_of[mode], valid;
+	int phase = phase_of[mode], valid = 1;
 	uint64_t tag = nv_mode_tag(mode);
 	const char *name = names[mode];
 	char note[160];
 
 	if (P->pl.rank == 0) {
-		pe_fill_dev(P, B->src, (size_t)B->slots, tag);
+		pe_fill(P, B->src, (size_t)B->slots, tag);
 	} else {
 		cuda_ok(P, cudaMemsetAsync(B->dst, 0, (size_t)B->slots * 8, P->stream), "clear");
 	}
@@ -681,10 +623,11 @@ static void lat_oneway(nv_pe *P, lat_bufs *B, int mode, const nvshmemx_qp_handle
 	pe_barrier(P, "barrier after the one-way run");
 	if (P->pl.rank == 1) {
 		gic_pl_verdict(&P->pl, phase,
-			       pe_check_dev(P, B->dst, (size_t)B->slots, pe_tag_want, &tag, name));
+			       pe_check(P, B->dst, (size_t)B->slots, pe_tag_want, &tag, name));
 		return;
 	}
-	valid = pe_samples_ok(B->h, B->n);
+	for (int i = 0; i < B->n; i++)
+		valid &= B->h[i].rc == 0;
 	if (J->metrics & GIC_LAT_ISSUE) {
 		if (mode == NV_MODE_PUT)
 			snprintf(note, sizeof(note), "%s: 0.357 us; NVSHMEM %s here", ref_note,
@@ -713,7 +656,7 @@ static void lat_rtt(nv_pe *P, lat_bufs *B)
 {
 	const gic_nv_job *J = P->job;
 	uint64_t limit_ns = (uint64_t)J->limit_s * 1000000000ull;
-	int rc = -1, valid, n = B->n;
+	int rc = -1, valid = 1, n = B->n;
 	char note[160];
 
 	cuda_ok(P, cudaMemsetAsync(B->words, 0, 16, P->stream), "clear");
@@ -747,7 +690,8 @@ static void lat_rtt(nv_pe *P, lat_bufs *B)
 		gic_pl_verdict(&P->pl, NV_PH_RTT, rc == 0 && got == last);
 		return;
 	}
-	valid = pe_samples_ok(B->h, n);
+	for (int i = 0; i < n; i++)
+		valid &= B->h[i].rc == 0;
 	if (!valid)
 		fprintf(stderr, "gic lat: NVSHMEM PE 0: round trips: an answer did not "
 			"arrive in time\n");
@@ -823,8 +767,8 @@ static void pe_rate_launch(const nv_pe *P, const pe_rate_bufs *B, int ctas, int 
 static int pe_rate_check(const nv_pe *P, const pe_rate_bufs *B, int threads, int,
 			 const char *name)
 {
-	return pe_check_dev(P, B->dst, (size_t)threads * PE_RATE_SLOTS, pe_rate_want,
-			    &P->job->iters, name);
+	return pe_check(P, B->dst, (size_t)threads * PE_RATE_SLOTS, pe_rate_want, &P->job->iters,
+			name);
 }
 
 static void run_rate(nv_pe *P)
@@ -844,7 +788,7 @@ static void run_rate(nv_pe *P)
 	cuda_ok(P, cudaMalloc(&d_span, 2 * sizeof(unsigned long long)), "cudaMalloc");
 	nv_transport(P, B.dst);
 	if (P->pl.rank == 0)
-		pe_fill_dev(P, B.src, B.words, 4);
+		pe_fill(P, B.src, B.words, 4);
 	for (int r = 0; r < J->nrows; r++) {
 		const gic_nv_rate_row *row = &J->rows[r];
 		gic_result res;
@@ -1618,7 +1562,7 @@ int gic_nvshmem_pe(int rank, int nranks, int in_fd, int out_fd)
 		snprintf(P->qps, sizeof(P->qps), "%s", nrc ? nrc : "default");
 		nv_nic_label(P);
 	}
-	P->mhz = pe_sm_clock(&P->pl, P->stream, job.limit_s);
+	P->mhz = pe_sm_clock(P);
 	if (job.kind == GIC_NV_LAT)
 		run_lat(P);
 	else if (job.kind == GIC_NV_RATE)

@@ -1,59 +1,51 @@
 /*
- * bench/gic/pe_bodies.cuh - the GPU bodies of the measurements both
- * library PE programs run, written once: the one-way lat loop (issue,
- * put+completion), the round trip's two sides, and a rate thread. The
- * NVSHMEM PEs (nvshmem_pe.cu) and the NCCL GIN PEs (nccl_pe.cu) each
- * define their transport before including this file (and what the host
- * halves below need, listed there):
+ * bench/gic/pe_bodies.cuh - what the library PEs (nvshmem_pe.cu,
+ * nccl_pe.cu) measure, written once: the GPU bodies of lat's one-way loop
+ * (issue, put+completion), the round trip's two sides and a rate thread,
+ * and the host half of a rate row. Each PE defines its transport before
+ * including this file, as static __device__ __forceinline__ calls, so a
+ * body compiles to what the PE's own loop was (the same operations
+ * between the same clock reads):
  *
- *   pe_tx        the by-value state a body's calls take
- *   pe_tx_dst_t, pe_tx_src_t      a destination and a source slot as the
- *                put takes them (NVSHMEM: symmetric addresses; GIN: window
- *                offsets)
- *   pe_tx_dst(x, s), pe_tx_src(x, s)   slot s of the destination, source
- *   pe_tx_shift(x, k)             x with its slots starting k slots on
- *   pe_tx_put(x, mode, d, f, v)   issue an 8-byte write of mode (the PE's
- *                own numbering) to d: from f, or the value v itself
- *   pe_tx_complete(x, mode)       complete this thread's writes of mode
- *   pe_tx_wait_answer(x, i, v, limit_ns)   PE 0: wait for answer i to
- *                request v; 0 or ETIMEDOUT (timed)
- *   pe_tx_answer_rc(x, rc, v)     PE 0: the sample's rc from that wait's,
- *                after the clock stopped (a wrong answer: EIO)
- *   pe_tx_request(x, i, v)        PE 0: send request i (value v)
- *   pe_tx_wait_request(x, i, v, limit_ns)  PE 1: wait for request i;
- *                0 or ETIMEDOUT
- *   pe_tx_answer(x, i, v)         PE 1: send answer i (value v)
- *   pe_tx_rtt_end(x)              either side, after its last round trip
- *   pe_tx_rate_end(x)             a rate thread, after its span ended
- *
- * Every call is a static __device__ __forceinline__ function, so each
- * body compiles to what the PE's own loop was: the same operations
- * between the same clock reads.
+ *   pe_tx                 the by-value state: dst and src, the slots'
+ *                         bases as the put takes them (NVSHMEM: symmetric
+ *                         addresses; GIN: window offsets)
+ *   pe_tx_at(x, k)        x with dst and src k slots on
+ *   pe_tx_put(x, mode, v) an 8-byte write of mode (the PE's numbering) to
+ *                         x.dst: from x.src, or the value v itself
+ *   pe_tx_complete(x, mode)   completes this thread's writes
+ *   pe_tx_send(x, v)      round trip: this side's message (PE 0 a
+ *                         request, PE 1 an answer) of value v
+ *   pe_tx_wait(x, i, want, limit_ns)  round trip: waits for the peer's
+ *                         message i (want: its value); 0 or ETIMEDOUT
+ *   pe_tx_answer_rc(x, rc, v)     PE 0: a sample's rc from its wait's for
+ *                         the answer to request v, after the clock
+ *                         stopped (a wrong answer: EIO)
+ *   pe_tx_rtt_end(x), pe_tx_rate_end(x)   after the last round trip, and
+ *                         after a rate thread's span
  */
 #ifndef GIC_BENCH_PE_BODIES_CUH
 #define GIC_BENCH_PE_BODIES_CUH
 
 #include "pe_gpu.cuh"
 
-/* PE 0, one thread: sample i writes slot i % slots of the peer's dst (from
- * the same slot of src, or the value pe_val(slot, tag)) with mode, then
- * completes it; issue is the write's cycles, total the write and its
- * completion's. */
+/* PE 0, one thread: sample i writes slot i % slots (value pe_val(slot,
+ * tag)) with mode and completes it; issue: the write's cycles, total: the
+ * write's and its completion's. */
 static __device__ __forceinline__ void pe_oneway_body(const pe_tx &x, int mode, uint64_t tag,
 						      int n, int slots, pe_sample *out)
 {
 	for (int i = 0; i < n; i++) {
 		int s = i % slots;
 		uint64_t v = pe_val((uint64_t)s, tag);
-		pe_tx_dst_t d = pe_tx_dst(x, s);
-		pe_tx_src_t f = pe_tx_src(x, s);
+		pe_tx y = pe_tx_at(x, s);
 
 		/* Inputs are made before the clock starts. */
-		asm volatile("" : "+l"(v), "+l"(d), "+l"(f));
+		asm volatile("" : "+l"(v), "+l"(y.dst), "+l"(y.src));
 		long long c0 = clock64();
-		pe_tx_put(x, mode, d, f, v);
+		pe_tx_put(y, mode, v);
 		long long c1 = clock64();
-		pe_tx_complete(x, mode);
+		pe_tx_complete(y, mode);
 		long long c2 = clock64();
 
 		out[i].issue = c1 - c0;
@@ -62,8 +54,8 @@ static __device__ __forceinline__ void pe_oneway_body(const pe_tx &x, int mode, 
 	}
 }
 
-/* PE 0, one thread: request i (pe_val(i, 3)), then its answer; a sample
- * per round trip, the first failure ends the run. */
+/* PE 0, one thread: request i (pe_val(i, 3)), then its answer (the
+ * complement); the first failure ends the run. */
 static __device__ __forceinline__ void pe_rtt_pe0_body(const pe_tx &x, int n, uint64_t limit_ns,
 						       pe_sample *out)
 {
@@ -72,8 +64,8 @@ static __device__ __forceinline__ void pe_rtt_pe0_body(const pe_tx &x, int n, ui
 
 		asm volatile("" : "+l"(v));
 		long long c0 = clock64();
-		pe_tx_request(x, i, v);
-		int rc = pe_tx_wait_answer(x, i, v, limit_ns);
+		pe_tx_send(x, v);
+		int rc = pe_tx_wait(x, i, ~v, limit_ns);
 
 		out[i].total = clock64() - c0;
 		out[i].issue = 0;
@@ -84,8 +76,8 @@ static __device__ __forceinline__ void pe_rtt_pe0_body(const pe_tx &x, int n, ui
 	pe_tx_rtt_end(x);
 }
 
-/* PE 1, one thread: waits for each request and answers it with its
- * complement; *rc_out is 0 or the first wait's failure. */
+/* PE 1, one thread: answers each request with its complement; *rc_out is
+ * 0 or the first wait's failure. */
 static __device__ __forceinline__ void pe_rtt_pe1_body(const pe_tx &x, int n, uint64_t limit_ns,
 						       int *rc_out)
 {
@@ -94,31 +86,27 @@ static __device__ __forceinline__ void pe_rtt_pe1_body(const pe_tx &x, int n, ui
 	for (int i = 0; i < n; i++) {
 		uint64_t v = pe_val((uint64_t)i, 3);
 
-		rc = pe_tx_wait_request(x, i, v, limit_ns);
+		rc = pe_tx_wait(x, i, v, limit_ns);
 		if (rc)
 			break;
-		pe_tx_answer(x, i, ~v);
+		pe_tx_send(x, ~v);
 	}
 	pe_tx_rtt_end(x);
 	*rc_out = rc;
 }
 
 /* PE 0, a thread of a rate row: n writes of mode to its own PE_RATE_SLOTS
- * slots, then their completion; span[0] the first start, span[1] the last
+ * slots, then their completion; span: the first start and the last
  * completion of every thread (globaltimer). */
 static __device__ __forceinline__ void pe_rate_body(const pe_tx &x, int mode, int n,
 						    unsigned long long *span)
 {
-	size_t t = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
-	pe_tx y = pe_tx_shift(x, t * PE_RATE_SLOTS); /* the thread's own slots */
+	pe_tx y = pe_tx_at(x, ((size_t)blockIdx.x * blockDim.x + threadIdx.x) * PE_RATE_SLOTS);
 
 	__syncthreads(); /* every thread of the CTA starts the clock together */
 	unsigned long long t0 = pe_now_ns();
-	for (int i = 0; i < n; i++) {
-		int k = i & (PE_RATE_SLOTS - 1);
-
-		pe_tx_put(y, mode, pe_tx_dst(y, k), pe_tx_src(y, k), 0);
-	}
+	for (int i = 0; i < n; i++)
+		pe_tx_put(pe_tx_at(y, i & (PE_RATE_SLOTS - 1)), mode, 0);
 	pe_tx_complete(y, mode);
 	unsigned long long t1 = pe_now_ns();
 
@@ -132,16 +120,25 @@ static __device__ __forceinline__ void pe_rate_body(const pe_tx &x, int mode, in
  *
  *   pe_self       its state: pl (gic_pl_pe), stream, job (->limit_s,
  *                 ->iters: a rate row's messages per thread), transport
- *   pe_barrier(P, what)           both PEs, on the stream, waited for
- *   pe_rate_bufs  a rate job's regions, and for them
- *   pe_rate_clear(P, B)           PE 1: clears the destination before a round
- *   pe_rate_launch(P, B, ctas, per_cta, d_span)  PE 0: launches a round
- *   pe_rate_check(P, B, threads, ctas, name)     PE 1: 1 when every slot of
- *                 a round holds its word (the first wrong one printed)
- *   PE_RATE_CHECK_IN_ROUND        1: PE 1 checks before the round's closing
- *                 barrier (it waits for the sender's signals itself); 0: after
+ *   pe_rate_bufs  a rate job's regions
+ *   PE_RATE_CHECK_IN_ROUND        1: PE 1 checks before a rate round's
+ *                 closing barrier (it waits for the sender's signals
+ *                 itself); 0: after it
  *
- * Every call ends the process through gic_pl_die on an error. */
+ * and, anywhere in the file, the calls declared here. Every call ends
+ * the process through gic_pl_die on an error. */
+
+/* Both PEs, on the stream, waited for with the job's time limit. */
+static void pe_barrier(const pe_self *P, const char *what);
+/* rate, PE 1: clears the destination before a round. */
+static void pe_rate_clear(const pe_self *P, const pe_rate_bufs *B);
+/* rate, PE 0: launches a round's kernel (ctas x per_cta threads). */
+static void pe_rate_launch(const pe_self *P, const pe_rate_bufs *B, int ctas, int per_cta,
+			   unsigned long long *d_span);
+/* rate, PE 1: 1 when every slot of a round of threads over ctas holds its
+ * word (the first wrong one printed). */
+static int pe_rate_check(const pe_self *P, const pe_rate_bufs *B, int threads, int ctas,
+			 const char *name);
 
 /* Prints why and ends the process (gic_pl_die). */
 static __attribute__((noreturn)) void pe_die(const pe_self *P, const char *what, const char *why)
@@ -149,37 +146,91 @@ static __attribute__((noreturn)) void pe_die(const pe_self *P, const char *what,
 	gic_pl_die(&P->pl, what, why);
 }
 
+/* Ends the process (what, CUDA's reason) unless e is cudaSuccess. */
 static void cuda_ok(const pe_self *P, cudaError_t e, const char *what)
 {
-	pe_cuda_ok(&P->pl, e, what);
+	if (e != cudaSuccess)
+		pe_die(P, what, cudaGetErrorString(e));
 }
 
-/* Waits for the PE's stream within the job's time limit. */
+/* Waits for the PE's stream within the job's time limit; ends the process
+ * when it does not finish in time or finishes with an error. */
 static void pe_wait(const pe_self *P, const char *what)
 {
-	pe_sync(&P->pl, P->stream, P->job->limit_s, what);
+	uint64_t deadline = gic_pl_now_ms() + (uint64_t)P->job->limit_s * 1000;
+	cudaError_t e;
+
+	while ((e = cudaStreamQuery(P->stream)) == cudaErrorNotReady) {
+		if (gic_pl_now_ms() > deadline)
+			pe_die(P, what, "the GPU did not finish within the time limit");
+		usleep(20);
+	}
+	cuda_ok(P, e, what);
+}
+
+/* The SM clock (MHz) measured now on the stream by pe_clock_kernel; ends
+ * the process when it is not measurable. */
+static double pe_sm_clock(const pe_self *P)
+{
+	double *d, mhz = 0;
+
+	cuda_ok(P, cudaMalloc(&d, sizeof(double)), "cudaMalloc");
+	pe_clock_kernel<<<1, 1, 0, P->stream>>>(d);
+	cuda_ok(P, cudaMemcpyAsync(&mhz, d, sizeof(double), cudaMemcpyDeviceToHost, P->stream),
+		"SM clock");
+	pe_wait(P, "SM clock");
+	cudaFree(d);
+	if (!(mhz > 0))
+		pe_die(P, "SM clock", "not measurable");
+	return mhz;
 }
 
 /* The fields every result of this PE shares. */
 static void pe_res(const pe_self *P, gic_result *r, const char *name, const char *metric,
 		   const char *unit)
 {
-	pe_result(&P->pl, r, name, metric, unit, P->transport);
+	gic_result_init(r, P->pl.sub, name, metric, unit);
+	snprintf(r->transport, sizeof(r->transport), "%s", P->transport);
 }
 
-/* Fills the n device words at dev with pe_val(i, tag). */
-static void pe_fill_dev(const pe_self *P, void *dev, size_t n, uint64_t tag)
+/* Writes pe_val(i, tag) into the n device words at dev (waited for). */
+static void pe_fill(const pe_self *P, void *dev, size_t n, uint64_t tag)
 {
-	pe_fill(&P->pl, P->stream, P->job->limit_s, dev, n, tag);
+	uint64_t *pat = (uint64_t *)malloc(n * 8);
+
+	if (!pat)
+		pe_die(P, "pattern", "out of memory");
+	for (size_t i = 0; i < n; i++)
+		pat[i] = pe_val(i, tag);
+	cuda_ok(P, cudaMemcpyAsync(dev, pat, n * 8, cudaMemcpyHostToDevice, P->stream), "pattern");
+	pe_wait(P, "pattern");
+	free(pat);
 }
 
-/* Reads the n device words at dev back; 1 when word i holds want(i, arg)
- * for every i (the first wrong word is printed). */
-static int pe_check_dev(const pe_self *P, const void *dev, size_t n,
-			uint64_t (*want)(size_t i, const void *arg), const void *arg,
-			const char *what)
+/* Reads the n device words at dev back (waited for); 1 when word i holds
+ * want(i, arg) for every i, else 0 after printing the first wrong word as
+ * "gic SUB: LIB PE R: WHAT: word ..." (pl.lib). */
+static int pe_check(const pe_self *P, const void *dev, size_t n,
+		    uint64_t (*want)(size_t i, const void *arg), const void *arg, const char *what)
 {
-	return pe_check(&P->pl, P->stream, P->job->limit_s, dev, n, want, arg, what);
+	uint64_t *h = (uint64_t *)malloc(n * sizeof(uint64_t));
+	int ok = 1;
+
+	if (!h)
+		pe_die(P, what, "out of memory");
+	cuda_ok(P, cudaMemcpyAsync(h, dev, n * sizeof(uint64_t), cudaMemcpyDeviceToHost,
+				   P->stream), what);
+	pe_wait(P, what);
+	for (size_t i = 0; i < n && ok; i++) {
+		if (h[i] != want(i, arg)) {
+			fprintf(stderr, "gic %s: %s PE %d: %s: word %zu holds 0x%016llx, "
+				"expected 0x%016llx\n", P->pl.sub, P->pl.lib, P->pl.rank, what, i,
+				(unsigned long long)h[i], (unsigned long long)want(i, arg));
+			ok = 0;
+		}
+	}
+	free(h);
+	return ok;
 }
 
 /* One rate row (threads over ctas CTAs, name): a warm-up round, then
@@ -209,7 +260,8 @@ static int pe_rate_row(const pe_self *P, const pe_rate_bufs *B, int phase, const
 						   cudaMemcpyDeviceToHost, P->stream), "span");
 			pe_wait(P, name);
 			if (round >= 0)
-				rates[round] = pe_rate_mps(threads, P->job->iters, span);
+				rates[round] = (double)threads * P->job->iters * 1e3 /
+					       (double)(span[1] - span[0]);
 		} else if (PE_RATE_CHECK_IN_ROUND) {
 			ok &= pe_rate_check(P, B, threads, ctas, name);
 		}
