@@ -30,7 +30,7 @@
  * its own 64 slots, then flush; the rate is every message over first start
  * to last flush, globaltimer): after its flushes each CTA signals on its
  * context; PE 1 waits for every CTA's signal and checks every slot. One
- * warm-up round, then GIC_PE_ROUNDS measured ones (p50 is their median).
+ * warm-up round, then PE_ROUNDS measured ones (p50 is their median).
  *
  * Signals live per context at the receiver: NC_SIG_REQ (PE 1: requests),
  * NC_SIG_ANS (PE 0: answers), NC_SIG_DONE (PE 1: a sender's "all landed").

@@ -20,7 +20,7 @@
  * rate (each row: `threads` threads over `ctas` CTAs on PE 0, each posting
  * -n nvshmem_putmem_nbi of 8 B to its own 64 destination slots, then
  * nvshmem_quiet; the rate is every message over first start to last quiet,
- * globaltimer): one warm-up round, then GIC_NV_ROUNDS rounds (the result
+ * globaltimer): one warm-up round, then PE_ROUNDS rounds (the result
  * summarizes them; p50 is their median); PE 1 checks every slot of every
  * round and clears them between rounds.
  *
