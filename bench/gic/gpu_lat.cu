@@ -1654,6 +1654,7 @@ typedef struct lat_proc {
 	gic_cq *d_cq;
 	lat_sample *d;
 	cudaStream_t stream;
+	int mps;             /* the device's contexts are shared through MPS */
 } lat_proc;
 
 static int lat_proc_fail(const lat_proc *P, int rank, const char *what, int rc)
@@ -1769,7 +1770,7 @@ static int lat_proc_check(const lat_proc *P, int rank, int n, int rtt)
 /* PE 0's rows of one measurement: the issue times (put+completion run
  * only) and the totals. */
 static void lat_proc_rows(gic_pair *pair, const lat_sample *h, int n, int warmup, double mhz,
-			  int rtt, unsigned metrics, int valid)
+			  int rtt, unsigned metrics, int mps, int valid)
 {
 	double *v = (double *)malloc(sizeof(double) * (size_t)n);
 
@@ -1782,10 +1783,10 @@ static void lat_proc_rows(gic_pair *pair, const lat_sample *h, int n, int warmup
 		gic_result_init(&r, "lat", "gda-inline fence-gpu", gic_lat_metric_name(bit), "us");
 		for (int i = 0; i < n; i++)
 			v[i] = (double)(total ? h[i].total : h[i].issue) / mhz;
-		gic_result_param(&r, "size=8 qps=1 order=fence-gpu procs=2 engine=1x1");
+		gic_result_param(&r, "size=8 qps=1 order=fence-gpu procs=2 engine=1x1 mps=%d", mps);
 		snprintf(r.transport, sizeof(r.transport), "softnic-gpu");
-		snprintf(r.note, sizeof(r.note), "%s", "peer: a process of its own on the same GPU "
-			 "(softnic GPU peers; both engines spin at once only under MPS)");
+		snprintf(r.note, sizeof(r.note), "peer: another process on this GPU (GPU peers); %s",
+			 mps ? "MPS" : "no MPS: kernels time-slice");
 		r.validated = valid;
 		gic_result_set_values(&r, v, (size_t)n, (size_t)warmup);
 		gic_pair_put(pair, NULL, &r);
@@ -1831,7 +1832,7 @@ static int lat_proc_run(gic_pair *pair, lat_proc *P, const lat_proc_info *peer, 
 				ok = 0;
 				break;
 			}
-		lat_proc_rows(pair, h, n, o->warmup, mhz, rtt, metrics, ok);
+		lat_proc_rows(pair, h, n, o->warmup, mhz, rtt, metrics, P->mps, ok);
 	}
 	gic_pair_phase_done(pair, ok);
 	free(h);
@@ -1854,6 +1855,11 @@ int gic_gpu_lat_pe(gic_pair *pair, const gic_opts *o, const lat_state *st)
 	}
 	memset(&mine, 0, sizeof(mine));
 	rc = lat_proc_open(&P, o, rank, n, &mine);
+	if (cudaDeviceGetAttribute(&P.mps, cudaDevAttrMpsEnabled, o->device) != cudaSuccess)
+		P.mps = 0;
+	if (!rc && rank == 0 && !P.mps)
+		fprintf(stderr, "gic lat: --procs 2 in GPU mode without MPS: the two processes' "
+			"kernels time-slice the GPU (start nvidia-cuda-mps-control -d first)\n");
 	gic_pair_exchange(pair, &mine, &theirs, sizeof(mine));
 	if (!rc && (rc = softnic_gpu_peer_add(P.nic, &theirs.rec, &peer)))
 		lat_proc_fail(&P, rank, "softnic_gpu_peer_add", rc);
