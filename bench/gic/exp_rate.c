@@ -736,17 +736,39 @@ static int rate_run_pe(gic_pair *pair, const gic_opts *o, const void *state, siz
 	if (rc)
 		fprintf(stderr, "gic rate: PE%d: a malformed job\n", gic_pair_rank(pair));
 	for (int i = 0; i < st->nrows && !rc; i++)
-		rc = rate_host_row(o, &st->rows[i], pair, NULL);
+		rc = o->host ? rate_host_row(o, &st->rows[i], pair, NULL)
+			     : gic_gpu_rate_pe(pair, o, &st->rows[i]);
 	return rc;
 }
 
-/* --procs 2 (after main's checks: --host, a provider other than softnic):
- * every host row runs as a pair (the GPU-only rows are refused by
- * rate_run, as with one process). */
+int gic_rate_gpu_pair_ok(const rate_row *r)
+{
+	const char *why = r->mode == GIC_RATE_NVSHMEM || r->mode == GIC_RATE_GIN ? "a library row"
+			  : r->host_rung ? "a host-rung row" : r->pointer ? "a pointer row"
+			  : r->staged || r->size != 8 ? "a payload other than 8 bytes in registers"
+			  : r->qps > GIC_RATE_GPU_PAIR_MAX_QPS ? "more QPs than it connects" : NULL;
+
+	if (why)
+		fprintf(stderr, "gic rate: --procs 2 in GPU mode runs the mini-gda rows of 8-byte "
+			"inline writes on at most %d QPs; --row %s is %s\n",
+			GIC_RATE_GPU_PAIR_MAX_QPS, r->name, why);
+	return !why;
+}
+
+/* --procs 2 (after main's checks: --host and a provider other than
+ * softnic, or the GPU mode on softnic's GPU peers): every host row runs as
+ * a pair (the GPU-only rows are refused by rate_run, as with one process);
+ * in GPU mode, the rows gic_rate_gpu_pair_ok() takes. */
 static int rate_check_procs(const gic_opts *o, const void *state)
 {
-	(void)o;
-	(void)state;
+	const rate_state *st = state;
+
+	for (int i = 0; i < st->nrows && !o->host; i++) {
+		rate_row r = st->rows[i];
+
+		if (resolve_row(o, &r) || !gic_rate_gpu_pair_ok(&r))
+			return EINVAL;
+	}
 	return 0;
 }
 
@@ -816,6 +838,8 @@ static int rate_run(const gic_opts *o, void *state, const gic_run_info *info, gi
 		rc = resolve_row(o, &st->rows[i]);
 	if (rc)
 		return rc;
+	if (!o->host && o->procs > 1) /* softnic's GPU peers: a phase per row, two rates each */
+		return gic_pair_run(o, SUB, st, sizeof(*st), st->nrows, 2 * st->nrows, sink);
 	if (!o->host)
 		return rate_gpu(o, st, info, sink);
 	for (int i = 0; i < st->nrows; i++) {
@@ -844,4 +868,5 @@ const gic_experiment gic_exp_rate = {
 	.run = rate_run,
 	.check_procs = rate_check_procs,
 	.run_pe = rate_run_pe,
+	.gpu_procs = 1,
 };

@@ -105,6 +105,15 @@ const char *gic_rate_payload_name(const rate_row *r);
 const char *gic_rate_doorbell_name(const rate_row *r);
 
 /* GPU mode (bench/gic/gpu_rate.cu): one result per row. */
+struct gic_pair;
+enum { GIC_RATE_GPU_PAIR_MAX_QPS = 64 }; /* gpu_pair.h's GPU_PAIR_MAX_QPS */
+/* --procs 2 in GPU mode: row r (resolved; gic_rate_gpu_pair_ok) as this PE
+ * of pair (gpu_pair.h): PE 0 posts into PE 1's region through softnic's
+ * GPU peers, PE 1 checks every payload; a phase. 0 or an errno. */
+int gic_gpu_rate_pe(struct gic_pair *pair, const gic_opts *o, const rate_row *r);
+/* 1 when --procs 2 in GPU mode runs row r (resolved), else 0 after a
+ * message saying why. */
+int gic_rate_gpu_pair_ok(const rate_row *r);
 int gic_gpu_rate(const gic_opts *o, const rate_state *st, const gic_run_info *info,
 		 gic_sink *sink);
 

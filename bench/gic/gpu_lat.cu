@@ -60,10 +60,7 @@
 #include "gpu_common.h"
 #include "hostdb.h"
 #include "../../tests/gpu/proxy_env.h"
-#include "gic/softnic_gpu_peer.h"
-extern "C" {
-#include "pe_pair.h" /* a C header without a C++ guard */
-}
+#include "gpu_pair.h"
 
 #include <errno.h>
 #include <math.h>
@@ -1636,120 +1633,40 @@ __global__ void gda_pe1_kernel(gic_sq *g, gda_cfg c)
 	gda_pe1<O, 0, K_INLINE8>(g, c);
 }
 
-/* What the PEs swap: the GPU peer record, the QP and the region. */
-typedef struct lat_proc_info {
-	softnic_gpu_peer_rec rec;
-	uint32_t qpn, rkey;
-	uint64_t region;
-} lat_proc_info;
-
+/* This PE's pair (gpu_pair.h: a one-warp GPU engine, one QP, a region of
+ * n samples) and its sample buffer. The kernels are loaded first: the
+ * engine that starts in gpu_pair_open() would block a lazy load. */
 typedef struct lat_proc {
-	softnic *nic;
-	softnic_pd *pd;
-	softnic_cq *cq;
-	softnic_qp *qp;
-	softnic_mr *mr;
-	uint8_t *region;     /* PE 1: the destination; PE 0: the answers */
-	gic_sq *d_sq;
-	gic_cq *d_cq;
+	gpu_pair_pe pe;
 	lat_sample *d;
-	cudaStream_t stream;
-	int mps;             /* the device's contexts are shared through MPS */
 } lat_proc;
 
-static int lat_proc_fail(const lat_proc *P, int rank, const char *what, int rc)
+static int lat_proc_open(lat_proc *P, gic_pair *pair, const gic_opts *o, int n)
 {
-	fprintf(stderr, "gic lat: PE%d: %s: %s (%s)\n", rank, what, strerror(rc),
-		P->nic ? softnic_last_error(P->nic) : "no softnic");
-	return rc ? rc : EIO;
-}
-
-/* This PE's softnic (a one-warp GPU engine, a GPU peer), QP and region of
- * n samples; mine filled. */
-static int lat_proc_open(lat_proc *P, const gic_opts *o, int rank, int n, lat_proc_info *mine)
-{
-	softnic_attr attr;
-	softnic_gpu_attr gattr;
-	softnic_qp_attr qa;
+	gpu_pair_cfg c = { o->device, 1, 12, (size_t)n * 8, 1, 1 }; /* two engines: a warp each */
 	cudaFuncAttributes fa;
-	gic_sq sq;
-	gic_cq cq;
-	int rc;
+	int rc = 0, prc;
 
 	memset(P, 0, sizeof(*P));
 	if (cudaSetDevice(o->device) != cudaSuccess ||
 	    cudaFuncGetAttributes(&fa, gda_pe0_kernel<GIC_ORDER_FENCE_GPU>) != cudaSuccess ||
 	    cudaFuncGetAttributes(&fa, gda_pe1_kernel<GIC_ORDER_FENCE_GPU>) != cudaSuccess ||
-	    cudaMalloc((void **)&P->region, (size_t)n * 8) != cudaSuccess ||
-	    cudaMalloc((void **)&P->d_sq, sizeof(gic_sq)) != cudaSuccess ||
-	    cudaMalloc((void **)&P->d_cq, sizeof(gic_cq)) != cudaSuccess ||
-	    cudaMalloc((void **)&P->d, sizeof(lat_sample) * (size_t)n) != cudaSuccess ||
-	    cudaStreamCreateWithFlags(&P->stream, cudaStreamNonBlocking) != cudaSuccess)
-		return lat_proc_fail(P, rank, cudaGetErrorString(cudaGetLastError()), ENOMEM);
-	memset(&attr, 0, sizeof(attr));
-	memset(&gattr, 0, sizeof(gattr));
-	gattr.device = o->device;
-	gattr.blocks = 1; /* two engines share the GPU: one warp each (docs/softnic.md) */
-	gattr.warps_per_block = 1;
-	P->nic = softnic_open_gpu(&attr, &gattr);
-	if (!P->nic)
-		return lat_proc_fail(P, rank, "softnic_open_gpu", errno);
-	if ((rc = softnic_gpu_peer_enable(P->nic, &mine->rec)))
-		return lat_proc_fail(P, rank, "softnic_gpu_peer_enable", rc);
-	P->pd = softnic_pd_alloc(P->nic);
-	P->cq = softnic_cq_create(P->nic, 10);
-	P->mr = P->pd ? softnic_reg_mr(P->pd, P->region, (size_t)n * 8,
-				       SOFTNIC_ACCESS_LOCAL_WRITE | SOFTNIC_ACCESS_REMOTE_WRITE) : NULL;
-	memset(&qa, 0, sizeof(qa));
-	qa.log_sq_bb = 12;
-	qa.send_cq = P->cq;
-	P->qp = P->pd && P->cq ? softnic_qp_create(P->pd, &qa) : NULL;
-	if (!P->mr || !P->qp)
-		return lat_proc_fail(P, rank, "PD, CQ, MR or QP", errno);
-	softnic_qp_view(P->qp, &sq, &cq);
-	sq.cq = P->d_cq; /* the device copy of the CQ view */
-	if (cudaMemcpy(P->d_sq, &sq, sizeof(sq), cudaMemcpyHostToDevice) != cudaSuccess ||
-	    cudaMemcpy(P->d_cq, &cq, sizeof(cq), cudaMemcpyHostToDevice) != cudaSuccess)
-		return lat_proc_fail(P, rank, "the views", EIO);
-	mine->qpn = softnic_qp_num(P->qp);
-	mine->rkey = softnic_mr_rkey(P->mr);
-	mine->region = (uint64_t)(uintptr_t)P->region;
-	return 0;
+	    cudaMalloc((void **)&P->d, sizeof(lat_sample) * (size_t)n) != cudaSuccess) {
+		fprintf(stderr, "gic lat: PE%d: CUDA: %s\n", gic_pair_rank(pair),
+			cudaGetErrorString(cudaGetLastError()));
+		rc = ENOMEM;
+	}
+	/* Even after a failure: the other PE waits for this one's record
+	 * (0 QPs: gpu_pair_open refuses them after the swap). */
+	c.nqps = rc ? 0 : 1;
+	prc = gpu_pair_open(&P->pe, pair, "lat", &c);
+	return rc ? rc : prc;
 }
 
 static void lat_proc_close(lat_proc *P)
 {
-	softnic_close(P->nic); /* the engine stops first: the frees below are safe */
-	if (P->stream)
-		cudaStreamDestroy(P->stream);
+	gpu_pair_close(&P->pe);
 	cudaFree(P->d);
-	cudaFree(P->d_cq);
-	cudaFree(P->d_sq);
-	cudaFree(P->region);
-}
-
-/* Waits for this PE's kernel with a time limit (the job's). 0 or ETIMEDOUT. */
-static int lat_proc_wait(const lat_proc *P, int rank)
-{
-	uint64_t end = gic_now_ns() + 120000000000ull;
-	cudaError_t e;
-
-	while ((e = cudaStreamQuery(P->stream)) == cudaErrorNotReady)
-		if (gic_now_ns() > end) {
-			fprintf(stderr, "gic lat: PE%d: the kernel did not end within 120 s\n", rank);
-			return ETIMEDOUT;
-		}
-	if (e != cudaSuccess)
-		fprintf(stderr, "gic lat: PE%d: the kernel: %s\n", rank, cudaGetErrorString(e));
-	return e == cudaSuccess ? 0 : EIO;
-}
-
-/* A barrier of the two PEs (through the driver). */
-static void lat_proc_sync(gic_pair *pair)
-{
-	int me = 1, them = 0;
-
-	gic_pair_exchange(pair, &me, &them, sizeof(me));
 }
 
 /* The words of this PE's region after a measurement: PE 1's hold every
@@ -1757,7 +1674,7 @@ static void lat_proc_sync(gic_pair *pair)
 static int lat_proc_check(const lat_proc *P, int rank, int n, int rtt)
 {
 	uint64_t *w = (uint64_t *)malloc((size_t)n * 8);
-	int ok = w && cudaMemcpy(w, P->region, (size_t)n * 8, cudaMemcpyDeviceToHost) == cudaSuccess;
+	int ok = w && cudaMemcpy(w, P->pe.region, (size_t)n * 8, cudaMemcpyDeviceToHost) == cudaSuccess;
 
 	for (int i = 0; i < n && ok && (rank == 1 || rtt); i++)
 		ok = w[i] == (rank == 1 ? lat_val(i, 1) : ~lat_val(i, 1));
@@ -1795,9 +1712,11 @@ static void lat_proc_rows(gic_pair *pair, const lat_sample *h, int n, int warmup
 }
 
 /* One measurement (rtt: the round trip, else put+completion). */
-static int lat_proc_run(gic_pair *pair, lat_proc *P, const lat_proc_info *peer, int rank, int n,
-			const gic_opts *o, double mhz, unsigned metrics, int rtt)
+static int lat_proc_run(gic_pair *pair, lat_proc *P, int n, const gic_opts *o, double mhz,
+			unsigned metrics, int rtt)
 {
+	const gpu_pair_info *peer = &P->pe.theirs;
+	int rank = P->pe.rank;
 	lat_sample *h = (lat_sample *)calloc((size_t)n, sizeof(lat_sample));
 	gda_cfg c;
 	int rc = 0, ok;
@@ -1808,31 +1727,31 @@ static int lat_proc_run(gic_pair *pair, lat_proc *P, const lat_proc_info *peer, 
 	c.stride = 8;
 	c.nq = 1;
 	c.rtt = rtt;
-	c.dst = rank ? P->region : (uint8_t *)(uintptr_t)peer->region; /* PE 1's */
-	c.rkey = rank ? softnic_mr_rkey(P->mr) : peer->rkey;
-	c.back = rank ? (uint8_t *)(uintptr_t)peer->region : P->region; /* PE 0's */
-	c.back_rkey = rank ? peer->rkey : softnic_mr_rkey(P->mr);
-	cudaMemsetAsync(P->region, 0, (size_t)n * 8, P->stream);
-	cudaMemsetAsync(P->d, 0xff, sizeof(lat_sample) * (size_t)n, P->stream);
-	cudaStreamSynchronize(P->stream); /* never cudaDeviceSynchronize: the engine runs */
-	lat_proc_sync(pair); /* both regions cleared */
+	c.dst = rank ? P->pe.region : (uint8_t *)(uintptr_t)peer->region; /* PE 1's */
+	c.rkey = rank ? P->pe.mine.rkey : peer->rkey;
+	c.back = rank ? (uint8_t *)(uintptr_t)peer->region : P->pe.region; /* PE 0's */
+	c.back_rkey = rank ? peer->rkey : P->pe.mine.rkey;
+	cudaMemsetAsync(P->pe.region, 0, (size_t)n * 8, P->pe.stream);
+	cudaMemsetAsync(P->d, 0xff, sizeof(lat_sample) * (size_t)n, P->pe.stream);
+	cudaStreamSynchronize(P->pe.stream); /* never cudaDeviceSynchronize: the engine runs */
+	gpu_pair_sync(pair); /* both regions cleared */
 	if (rank == 0)
-		gda_pe0_kernel<GIC_ORDER_FENCE_GPU><<<1, 1, 0, P->stream>>>(P->d_sq, c, P->d);
+		gda_pe0_kernel<GIC_ORDER_FENCE_GPU><<<1, 1, 0, P->pe.stream>>>(P->pe.d_sq, c, P->d);
 	else if (rtt)
-		gda_pe1_kernel<GIC_ORDER_FENCE_GPU><<<1, 1, 0, P->stream>>>(P->d_sq, c);
-	rc = lat_proc_wait(P, rank);
-	lat_proc_sync(pair); /* PE 0's writes have completed */
+		gda_pe1_kernel<GIC_ORDER_FENCE_GPU><<<1, 1, 0, P->pe.stream>>>(P->pe.d_sq, c);
+	rc = gpu_pair_wait(&P->pe, "the kernel", 120);
+	gpu_pair_sync(pair); /* PE 0's writes have completed */
 	ok = !rc && h && lat_proc_check(P, rank, n, rtt);
 	if (rank == 0 && h && !rc &&
 	    cudaMemcpy(h, P->d, sizeof(lat_sample) * (size_t)n, cudaMemcpyDeviceToHost) == cudaSuccess) {
 		for (int i = 0; i < n; i++)
 			if (h[i].rc) {
 				fprintf(stderr, "gic lat: PE0: sample %d: error %d (%s)\n", i, h[i].rc,
-					softnic_qp_error(P->qp));
+					softnic_qp_error(P->pe.qp[0]));
 				ok = 0;
 				break;
 			}
-		lat_proc_rows(pair, h, n, o->warmup, mhz, rtt, metrics, P->mps, ok);
+		lat_proc_rows(pair, h, n, o->warmup, mhz, rtt, metrics, P->pe.mps, ok);
 	}
 	gic_pair_phase_done(pair, ok);
 	free(h);
@@ -1841,8 +1760,7 @@ static int lat_proc_run(gic_pair *pair, lat_proc *P, const lat_proc_info *peer, 
 
 int gic_gpu_lat_pe(gic_pair *pair, const gic_opts *o, const lat_state *st)
 {
-	int rank = gic_pair_rank(pair), n = o->iters + o->warmup, peer = -1, rc;
-	lat_proc_info mine, theirs;
+	int rank = gic_pair_rank(pair), n = o->iters + o->warmup, rc;
 	char gpu[128];
 	double mhz = 0;
 	lat_proc P;
@@ -1853,23 +1771,14 @@ int gic_gpu_lat_pe(gic_pair *pair, const gic_opts *o, const lat_state *st)
 		fprintf(stderr, "gic lat: PE%d: no GPU %d\n", rank, o->device);
 		return ENODEV;
 	}
-	memset(&mine, 0, sizeof(mine));
-	rc = lat_proc_open(&P, o, rank, n, &mine);
-	if (cudaDeviceGetAttribute(&P.mps, cudaDevAttrMpsEnabled, o->device) != cudaSuccess)
-		P.mps = 0;
-	if (!rc && rank == 0 && !P.mps)
-		fprintf(stderr, "gic lat: --procs 2 in GPU mode without MPS: the two processes' "
-			"kernels time-slice the GPU (start nvidia-cuda-mps-control -d first)\n");
-	gic_pair_exchange(pair, &mine, &theirs, sizeof(mine));
-	if (!rc && (rc = softnic_gpu_peer_add(P.nic, &theirs.rec, &peer)))
-		lat_proc_fail(&P, rank, "softnic_gpu_peer_add", rc);
-	if (!rc && (rc = softnic_gpu_peer_connect(P.qp, peer, theirs.qpn)))
-		lat_proc_fail(&P, rank, "softnic_gpu_peer_connect", rc);
+	rc = lat_proc_open(&P, pair, o, n);
+	if (!rc && rank == 0 && !P.pe.mps)
+		gpu_pair_warn_mps("lat");
 	if (!rc && (st->metrics & (GIC_LAT_ISSUE | GIC_LAT_PUTC)))
-		rc = lat_proc_run(pair, &P, &theirs, rank, n, o, mhz, st->metrics, 0);
+		rc = lat_proc_run(pair, &P, n, o, mhz, st->metrics, 0);
 	if (!rc && (st->metrics & GIC_LAT_RTT))
-		rc = lat_proc_run(pair, &P, &theirs, rank, n, o, mhz, st->metrics, 1);
-	lat_proc_sync(pair); /* neither closes while the other still posts */
+		rc = lat_proc_run(pair, &P, n, o, mhz, st->metrics, 1);
+	gpu_pair_sync(pair); /* neither closes while the other still posts */
 	lat_proc_close(&P);
 	return rc;
 }

@@ -48,6 +48,7 @@
 #include "exp_lat.h" /* gic_lat_order_name */
 #include "exp_rate.h"
 #include "gpu_common.h"
+#include "gpu_pair.h"
 #include "hostdb.h"
 
 #include <errno.h>
@@ -581,24 +582,15 @@ static int start_host_rung(gpu_env *e, const rate_row *r, rate_cfg *c, span *d,
 	return 0;
 }
 
-/* One round: returns 1 and the two rates (M msg/s), or 0 on failure.
- * ringer: the host doorbell thread of a host-rung row, else NULL. */
-static int run_round(gpu_env *e, const rate_row *r, rate_cfg *c, span *d, span *h, double *post,
-		     double *drain, gic_hostdb *ringer)
+/* The launched round's end: waits for the kernel (and stops the ringer of
+ * a host-rung row, started at t_go), reads the threads' spans into h and
+ * gives the two rates (M msg/s). 1, or 0 on failure (a message said why). */
+static int round_rates(gpu_env *e, const rate_row *r, const rate_cfg *c, span *d, span *h,
+		       double *post, double *drain, gic_hostdb *ringer, uint64_t t_go)
 {
 	unsigned long long t0 = ~0ull, t1 = 0, tp = 0;
-	uint64_t t_go = 0;
-	int wrc;
+	int wrc = cudaGetLastError() != cudaSuccess || gpu_env_wait(e, r->name, 120);
 
-	if (!payloads(e, r, c, 0))
-		return 0;
-	if (ringer) {
-		if (start_host_rung(e, r, c, d, ringer, &t_go))
-			return 0;
-	} else {
-		launch(e, r, c, d);
-	}
-	wrc = cudaGetLastError() != cudaSuccess || gpu_env_wait(e, r->name, 120);
 	if (ringer) {
 		/* The kernel has ended (or failed): nothing more will be
 		 * published. A ringer that reached its targets ended in the pass
@@ -626,7 +618,25 @@ static int run_round(gpu_env *e, const rate_row *r, rate_cfg *c, span *d, span *
 	*post = (double)c->per * r->threads /
 		(double)(ringer ? ringer->t_last_ns - t_go : tp - t0) * 1e3;
 	*drain = (double)c->per * r->threads / (double)(t1 - t0) * 1e3;
-	return payloads(e, r, c, 1);
+	return 1;
+}
+
+/* One round: returns 1 and the two rates (M msg/s), or 0 on failure.
+ * ringer: the host doorbell thread of a host-rung row, else NULL. */
+static int run_round(gpu_env *e, const rate_row *r, rate_cfg *c, span *d, span *h, double *post,
+		     double *drain, gic_hostdb *ringer)
+{
+	uint64_t t_go = 0;
+
+	if (!payloads(e, r, c, 0))
+		return 0;
+	if (ringer) {
+		if (start_host_rung(e, r, c, d, ringer, &t_go))
+			return 0;
+	} else {
+		launch(e, r, c, d);
+	}
+	return round_rates(e, r, c, d, h, post, drain, ringer, t_go) && payloads(e, r, c, 1);
 }
 
 /* One dependent L2 atomic round trip on this GPU, ns (0 when it failed):
@@ -650,13 +660,12 @@ static double cas_round_trip_ns(double sm_mhz)
 	return sm_mhz > 0 ? (double)cycles / CHAIN / sm_mhz * 1e3 : 0;
 }
 
-static void emit_rate(gic_sink *sink, const gic_opts *o, const rate_row *r, const rate_cfg *c,
-		      const char *metric, const double *v, int n, int valid, const char *note)
+/* One row's result but its values: name, params, note, transport, validity. */
+static void rate_result(gic_result *res, const gic_opts *o, const rate_row *r, const rate_cfg *c,
+			const char *metric, int valid, const char *note)
 {
-	gic_result res;
-
-	gic_result_init(&res, "rate", r->name, metric, "M msg/s");
-	snprintf(res.params, sizeof(res.params),
+	gic_result_init(res, "rate", r->name, metric, "M msg/s");
+	snprintf(res->params, sizeof(res->params),
 		 "threads=%d qps=%d sms=%d batch=%d mode=%s payload=%s size=%zu per_thread=%d "
 		 "rounds=%d order=%s ring_bb=%d doorbell=%s", r->threads, r->qps, r->sms,
 		 /* the WQEs per doorbell that ran: locks ring every WQE, warps every 32 */
@@ -665,9 +674,17 @@ static void emit_rate(gic_sink *sink, const gic_opts *o, const rate_row *r, cons
 		 gic_rate_mode_name(r->mode), gic_rate_payload_name(r), r->size, c->per,
 		 RATE_ROUNDS, gic_lat_order_name(r->host_rung ? GIC_ORDER_RELEASE_SYS : c->order),
 		 1 << (r->log_bb ? r->log_bb : RATE_LOG_BB), gic_rate_doorbell_name(r));
-	snprintf(res.note, sizeof(res.note), "%s", note);
-	gpu_result_transport(&res, o, o->gpu_engine);
-	res.validated = valid;
+	snprintf(res->note, sizeof(res->note), "%s", note);
+	gpu_result_transport(res, o, o->gpu_engine);
+	res->validated = valid;
+}
+
+static void emit_rate(gic_sink *sink, const gic_opts *o, const rate_row *r, const rate_cfg *c,
+		      const char *metric, const double *v, int n, int valid, const char *note)
+{
+	gic_result res;
+
+	rate_result(&res, o, r, c, metric, valid, note);
 	gpu_samples_emit(sink, &res, v, n, 0);
 }
 
@@ -766,6 +783,21 @@ static int redirect_doorbells(gpu_env *e, const rate_row *r, gic_hostdb *ringer,
 	       cudaSuccess;
 }
 
+/* The row's shape in *c (the fixture's addresses and keys left to the caller). */
+static void rate_cfg_init(rate_cfg *c, const gic_opts *o, const rate_row *r)
+{
+	memset(c, 0, sizeof(*c));
+	c->qps = r->qps;
+	c->batch = r->batch;
+	c->qpt = r->mode == GIC_RATE_RR ? r->qps / r->threads : 1;
+	c->cta = r->mode == GIC_RATE_CTA;
+	c->pointer = r->pointer;
+	c->staged = r->staged;
+	c->size = (uint32_t)r->size;
+	c->stride = (c->size + 7) & ~7u;
+	c->per = per_thread(o, r, c->stride);
+}
+
 static int run_row(const gic_opts *o, const rate_row *r, double cas_ns, gic_sink *sink)
 {
 	gpu_env_cfg cfg = { o->gpu_engine, r->qps, r->log_bb ? r->log_bb : RATE_LOG_BB,
@@ -796,16 +828,7 @@ static int run_row(const gic_opts *o, const rate_row *r, double cas_ns, gic_sink
 		free(ringer);
 		return ENOMEM;
 	}
-	memset(&c, 0, sizeof(c));
-	c.qps = r->qps;
-	c.batch = r->batch;
-	c.qpt = r->mode == GIC_RATE_RR ? r->qps / r->threads : 1;
-	c.cta = r->mode == GIC_RATE_CTA;
-	c.pointer = r->pointer;
-	c.staged = r->staged;
-	c.size = (uint32_t)r->size;
-	c.stride = (c.size + 7) & ~7u;
-	c.per = per_thread(o, r, c.stride);
+	rate_cfg_init(&c, o, r);
 	gpu_env_open(&e, &cfg);
 	c.order = gpu_env_post_order(&e);
 	c.dst = e.dst;
@@ -871,4 +894,120 @@ int gic_gpu_rate(const gic_opts *o, const rate_state *st, const gic_run_info *in
 		failed += run_row(o, &st->rows[i], cas_ns, sink) != 0;
 	}
 	return failed ? EIO : 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* --procs 2 in GPU mode (gic_gpu_rate_pe): PE 0 posts the row from its own
+ * GPU-engine softnic (RATE_ENGINE_BLOCKS one-warp blocks, as in one
+ * process) into PE 1's region through softnic's GPU peers (gpu_pair.h);
+ * PE 1 (a one-warp engine, idle) clears its region before each round and
+ * checks every payload after it. The kernels and each round's accounting
+ * are the one-process mode's (launch, round_rates, payloads). */
+
+static_assert((int)GIC_RATE_GPU_PAIR_MAX_QPS == (int)GPU_PAIR_MAX_QPS, "one limit");
+
+/* PE 0's rows of the rounds that ran (n of them). */
+static void pair_rows(gic_pair *pair, const gic_opts *o, const rate_row *r, const rate_cfg *c,
+		      const double *post, const double *drain, int n, int valid, double cas_ns,
+		      int mps)
+{
+	char notes[2][512];
+	const char *metric[2] = { "message rate", "message rate with drain" };
+	const double *v[2] = { post, drain };
+
+	if (r->log_bb) { /* the paper's method first, as in one process */
+		metric[0] = "message rate";
+		metric[1] = "message rate posting only";
+		v[0] = drain;
+		v[1] = post;
+	}
+	note_rates(r, post, drain, n, cas_ns, notes);
+	for (int k = 0; k < 2; k++) {
+		gic_result res;
+
+		rate_result(&res, o, r, c, metric[k], valid, notes[k]);
+		gic_result_param(&res, "procs=2 engine=%dx1 mps=%d", RATE_ENGINE_BLOCKS, mps);
+		gic_result_set_values(&res, v[k], (size_t)n, 0);
+		gic_pair_put(pair, NULL, &res);
+	}
+}
+
+/* PE 1: clears its region (check 0) or checks it (1); 1 when it went well. */
+static int pair_region(gpu_pair_pe *P, gpu_env *e, const rate_row *r, const rate_cfg *c, int check)
+{
+	size_t bytes = (size_t)r->threads * c->per * c->stride;
+
+	if (check)
+		return payloads(e, r, c, 1);
+	return cudaMemsetAsync(P->region, 0, bytes, P->stream) == cudaSuccess &&
+	       !gpu_pair_wait(P, "clearing the region", 10);
+}
+
+static int rate_pe_row(gic_pair *pair, const gic_opts *o, const rate_row *r, double cas_ns)
+{
+	int rank = gic_pair_rank(pair), ok, n = 0, rc;
+	gpu_pair_cfg pc = { o->device, r->qps, r->log_bb ? r->log_bb : RATE_LOG_BB, RATE_REGION,
+			    rank ? 1 : RATE_ENGINE_BLOCKS, 1 };
+	double post[RATE_ROUNDS], drain[RATE_ROUNDS];
+	span *d = NULL, *h = (span *)calloc(r->threads, sizeof(span));
+	gpu_env *e = (gpu_env *)calloc(1, sizeof(gpu_env));
+	gpu_pair_pe P;
+	rate_cfg c;
+
+	/* Every CUDA allocation before the engine starts (docs/DESIGN.md §4.5). */
+	ok = h && e && cudaMalloc(&d, sizeof(span) * r->threads) == cudaSuccess;
+	if (!ok)
+		pc.nqps = 0; /* refused by gpu_pair_open after the swap the other PE waits for */
+	rc = gpu_pair_open(&P, pair, "rate", &pc);
+	rate_cfg_init(&c, o, r);
+	if (!rc) {
+		gpu_pair_env(&P, e);
+		c.order = GIC_ORDER_FENCE_GPU; /* gpu_env_post_order() of a GPU engine */
+		c.dst = (uint8_t *)(uintptr_t)P.theirs.region; /* PE 1's, in PE 1's process */
+		c.rkey = P.theirs.rkey;
+		if (rank == 0 && !P.mps)
+			gpu_pair_warn_mps("rate");
+	}
+	/* Every round on both PEs, whatever one of them saw: the barriers pair up. */
+	for (int k = 0; k < RATE_ROUNDS && !rc && c.per > 0; k++) {
+		int got = 1;
+
+		c.tag = 4096u * (k + 1);
+		if (rank == 1)
+			got = pair_region(&P, e, r, &c, 0);
+		gpu_pair_sync(pair); /* PE 1's region cleared */
+		if (rank == 0) {
+			launch(e, r, &c, d);
+			got = round_rates(e, r, &c, d, h, &post[n], &drain[n], NULL, 0);
+			n += got;
+		}
+		gpu_pair_sync(pair); /* PE 0 saw its last CQEs: every write has landed */
+		if (rank == 1)
+			got = got && pair_region(&P, e, r, &c, 1);
+		ok = ok && got;
+	}
+	if (!rc && rank == 0 && n > 0)
+		pair_rows(pair, o, r, &c, post, drain, n, ok, cas_ns, P.mps);
+	if (!rc)
+		gic_pair_phase_done(pair, ok);
+	gpu_pair_sync(pair); /* neither closes while the other still posts */
+	gpu_pair_close(&P);
+	cudaFree(d);
+	free(e);
+	free(h);
+	return rc;
+}
+
+int gic_gpu_rate_pe(gic_pair *pair, const gic_opts *o, const rate_row *r)
+{
+	char gpu[128];
+	double mhz = 0;
+
+	if (!gic_rate_gpu_pair_ok(r))
+		return EPROTO;
+	if (gic_gpu_available(gpu, sizeof(gpu), &mhz, o->device) || mhz <= 0) {
+		fprintf(stderr, "gic rate: PE%d: no GPU %d\n", gic_pair_rank(pair), o->device);
+		return ENODEV;
+	}
+	return rate_pe_row(pair, o, r, gic_pair_rank(pair) == 0 ? cas_round_trip_ns(mhz) : 0);
 }

@@ -65,6 +65,12 @@ int gic_gpu_lat_pe(struct gic_pair *pair, const gic_opts *o, const lat_state *st
 #endif
 #ifndef GIC_HAVE_GPU_RATE
 GIC_GPU_STUB(rate)
+
+int gic_gpu_rate_pe(struct gic_pair *pair, const gic_opts *o, const rate_row *r)
+{
+	(void)pair, (void)o, (void)r;
+	return ENOTSUP;
+}
 #endif
 #ifndef GIC_HAVE_GPU_PROXY
 GIC_GPU_STUB(proxy)
