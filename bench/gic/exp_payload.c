@@ -372,7 +372,22 @@ static int payload_run_pe(gic_pair *pair, const gic_opts *o, const void *state,
 		fprintf(stderr, "gic payload: PE%d: a malformed job\n", gic_pair_rank(pair));
 		return EPROTO;
 	}
-	return payload_host(o, st, pair, NULL);
+	return o->host ? payload_host(o, st, pair, NULL) : gic_gpu_payload_pe(pair, o, st);
+}
+
+/* --procs 2: the host mode's gda and proxy paths (nvshmem is refused with
+ * --host); in GPU mode (softnic's GPU peers) the gda path alone. */
+static int payload_check_procs(const gic_opts *o, const void *state)
+{
+	const payload_state *st = state;
+
+	if (o->host)
+		return 0;
+	if (st->paths != 1u << GIC_PAYLOAD_GDA) { /* --qps is 1..64 already, as the pair's */
+		fprintf(stderr, "gic payload: --procs 2 in GPU mode runs --path gda alone\n");
+		return EINVAL;
+	}
+	return 0;
 }
 
 /* --procs 2: each path asked for (gda, then proxy, as the one-process
@@ -382,7 +397,7 @@ static int payload_pair(const gic_opts *o, const payload_state *st, gic_sink *si
 	pl_host P = { .o = o, .st = st };
 	int rc = 0;
 
-	if (pl_host_sizes(&P, o)) /* said here, before the PEs start */
+	if (o->host && pl_host_sizes(&P, o)) /* said here, before the PEs start */
 		return EINVAL;
 	for (int p = GIC_PAYLOAD_GDA; p <= GIC_PAYLOAD_PROXY && !rc; p++) {
 		payload_state one = *st;
@@ -461,6 +476,7 @@ const gic_experiment gic_exp_payload = {
 	.state_size = sizeof(payload_state),
 	.finish = payload_finish,
 	.run = payload_run,
-	.check_procs = gic_pair_check_any, /* gda and proxy; nvshmem is refused with --host */
+	.check_procs = payload_check_procs,
 	.run_pe = payload_run_pe,
+	.gpu_procs = 1,
 };

@@ -61,6 +61,12 @@ extern const struct gic_flag_table gic_payload_flags;
 
 /* GPU mode (bench/gic/gpu_payload.cu): st->path (the driver loops over
  * the paths). */
+struct gic_pair;
+/* --procs 2 in GPU mode: st's gda path (one path, at most 64 QPs) as this
+ * PE of pair (gpu_pair.h): PE 0's posters copy into PE 1's region through
+ * softnic's GPU peers, PE 1 checks every slot; a phase per size and one
+ * for the first-size row. 0 or an errno. */
+int gic_gpu_payload_pe(struct gic_pair *pair, const gic_opts *o, const payload_state *st);
 int gic_gpu_payload(const gic_opts *o, const payload_state *st, const gic_run_info *info,
 		    gic_sink *sink);
 

@@ -16,6 +16,7 @@
  */
 #include "exp_payload.h"
 #include "gpu_common.h"
+#include "gpu_pair.h"
 #include "../../tests/gpu/proxy_env.h"
 
 #include <errno.h>
@@ -128,8 +129,11 @@ static int pattern(uint8_t *h, uint32_t size, int slots, int check)
 
 static int gda_slots(const payload_state *st, const gic_opts *o, size_t region, uint32_t size);
 
-static void emit_goodput(gic_sink *sink, const gic_opts *o, const char *path, uint32_t size,
-			 const payload_state *st, const double *gbps, int n, int valid)
+/* One size's row, into sink (pair NULL) or to the driver as PE 0 of pair
+ * (--procs 2 in GPU mode; mps: whether MPS shared the device). */
+static void emit_goodput(gic_sink *sink, gic_pair *pair, int mps, const gic_opts *o,
+			 const char *path, uint32_t size, const payload_state *st,
+			 const double *gbps, int n, int valid)
 {
 	gic_result r;
 	char name[96];
@@ -152,10 +156,14 @@ static void emit_goodput(gic_sink *sink, const gic_opts *o, const char *path, ui
 				 st->engine_warps ? st->engine_warps : 4);
 	if (st->path == GIC_PAYLOAD_PROXY)
 		gic_result_param(&r, "protocol=tuned");
-	snprintf(r.note, sizeof(r.note), "bytes copied by softnic's engine: not a NIC number");
+	if (pair)
+		gic_result_param(&r, "procs=2 mps=%d", mps);
+	snprintf(r.note, sizeof(r.note), "bytes copied by softnic's engine: not a NIC number%s",
+		 pair ? "; into another process's GPU memory (GPU peers)" : "");
 	gpu_result_transport(&r, o, st->path == GIC_PAYLOAD_PROXY ? 0 : o->gpu_engine);
 	r.validated = valid;
-	gpu_samples_emit(sink, &r, gbps, n, 0);
+	gic_result_set_values(&r, gbps, (size_t)n, 0);
+	gic_pair_put(pair, sink, &r);
 }
 
 /* Destination slots per QP at size (each QP its own range of the region). */
@@ -170,22 +178,30 @@ static int gda_slots(const payload_state *st, const gic_opts *o, size_t region, 
  * each); returns the goodput (GB/s: every QP's bytes over the first post
  * to the last completion) or 0; *valid: every destination slot checked
  * after the run. */
-static double gda_size(gpu_env *e, const gic_opts *o, const payload_state *st, uint32_t size,
-		       size_t region, uint8_t *h, span2 *d, int *valid)
+/* A run's preparation: the source's pattern (src) and the destination
+ * cleared (dst), all slots of size bytes; 1 when both went well. */
+static int gda_prepare(gpu_env *e, uint32_t size, int all, uint8_t *h, int src, int dst)
 {
-	int slots = gda_slots(st, o, region, size), all = slots * st->qps;
+	pattern(h, size, all, 0);
+	if (src && gpu_env_write(e, e->src, h, (size_t)all * size))
+		return 0;
+	memset(h, 0, (size_t)all * size);
+	return !dst || !gpu_env_write(e, e->dst, h, (size_t)all * size);
+}
+
+/* After a run: every destination slot holds its source slot's pattern. */
+static int gda_check(gpu_env *e, uint32_t size, int all, uint8_t *h)
+{
+	return !gpu_env_read(e, h, e->dst, (size_t)all * size) && pattern(h, size, all, 1);
+}
+
+/* The prepared run: the posters, then the goodput (GB/s) or 0. */
+static double gda_time(gpu_env *e, const gic_opts *o, const payload_state *st, uint32_t size,
+		       int slots, span2 *d)
+{
 	unsigned long long t0 = ~0ull, t1 = 0;
 	span2 sp[64];
 
-	*valid = 0;
-	if (slots < 1)
-		return 0;
-	pattern(h, size, all, 0);
-	if (gpu_env_write(e, e->src, h, (size_t)all * size))
-		return 0;
-	memset(h, 0, (size_t)all * size);
-	if (gpu_env_write(e, e->dst, h, (size_t)all * size))
-		return 0;
 	/* Writes in flight never share a destination slot: softnic runs a
 	 * batch whose destinations overlap one WQE at a time, in order. */
 	(gpu_env_post_order(e) == GIC_ORDER_FENCE_SYS ? payload_gda_kernel<GIC_ORDER_FENCE_SYS>
@@ -205,8 +221,21 @@ static double gda_size(gpu_env *e, const gic_opts *o, const payload_state *st, u
 		t0 = sp[q].t0 < t0 ? sp[q].t0 : t0;
 		t1 = sp[q].t1 > t1 ? sp[q].t1 : t1;
 	}
-	*valid = !gpu_env_read(e, h, e->dst, (size_t)all * size) && pattern(h, size, all, 1);
 	return (double)o->iters * st->qps * size / (double)(t1 - t0);
+}
+
+static double gda_size(gpu_env *e, const gic_opts *o, const payload_state *st, uint32_t size,
+		       size_t region, uint8_t *h, span2 *d, int *valid)
+{
+	int slots = gda_slots(st, o, region, size), all = slots * st->qps;
+	double g;
+
+	*valid = 0;
+	if (slots < 1 || !gda_prepare(e, size, all, h, 1, 1))
+		return 0;
+	g = gda_time(e, o, st, size, slots, d);
+	*valid = g > 0 && gda_check(e, size, all, h);
+	return g;
 }
 
 /* The median of v[0..n) (n <= 100; v unchanged). */
@@ -288,18 +317,76 @@ static double proxy_size(const gic_opts *o, const payload_state *st, uint32_t si
 	return gbps;
 }
 
+/* The sizes to run: -b/-e/-f when given, else 8 B .. 1 MiB by 2 (Figure
+ * 8); sizes out of range are said and left out. The count (<= 64). */
+static int payload_sizes(const gic_opts *o, const payload_state *st, uint32_t sizes[64])
+{
+	double first = o->given & GIC_GIVEN_B ? (double)o->size_begin : 8;
+	double last = o->given & GIC_GIVEN_E ? (double)o->size_end : (double)(1 << 20);
+	double factor = o->given & GIC_GIVEN_F ? o->size_factor : 2;
+	int n = 0;
+
+	for (double sz = first; sz <= last && n < 64; sz *= factor) {
+		uint32_t size = (uint32_t)sz;
+
+		if (size < 1 || size > PAYLOAD_REGION ||
+		    (st->path == GIC_PAYLOAD_PROXY && size > GIC_PROXY_DESC_MAX_LENGTH)) {
+			fprintf(stderr, "gic payload: size %u skipped (1..%d bytes; a proxy request "
+				"carries at most %u)\n", size, PAYLOAD_REGION,
+				(unsigned)GIC_PROXY_DESC_MAX_LENGTH);
+			continue;
+		}
+		sizes[n++] = size;
+	}
+	return n;
+}
+
+/* The smallest size from which every larger one keeps 90% of the
+ * reference ref (one dip above it moves the point up), into sink or to
+ * the driver (pair); nothing when no size reaches it. */
+static void emit_first90(gic_sink *sink, gic_pair *pair, const gic_opts *o,
+			 const payload_state *st, const char *path, const uint32_t *sizes,
+			 const double *good, int nsz, double ref, int valid)
+{
+	int from = nsz;
+	gic_result r;
+	char name[64];
+
+	while (from > 0 && ref > 0 && good[from - 1] >= 0.9 * ref)
+		from--;
+	if (from >= nsz)
+		return;
+	if (st->path == GIC_PAYLOAD_GDA && st->qps > 1)
+		snprintf(name, sizeof(name), "%s qps=%d", path, st->qps);
+	else
+		snprintf(name, sizeof(name), "%s", path);
+	gic_result_init(&r, "payload", name, "first size at 90% of own max", "B");
+	snprintf(r.params, sizeof(r.params), "reference_gbps=%.6f", ref);
+	if (pair)
+		gic_result_param(&r, "procs=2");
+	gpu_result_transport(&r, o, st->path == GIC_PAYLOAD_PROXY ? 0 : o->gpu_engine);
+	gic_result_set_value(&r, sizes[from]);
+	r.validated = valid;
+	gic_pair_put(pair, sink, &r);
+}
+
+static size_t payload_region(const payload_state *st)
+{
+	return st->path == GIC_PAYLOAD_GDA && st->qps > 1 ? PAYLOAD_REGION_QPS : PAYLOAD_REGION;
+}
+
 int gic_gpu_payload(const gic_opts *o, const payload_state *st, const gic_run_info *info,
 		    gic_sink *sink)
 {
-	size_t region = st->path == GIC_PAYLOAD_GDA && st->qps > 1 ? PAYLOAD_REGION_QPS
-								    : PAYLOAD_REGION;
+	size_t region = payload_region(st);
 	gpu_env_cfg cfg = { o->gpu_engine, st->path == GIC_PAYLOAD_GDA ? st->qps : 1, 12, region, 0,
 			    st->engine_blocks ? st->engine_blocks : 4,
 			    st->engine_warps ? st->engine_warps : 4 };
 	const char *path = st->path == GIC_PAYLOAD_PROXY ? "proxy" : "gda";
 	uint8_t *h = (uint8_t *)malloc(region);
-	double ref = 0, sizes[64], good[64];
-	int nsz = 0, failed = 0;
+	double ref = 0, good[64];
+	uint32_t sizes[64];
+	int nsz = payload_sizes(o, st, sizes), failed = 0;
 	span2 *d;
 	gpu_env e;
 
@@ -311,62 +398,131 @@ int gic_gpu_payload(const gic_opts *o, const payload_state *st, const gic_run_in
 	}
 	if (st->path == GIC_PAYLOAD_GDA)
 		gpu_env_open(&e, &cfg);
-	/* Sizes: -b/-e/-f when given; else 8 B .. 1 MiB by 2 (Figure 8). */
-	double first = o->given & GIC_GIVEN_B ? (double)o->size_begin : 8;
-	double last = o->given & GIC_GIVEN_E ? (double)o->size_end : (double)(1 << 20);
-	double factor = o->given & GIC_GIVEN_F ? o->size_factor : 2;
-
-	for (double sz = first; sz <= last && nsz < 64; sz *= factor) {
-		uint32_t size = (uint32_t)sz;
+	for (int k = 0; k < nsz; k++) {
+		uint32_t size = sizes[k];
 		int valid = 0, runs = 1;
-		double g, gs[100];
+		double gs[100];
 
-		if (size < 1 || size > PAYLOAD_REGION ||
-		    (st->path == GIC_PAYLOAD_PROXY && size > GIC_PROXY_DESC_MAX_LENGTH)) {
-			fprintf(stderr, "gic payload: size %u skipped (1..%d bytes; a proxy request "
-				"carries at most %u)\n", size, PAYLOAD_REGION,
-				(unsigned)GIC_PROXY_DESC_MAX_LENGTH);
-			continue;
-		}
-		gic_progress("payload", nsz, 0, path);
+		gic_progress("payload", k, 0, path);
 		if (st->path == GIC_PAYLOAD_GDA) {
 			runs = gda_reps(&e, o, st, size, region, h, d, gs, &valid);
-			g = median_of(gs, runs); /* the size's value for the 90% point */
+			good[k] = median_of(gs, runs); /* the size's value for the 90% point */
 		} else {
-			gs[0] = g = proxy_size(o, st, size, h, d, &valid);
+			gs[0] = good[k] = proxy_size(o, st, size, h, d, &valid);
 		}
-		emit_goodput(sink, o, path, size, st, gs, runs, valid);
+		emit_goodput(sink, NULL, 0, o, path, size, st, gs, runs, valid);
 		failed += !valid;
-		sizes[nsz] = size;
-		good[nsz++] = g;
 		if (st->reference ? size == st->reference : 1)
-			ref = g; /* the largest size run, unless --reference names one */
+			ref = good[k]; /* the largest size run, unless --reference names one */
 	}
 	if (st->path == GIC_PAYLOAD_GDA)
 		gpu_env_close(&e);
 	cudaFree(d);
 	free(h);
-	/* The smallest size from which every larger one keeps 90% of the
-	 * reference (one dip above it moves the point up). */
-	int from = nsz;
-
-	while (from > 0 && ref > 0 && good[from - 1] >= 0.9 * ref)
-		from--;
-	if (from < nsz) {
-		gic_result r;
-
-		char name[64];
-
-		if (st->path == GIC_PAYLOAD_GDA && st->qps > 1)
-			snprintf(name, sizeof(name), "%s qps=%d", path, st->qps);
-		else
-			snprintf(name, sizeof(name), "%s", path);
-		gic_result_init(&r, "payload", name, "first size at 90% of own max", "B");
-		snprintf(r.params, sizeof(r.params), "reference_gbps=%.6f", ref);
-		gpu_result_transport(&r, o, st->path == GIC_PAYLOAD_PROXY ? 0 : o->gpu_engine);
-		gic_result_set_value(&r, sizes[from]);
-		r.validated = !failed;
-		gic_emit(sink, &r);
-	}
+	emit_first90(sink, NULL, o, st, path, sizes, good, nsz, ref, !failed);
 	return 0; /* a failed check is in the rows' verdicts */
+}
+
+/* ------------------------------------------------------------------ */
+/* --procs 2 in GPU mode (gic_gpu_payload_pe): the gda path with PE 1 a
+ * process of its own (gpu_pair.h). PE 0's posters copy from its region
+ * (the source) into PE 1's, through PE 0's GPU engine (as many warps as
+ * in one process) and softnic's GPU peers; PE 1 (a one-warp engine, idle)
+ * clears its region before each run and checks every slot after it, for
+ * its verdict of the size. The kernel and the timing are gda_time's. */
+
+/* One size: st->reps runs (each bracketed by two barriers: PE 1's region
+ * cleared; PE 0's posters done); the goodputs in g (PE 0), *valid the
+ * AND of this PE's checks. The runs done (PE 0; PE 1: st->reps). */
+static int pair_size(gic_pair *pair, gpu_env *e, const gic_opts *o, const payload_state *st,
+		     uint32_t size, uint8_t *h, span2 *d, double *g, int *valid)
+{
+	int rank = gic_pair_rank(pair), slots = gda_slots(st, o, payload_region(st), size);
+	int all = slots * st->qps, n = 0, ok = slots >= 1;
+
+	for (int k = 0; k < st->reps; k++) { /* every run on both PEs: the barriers pair up */
+		int got = ok && gda_prepare(e, size, all, h, rank == 0, rank == 1);
+
+		gpu_pair_sync(pair);
+		if (rank == 0 && got)
+			got = (g[n++] = gda_time(e, o, st, size, slots, d)) > 0;
+		gpu_pair_sync(pair);
+		if (rank == 1 && got)
+			got = gda_check(e, size, all, h);
+		ok = ok && got;
+	}
+	*valid = ok;
+	return rank == 0 ? n : st->reps;
+}
+
+static int payload_pe_run(gic_pair *pair, const gic_opts *o, const payload_state *st,
+			  gpu_pair_pe *P, gpu_env *e, uint8_t *h, span2 *d)
+{
+	uint32_t sizes[64];
+	double good[64], gs[100], ref = 0;
+	int nsz = payload_sizes(o, st, sizes), failed = 0, rank = gic_pair_rank(pair);
+
+	for (int k = 0; k < nsz; k++) {
+		int valid = 0, runs = pair_size(pair, e, o, st, sizes[k], h, d, gs, &valid);
+
+		good[k] = rank == 0 && runs ? median_of(gs, runs) : 0;
+		if (rank == 0 && runs)
+			emit_goodput(NULL, pair, P->mps, o, "gda", sizes[k], st, gs, runs, valid);
+		gic_pair_phase_done(pair, valid);
+		failed += !valid;
+		if (st->reference ? sizes[k] == st->reference : 1)
+			ref = good[k];
+	}
+	if (rank == 0)
+		emit_first90(NULL, pair, o, st, "gda", sizes, good, nsz, ref, !failed);
+	gic_pair_phase_done(pair, !failed);
+	return 0; /* a failed check is in the rows' verdicts */
+}
+
+int gic_gpu_payload_pe(gic_pair *pair, const gic_opts *o, const payload_state *st)
+{
+	int rank = gic_pair_rank(pair), rc;
+	size_t region = payload_region(st);
+	gpu_pair_cfg pc = { o->device, st->qps, 12, region,
+			    rank ? 1 : st->engine_blocks ? st->engine_blocks : 4,
+			    rank ? 1 : st->engine_warps ? st->engine_warps : 4 };
+	uint8_t *h = (uint8_t *)malloc(region);
+	gpu_env *e = (gpu_env *)calloc(1, sizeof(gpu_env));
+	span2 *d = NULL;
+	gpu_pair_pe P;
+	char gpu[128];
+	double mhz = 0;
+
+	if (st->path != GIC_PAYLOAD_GDA || st->qps > GPU_PAIR_MAX_QPS) {
+		fprintf(stderr, "gic payload: PE%d: a malformed job\n", rank);
+		free(h);
+		free(e);
+		return EPROTO;
+	}
+	if (gic_gpu_available(gpu, sizeof(gpu), &mhz, o->device)) {
+		fprintf(stderr, "gic payload: PE%d: no GPU %d\n", rank, o->device);
+		pc.nqps = 0; /* refused by gpu_pair_open after the swap the other PE waits for */
+	}
+	/* Every CUDA allocation before the engine starts (docs/DESIGN.md §4.5). */
+	if (!h || !e || cudaMalloc(&d, sizeof(span2) * 64) != cudaSuccess)
+		pc.nqps = 0;
+	rc = gpu_pair_open(&P, pair, "payload", &pc);
+	if (!rc) {
+		gpu_pair_env(&P, e);
+		if (rank == 0) { /* its region is the source; PE 1's the destination */
+			e->src = P.region;
+			e->src_lkey = softnic_mr_lkey(P.mr);
+			e->dst = (uint8_t *)(uintptr_t)P.theirs.region;
+			e->dst_rkey = P.theirs.rkey;
+			if (!P.mps)
+				gpu_pair_warn_mps("payload");
+		}
+		rc = payload_pe_run(pair, o, st, &P, e, h, d);
+	}
+	gpu_pair_sync(pair); /* neither closes while the other still posts */
+	gpu_pair_close(&P);
+	cudaFree(d);
+	free(e);
+	free(h);
+	return rc;
 }

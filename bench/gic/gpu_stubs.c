@@ -80,6 +80,12 @@ GIC_GPU_STUB(loaded)
 #endif
 #ifndef GIC_HAVE_GPU_PAYLOAD
 GIC_GPU_STUB(payload)
+
+int gic_gpu_payload_pe(struct gic_pair *pair, const gic_opts *o, const payload_state *st)
+{
+	(void)pair, (void)o, (void)st;
+	return ENOTSUP;
+}
 #endif
 #ifndef GIC_HAVE_GPU_KERNEL
 GIC_GPU_STUB(kernel)
