@@ -1663,9 +1663,9 @@ static int lat_proc_open(lat_proc *P, gic_pair *pair, const gic_opts *o, int n)
 	return rc ? rc : prc;
 }
 
-static void lat_proc_close(lat_proc *P)
+static void lat_proc_finish(lat_proc *P, gic_pair *pair)
 {
-	gpu_pair_close(&P->pe);
+	gpu_pair_finish(&P->pe, pair);
 	cudaFree(P->d);
 }
 
@@ -1778,7 +1778,6 @@ int gic_gpu_lat_pe(gic_pair *pair, const gic_opts *o, const lat_state *st)
 		rc = lat_proc_run(pair, &P, n, o, mhz, st->metrics, 0);
 	if (!rc && (st->metrics & GIC_LAT_RTT))
 		rc = lat_proc_run(pair, &P, n, o, mhz, st->metrics, 1);
-	gpu_pair_sync(pair); /* neither closes while the other still posts */
-	lat_proc_close(&P);
+	lat_proc_finish(&P, pair);
 	return rc;
 }

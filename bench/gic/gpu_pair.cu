@@ -125,6 +125,12 @@ void gpu_pair_close(gpu_pair_pe *P)
 	P->region = NULL;
 }
 
+void gpu_pair_finish(gpu_pair_pe *P, gic_pair *pair)
+{
+	gpu_pair_sync(pair);
+	gpu_pair_close(P);
+}
+
 int gpu_pair_wait(const gpu_pair_pe *P, const char *what, double seconds)
 {
 	uint64_t end = gic_now_ns() + (uint64_t)(seconds * 1e9);

@@ -72,6 +72,10 @@ int gpu_pair_open(gpu_pair_pe *P, gic_pair *pair, const char *who, const gpu_pai
 /* Closes what gpu_pair_open() made (the engine stops first). */
 void gpu_pair_close(gpu_pair_pe *P);
 
+/* The PEs' last barrier (neither closes while the other still posts into
+ * it), then gpu_pair_close(). Both PEs call it, after a failure too. */
+void gpu_pair_finish(gpu_pair_pe *P, gic_pair *pair);
+
 /* Waits for P's stream with a limit of seconds. 0, ETIMEDOUT or EIO after
  * a message. */
 int gpu_pair_wait(const gpu_pair_pe *P, const char *what, double seconds);

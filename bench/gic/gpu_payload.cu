@@ -519,8 +519,7 @@ int gic_gpu_payload_pe(gic_pair *pair, const gic_opts *o, const payload_state *s
 		}
 		rc = payload_pe_run(pair, o, st, &P, e, h, d);
 	}
-	gpu_pair_sync(pair); /* neither closes while the other still posts */
-	gpu_pair_close(&P);
+	gpu_pair_finish(&P, pair);
 	cudaFree(d);
 	free(e);
 	free(h);

@@ -990,8 +990,7 @@ static int rate_pe_row(gic_pair *pair, const gic_opts *o, const rate_row *r, dou
 		pair_rows(pair, o, r, &c, post, drain, n, ok, cas_ns, P.mps);
 	if (!rc)
 		gic_pair_phase_done(pair, ok);
-	gpu_pair_sync(pair); /* neither closes while the other still posts */
-	gpu_pair_close(&P);
+	gpu_pair_finish(&P, pair);
 	cudaFree(d);
 	free(e);
 	free(h);
