@@ -1141,9 +1141,11 @@ int gic_lat_gpu_samples_ok(int n)
 	return 0;
 }
 
-/* --procs 2 (after main's checks: --host, a provider other than softnic):
- * the mini-gda paths only, without --sweep and the timer check. The
- * default paths (all) run their mini-gda ones, said. */
+/* --procs 2 (after main's checks: --host and a provider other than
+ * softnic, or the GPU mode on softnic's GPU peers): the mini-gda paths
+ * only (GPU mode: gda-inline, one QP, fence-gpu, at most the GPU mode's
+ * samples), without --sweep and the timer check. The default paths (all)
+ * run their mini-gda ones, said. */
 static int lat_check_procs(const gic_opts *o, const void *state)
 {
 	const lat_state *st = state;
