@@ -504,7 +504,9 @@ def collect_fig6(ctx, paper):
         base = m.group(1)
         ls = "--" if "shared" in base else "-" if "reserved" in base else ":"
         s = c.series("", "%s [%s]" % (base, r.transport), nic_side=True, style={"linestyle": ls})
-        s.add(r.int_param("bg_ctas"), r)
+        # GPU rows count background CTAs (bg_ctas=), the host analogue its
+        # background threads (bg=): the same axis, one level per run.
+        s.add(r.int_param("bg_ctas" if "bg_ctas" in r.params else "bg"), r)
     for s in c.panels.get("", []):
         x, r = s.sorted()[-1]
         bg = rates.get((r.run.path, r.name))

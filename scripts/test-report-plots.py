@@ -142,6 +142,20 @@ def main(argv):
           "a CSV row with p50 '4O' is refused, naming the file and line 4", text)
     check(not os.path.exists(os.path.join(work, "bad")), "no output directory for bad input")
 
+    # 3b. The host analogue's loaded rows count background threads (bg=, not
+    # bg_ctas=): fig6 draws them (gic suite --host failed here before).
+    with open(INPUTS[-1]) as f:
+        doc = json.load(f)
+    for r in doc["results"]:
+        r["params"] = r.get("params", "").replace("bg_ctas=", "bg=")
+    hostbg = os.path.join(work, "host-bg.json")
+    with open(hostbg, "w") as f:
+        json.dump(doc, f)
+    out3 = os.path.join(work, "host-bg")
+    rc, text = run(["--only", "fig6", hostbg, out3])
+    check(rc == 0 and os.path.exists(os.path.join(out3, "fig6-loaded-rtt.png")),
+          "fig6 drawn from loaded rows whose params give bg= (the host analogue)", text)
+
     # 4. Without matplotlib (a stub package that fails to import).
     stub = os.path.join(work, "no-matplotlib", "matplotlib")
     os.makedirs(stub)
