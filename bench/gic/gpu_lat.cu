@@ -1634,8 +1634,7 @@ __global__ void gda_pe1_kernel(gic_sq *g, gda_cfg c)
 }
 
 /* This PE's pair (gpu_pair.h: a one-warp GPU engine, one QP, a region of
- * n samples) and its sample buffer. The kernels are loaded first: the
- * engine that starts in gpu_pair_open() would block a lazy load. */
+ * n samples) and its sample buffer, allocated before the engine starts. */
 typedef struct lat_proc {
 	gpu_pair_pe pe;
 	lat_sample *d;
@@ -1644,23 +1643,21 @@ typedef struct lat_proc {
 static int lat_proc_open(lat_proc *P, gic_pair *pair, const gic_opts *o, int n)
 {
 	gpu_pair_cfg c = { o->device, 1, 12, (size_t)n * 8, 1, 1 }; /* two engines: a warp each */
-	cudaFuncAttributes fa;
-	int rc = 0, prc;
 
-	memset(P, 0, sizeof(*P));
-	if (cudaSetDevice(o->device) != cudaSuccess ||
-	    cudaFuncGetAttributes(&fa, gda_pe0_kernel<GIC_ORDER_FENCE_GPU>) != cudaSuccess ||
+	cudaFuncAttributes fa;
+
+	P->d = NULL;
+	/* The kernels touched before the engine starts: eager loading (set by
+	 * gic_gpu_available(), which also chose the device) has loaded them
+	 * already; a lazy load beside the engine would never end. */
+	if (cudaFuncGetAttributes(&fa, gda_pe0_kernel<GIC_ORDER_FENCE_GPU>) != cudaSuccess ||
 	    cudaFuncGetAttributes(&fa, gda_pe1_kernel<GIC_ORDER_FENCE_GPU>) != cudaSuccess ||
 	    cudaMalloc((void **)&P->d, sizeof(lat_sample) * (size_t)n) != cudaSuccess) {
 		fprintf(stderr, "gic lat: PE%d: CUDA: %s\n", gic_pair_rank(pair),
 			cudaGetErrorString(cudaGetLastError()));
-		rc = ENOMEM;
+		return gpu_pair_open_failed(&P->pe, pair, "lat", ENOMEM);
 	}
-	/* Even after a failure: the other PE waits for this one's record
-	 * (0 QPs: gpu_pair_open refuses them after the swap). */
-	c.nqps = rc ? 0 : 1;
-	prc = gpu_pair_open(&P->pe, pair, "lat", &c);
-	return rc ? rc : prc;
+	return gpu_pair_open(&P->pe, pair, "lat", &c);
 }
 
 static void lat_proc_finish(lat_proc *P, gic_pair *pair)
@@ -1769,7 +1766,7 @@ int gic_gpu_lat_pe(gic_pair *pair, const gic_opts *o, const lat_state *st)
 		return EINVAL;
 	if (gic_gpu_available(gpu, sizeof(gpu), &mhz, o->device) || mhz <= 0) {
 		fprintf(stderr, "gic lat: PE%d: no GPU %d\n", rank, o->device);
-		return ENODEV;
+		return ENODEV; /* this PE ends; the driver stops the other */
 	}
 	rc = lat_proc_open(&P, pair, o, n);
 	if (!rc && rank == 0 && !P.pe.mps)

@@ -83,16 +83,30 @@ static int pair_open_qps(gpu_pair_pe *P, const gpu_pair_cfg *c)
 	return 0;
 }
 
-int gpu_pair_open(gpu_pair_pe *P, gic_pair *pair, const char *who, const gpu_pair_cfg *c)
+static void pair_init(gpu_pair_pe *P, gic_pair *pair, const char *who, int nqps)
 {
-	int rc;
-
 	memset(P, 0, sizeof(*P));
 	P->who = who;
 	P->rank = gic_pair_rank(pair);
-	P->nqps = c->nqps;
+	P->nqps = nqps;
 	P->peer = -1;
-	rc = c->nqps < 1 || c->nqps > GPU_PAIR_MAX_QPS || !c->region ? EINVAL : 0;
+}
+
+int gpu_pair_open_failed(gpu_pair_pe *P, gic_pair *pair, const char *who, int rc)
+{
+	pair_init(P, pair, who, 0);
+	/* The empty record (0 QPs) that the other PE's open refuses. */
+	gic_pair_exchange(pair, &P->mine, &P->theirs, sizeof(P->mine));
+	return rc ? rc : EIO;
+}
+
+int gpu_pair_open(gpu_pair_pe *P, gic_pair *pair, const char *who, const gpu_pair_cfg *c)
+{
+	int rc = 0;
+
+	pair_init(P, pair, who, c->nqps);
+	if (c->nqps < 1 || c->nqps > GPU_PAIR_MAX_QPS || !c->region)
+		rc = pair_fail(P, "the shape", EINVAL);
 	if (!rc)
 		rc = pair_open_nic(P, c);
 	if (!rc)

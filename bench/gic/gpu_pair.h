@@ -64,10 +64,17 @@ typedef struct gpu_pair_pe {
 /* Opens this PE of pair (both PEs call it with the same cfg): the softnic,
  * its GPU peer record, the QPs, the region; swaps the records through the
  * driver, adds the other PE as a GPU peer and connects QP q to its QP q.
- * Every CUDA allocation comes first (a persistent engine runs after).
- * 0, or an errno after a message naming who and the PE. gpu_pair_close()
+ * The caller makes its own CUDA allocations first (a persistent engine
+ * starts here) and has called gic_gpu_available(), which sets eager module
+ * loading (a kernel loaded lazily beside the engine would never load).
+ * 0, or an errno after a message naming who and the PE. gpu_pair_finish()
  * in either case. */
 int gpu_pair_open(gpu_pair_pe *P, gic_pair *pair, const char *who, const gpu_pair_cfg *c);
+
+/* gpu_pair_open() for a PE that failed before it (its message said why):
+ * opens nothing and swaps an empty record, so that the other PE's open
+ * fails too instead of waiting for it. Returns rc. gpu_pair_finish() after. */
+int gpu_pair_open_failed(gpu_pair_pe *P, gic_pair *pair, const char *who, int rc);
 
 /* Closes what gpu_pair_open() made (the engine stops first). */
 void gpu_pair_close(gpu_pair_pe *P);

@@ -501,12 +501,17 @@ int gic_gpu_payload_pe(gic_pair *pair, const gic_opts *o, const payload_state *s
 	}
 	if (gic_gpu_available(gpu, sizeof(gpu), &mhz, o->device)) {
 		fprintf(stderr, "gic payload: PE%d: no GPU %d\n", rank, o->device);
-		pc.nqps = 0; /* refused by gpu_pair_open after the swap the other PE waits for */
+		free(h);
+		free(e);
+		return ENODEV; /* this PE ends; the driver stops the other */
 	}
 	/* Every CUDA allocation before the engine starts (docs/DESIGN.md §4.5). */
-	if (!h || !e || cudaMalloc(&d, sizeof(span2) * 64) != cudaSuccess)
-		pc.nqps = 0;
-	rc = gpu_pair_open(&P, pair, "payload", &pc);
+	if (!h || !e || cudaMalloc(&d, sizeof(span2) * 64) != cudaSuccess) {
+		fprintf(stderr, "gic payload: PE%d: out of memory\n", rank);
+		rc = gpu_pair_open_failed(&P, pair, "payload", ENOMEM);
+	} else {
+		rc = gpu_pair_open(&P, pair, "payload", &pc);
+	}
 	if (!rc) {
 		gpu_pair_env(&P, e);
 		if (rank == 0) { /* its region is the source; PE 1's the destination */

@@ -956,9 +956,12 @@ static int rate_pe_row(gic_pair *pair, const gic_opts *o, const rate_row *r, dou
 
 	/* Every CUDA allocation before the engine starts (docs/DESIGN.md §4.5). */
 	ok = h && e && cudaMalloc(&d, sizeof(span) * r->threads) == cudaSuccess;
-	if (!ok)
-		pc.nqps = 0; /* refused by gpu_pair_open after the swap the other PE waits for */
-	rc = gpu_pair_open(&P, pair, "rate", &pc);
+	if (ok) {
+		rc = gpu_pair_open(&P, pair, "rate", &pc);
+	} else {
+		fprintf(stderr, "gic rate: PE%d: out of memory\n", rank);
+		rc = gpu_pair_open_failed(&P, pair, "rate", ENOMEM);
+	}
 	rate_cfg_init(&c, o, r);
 	if (!rc) {
 		gpu_pair_env(&P, e);
