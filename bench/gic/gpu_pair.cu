@@ -9,7 +9,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "gic/port.h"
 #include "gic/softnic_gpu.h"
 
 static int pair_fail(const gpu_pair_pe *P, const char *what, int rc)
@@ -147,18 +146,10 @@ void gpu_pair_finish(gpu_pair_pe *P, gic_pair *pair)
 
 int gpu_pair_wait(const gpu_pair_pe *P, const char *what, double seconds)
 {
-	uint64_t end = gic_now_ns() + (uint64_t)(seconds * 1e9);
-	cudaError_t e;
+	char who[96];
 
-	while ((e = cudaStreamQuery(P->stream)) == cudaErrorNotReady)
-		if (gic_now_ns() > end) {
-			fprintf(stderr, "gic %s: PE%d: %s did not end within %.0f s\n", P->who, P->rank,
-				what, seconds);
-			return ETIMEDOUT;
-		}
-	if (e != cudaSuccess)
-		fprintf(stderr, "gic %s: PE%d: %s: %s\n", P->who, P->rank, what, cudaGetErrorString(e));
-	return e == cudaSuccess ? 0 : EIO;
+	snprintf(who, sizeof(who), "gic %s: PE%d: %s", P->who, P->rank, what);
+	return gpu_stream_wait(P->stream, who, seconds);
 }
 
 void gpu_pair_warn_mps(const char *who)
