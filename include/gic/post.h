@@ -697,9 +697,10 @@ GIC_HD uint64_t gic_sq_retired_after(const gic_sq *sq, uint64_t retired, uint16_
 	return start + gic_wqe_bb_count(c->qpn_ds_be);
 }
 
-/* Takes the CQE at the CQ's consumer index when the NIC has written it:
- * moves the index on and gives the WQE counter it reports in *counter, but
- * stores nothing else (gic_sq_cq_finish does, once for a run of CQEs).
+/* Takes the CQE at consumer index *ci of sq's CQ (its ring cqes of cqe_cnt
+ * entries) when the NIC has written it: moves *ci on and gives the WQE
+ * counter it reports in *counter, but stores nothing (the caller stores
+ * the index, and gic_sq_cq_finish the rest, once for a run of CQEs).
  * Returns 0 when a CQE was taken, EAGAIN when none was ready, EIO for an
  * error CQE (its record parsed into sq->err_info when it is the first),
  * EPROTO for a CQE of another QP (taken: it cannot be ours; no counter).
@@ -711,15 +712,14 @@ GIC_HD uint64_t gic_sq_retired_after(const gic_sq *sq, uint64_t retired, uint16_
  * tail word already loaded, and only an error CQE's record reads the rest
  * of the CQE, straight into sq->err_info (so that no parsed fields stay
  * live across the poll loops that inline it). */
-GIC_HD int gic_sq_cq_take(gic_sq *sq, int order, uint16_t *counter)
+GIC_HD int gic_sq_cq_take_at(gic_sq *sq, gic_cqe64 *cqes, uint32_t cqe_cnt, uint32_t *ci,
+			     int order, uint16_t *counter)
 {
-	gic_cq *cq = sq->cq;
-	uint32_t ci = cq->ci;
-	gic_cqe64 *cqe = &cq->cqes[ci & (cq->cqe_cnt - 1)];
+	gic_cqe64 *cqe = &cqes[*ci & (cqe_cnt - 1)];
 	uint64_t tail = gic_cqe_load_tail(cqe, order);
 	int ours, bad;
 
-	if (!gic_cqe_sw_owned(tail, ci, cq->cqe_cnt))
+	if (!gic_cqe_sw_owned(tail, *ci, cqe_cnt))
 		return EAGAIN;
 	ours = gic_cqe_tail_qpn(tail) == sq->qpn;
 	bad = gic_cqe_tail_opcode(tail) == GIC_CQE_REQ_ERR;
@@ -727,11 +727,22 @@ GIC_HD int gic_sq_cq_take(gic_sq *sq, int order, uint16_t *counter)
 	 * fields; the first error CQE only. */
 	if (ours && bad && !sq->err)
 		gic_cqe_parse(cqe, tail, &sq->err_info);
-	cq->ci = ci + 1;
+	*ci += 1;
 	if (!ours)
 		return EPROTO;
 	*counter = gic_cqe_tail_wqe_counter(tail);
 	return bad ? EIO : 0;
+}
+
+/* gic_sq_cq_take_at() at the CQ's own consumer index, which it moves on. */
+GIC_HD int gic_sq_cq_take(gic_sq *sq, int order, uint16_t *counter)
+{
+	gic_cq *cq = sq->cq;
+	uint32_t ci = cq->ci;
+	int rc = gic_sq_cq_take_at(sq, cq->cqes, cq->cqe_cnt, &ci, order, counter);
+
+	cq->ci = ci;
+	return rc;
 }
 
 /* Ends a poll that took CQEs (rc: the last gic_sq_cq_take's code, 0 after
@@ -776,42 +787,65 @@ GIC_HD int gic_sq_poll_once(gic_sq *sq, int order, int shared)
  * beyond), then finishes once (gic_sq_cq_finish). Returns 0 when at least
  * one CQE was consumed and the run ended cleanly, EAGAIN when none was
  * ready, EIO or EPROTO from the CQE that ended it. The caller owns the CQ.
- * One CQE costs what gic_sq_poll_once costs, in the same order. */
-GIC_HD int gic_sq_poll_run(gic_sq *sq, uint64_t target, int order, int shared)
+ * held (a constant at every call): the CQ's index and ring, and retired,
+ * are loaded once for the run (only the CQ's owner, the caller, writes
+ * them), so a CQE costs one dependent trip, its tail's acquire; without
+ * it (a CQE costs what gic_sq_poll_once costs, in the same order) they
+ * are reloaded after each acquire: three trips, about 1 us per CQE on the
+ * H200, which bounds a drained queue's quiet behind a fast engine
+ * (results/2026-12-02-h200-drain-cycles/). The quiet holds them; waits
+ * for room do not, since the held values cost the posting kernels that
+ * inline those waits about 8 registers (issue 16's dormant path) and 10%
+ * on t64-q64-s64-b16. */
+GIC_HD int gic_sq_poll_run_as(gic_sq *sq, uint64_t target, int order, int shared, int held)
 {
+	gic_cq *cq = sq->cq;
+	gic_cqe64 *cqes = held ? cq->cqes : NULL;
+	uint32_t cqe_cnt = held ? cq->cqe_cnt : 0, ci = held ? cq->ci : 0;
+	uint64_t retired = held ? sq->retired : 0;
 	uint16_t counter = 0, next;
 	int rc = 0, n = 0;
 
 	while (n < GIC_POLL_RUN) {
-		rc = gic_sq_cq_take(sq, order, &next);
+		rc = held ? gic_sq_cq_take_at(sq, cqes, cqe_cnt, &ci, order, &next)
+			  : gic_sq_cq_take(sq, order, &next);
 		if (rc == EAGAIN || rc == EPROTO)
 			break;
 		counter = next;
 		n++;
 		/* The WQE's start, from the counter alone (no load): once it
 		 * reaches target - 1 the queue retires to target or beyond. */
-		if (rc || gic_sq_wqe_start(sq->retired, counter) + 1 >= target)
+		if (rc || gic_sq_wqe_start(held ? retired : sq->retired, counter) + 1 >= target)
 			break;
 	}
 	if (n == 0 && rc == EAGAIN)
 		return EAGAIN;
+	if (held)
+		cq->ci = ci; /* also after a CQE of another QP alone (taken) */
 	return gic_sq_cq_finish(sq, rc == EAGAIN ? 0 : rc, n > 0, counter, shared);
 }
 
-/* gic_sq_poll_run() under sq's poll lock when shared (EAGAIN when another
- * thread holds it). */
-GIC_HD int gic_sq_poll_run_locked(gic_sq *sq, uint64_t target, int order, int shared)
+/* gic_sq_poll_run_as() under sq's poll lock
+ * when shared (EAGAIN when another thread holds it); held is a constant at
+ * every call. */
+GIC_HD int gic_sq_poll_run_locked_as(gic_sq *sq, uint64_t target, int order, int shared, int held)
 {
 	int rc;
 
 	if (!shared)
-		return gic_sq_poll_run(sq, target, order, 0);
+		return gic_sq_poll_run_as(sq, target, order, 0, held);
 	if (gic_atomic_cas_acquire_gpu_u32(&sq->poll_lock, 0, 1) != 0)
 		return EAGAIN;
-	rc = gic_sq_poll_run(sq, target, order, 1);
+	rc = gic_sq_poll_run_as(sq, target, order, 1, held);
 	/* Releases the CQ state (ci, retired) to the next lock holder. */
 	gic_st_release_gpu_u32(&sq->poll_lock, 0);
 	return rc;
+}
+
+/* gic_sq_poll_run_locked_as() with reloads (held 0). */
+GIC_HD int gic_sq_poll_run_locked(gic_sq *sq, uint64_t target, int order, int shared)
+{
+	return gic_sq_poll_run_locked_as(sq, target, order, shared, 0);
 }
 
 /* Polls sq's CQ once under its poll lock (threads sharing the queue):
@@ -822,10 +856,11 @@ GIC_HD int gic_sq_poll_locked(gic_sq *sq, int order)
 	return gic_sq_poll_run_locked(sq, 0, order, 1);
 }
 
-/* Waits until retired >= target, taking CQEs in runs (gic_sq_poll_run).
- * shared selects the locked poll. */
-GIC_HD int gic_sq_wait_retired(gic_sq *sq, uint64_t target, int shared, int order,
-			       uint64_t deadline_ns)
+/* Waits until retired >= target, taking CQEs in runs (held selects
+ * the run that holds the CQ's state in registers; a constant at every
+ * call). shared selects the locked poll. */
+GIC_HD int gic_sq_wait_retired_as(gic_sq *sq, uint64_t target, int shared, int order,
+				  uint64_t deadline_ns, int held)
 {
 	for (;;) {
 		int rc;
@@ -834,7 +869,7 @@ GIC_HD int gic_sq_wait_retired(gic_sq *sq, uint64_t target, int shared, int orde
 			return 0;
 		if (gic_state_ld32(&sq->err, shared))
 			return EIO;
-		rc = gic_sq_poll_run_locked(sq, target, order, shared);
+		rc = gic_sq_poll_run_locked_as(sq, target, order, shared, held);
 		if (rc == EIO || rc == EPROTO)
 			return rc;
 		if (rc == EAGAIN) {
@@ -843,6 +878,13 @@ GIC_HD int gic_sq_wait_retired(gic_sq *sq, uint64_t target, int shared, int orde
 			gic_cpu_relax();
 		}
 	}
+}
+
+/* The quiet's wait: gic_sq_wait_retired_as() with the held run. */
+GIC_HD int gic_sq_wait_retired(gic_sq *sq, uint64_t target, int shared, int order,
+			       uint64_t deadline_ns)
+{
+	return gic_sq_wait_retired_as(sq, target, shared, order, deadline_ns, 1);
 }
 
 /* ------------------------------------------------------------------ */
@@ -859,7 +901,7 @@ GIC_HD int gic_sq_wait_space(gic_sq *sq, uint64_t pos, uint32_t nbb, int shared,
 		return 0;
 	if (!shared && sq->signaled < need)
 		return ENOBUFS;
-	return gic_sq_wait_retired(sq, need, shared, order, deadline_ns);
+	return gic_sq_wait_retired_as(sq, need, shared, order, deadline_ns, 0);
 }
 
 /* Exclusive owner: reserves nbb BBs at *pos. */
@@ -884,7 +926,7 @@ GIC_HD int gic_sq_wait_room_excl(gic_sq *sq, uint64_t need, int order, uint64_t 
 {
 	if (sq->signaled < need)
 		return ENOBUFS;
-	return gic_sq_wait_retired(sq, need, 0, order, gic_now_ns() + timeout_ns);
+	return gic_sq_wait_retired_as(sq, need, 0, order, gic_now_ns() + timeout_ns, 0);
 }
 
 /* Exclusive owner: gic_sq_reserve_excl() for code that carries the send
@@ -1222,7 +1264,7 @@ GIC_HD int gic_sq_ticket_quiet(gic_sq *sq, int order, uint64_t deadline_ns)
 			/* Release: our doorbell stores before the hand-off add. */
 			gic_fence_acq_rel_gpu();
 			gic_chain_add_gpu_u64(&sq->ready, 1);
-			return gic_sq_wait_retired(sq, pos + 1, 1, order, deadline_ns);
+			return gic_sq_wait_retired_as(sq, pos + 1, 1, order, deadline_ns, 0);
 		}
 		if (gic_ld_relaxed_sys_u32(&sq->err))
 			return EIO;
