@@ -1190,12 +1190,23 @@ static __device__ __forceinline__ void batch_fail_copy(snx_pass &p, cq_park *pk,
  * them one at a time instead. All lanes call it. Each lane's WQE, decoded
  * and resolved, stays in registers. rights, peer_pd: lane 0's loads of the
  * peer's rights and pd (snx_pass_peer_load), which go out before the BB
- * loads and are first used after them (one trip for both). */
+ * loads and are first used after them (one trip for both). use_pre: what
+ * b holds at cons already (PRE_*). When the batch runs and BBs are left
+ * below the pass's target, it loads the next batch's first BBs into b (one
+ * per lane, as for 1-BB WQEs) before its CQE's fence, so that their trip
+ * overlaps the fence's wait, and sets *pre_next (PRE_ALL for the next
+ * call); else *pre_next is PRE_NONE. */
+enum {
+	PRE_NONE = 0,  /* b holds nothing: every lane loads its BB */
+	PRE_LANE0 = 1, /* lane 0's BB at cons (prefetch_bb, at the pass's start) */
+	PRE_ALL = 2    /* every lane's BB at cons + lane (the previous batch's) */
+};
 static __device__ __forceinline__ int warp_batch(snx_pass &p, gpu_consts kc, gpu_trace *tr,
 						 cq_park *pk, snx_qp *qp, const batch_qp &bq,
 						 uint32_t rights, uint32_t peer_pd, uint32_t b[16],
 						 int use_pre,
-						 uint64_t cons, uint64_t left, int lane, uint32_t *bbs)
+						 uint64_t cons, uint64_t left, int lane, uint32_t *bbs,
+						 int *pre_next)
 {
 	const uint8_t *sq = bq.sq;
 	uint32_t bb_cnt = bq.bb_cnt;
@@ -1207,11 +1218,12 @@ static __device__ __forceinline__ int warp_batch(snx_pass &p, gpu_consts kc, gpu
 	unsigned sigmask;
 	cq_slots slots = { NULL, 0, 0, 0, 0 };
 
+	*pre_next = PRE_NONE;
 	if ((uintptr_t)sq & 15)
 		return 0; /* a caller ring the 16-byte loads cannot read */
 	/* One BB per lane first (the common case costs one round trip); the
 	 * first WQE's ctrl segment says how many BBs the batch's WQEs take. */
-	if (lane < n && !(lane == 0 && use_pre)) /* else b: lane 0's BB at cons, loaded at the pass's start */
+	if (lane < n && !(use_pre == PRE_ALL || (lane == 0 && use_pre == PRE_LANE0)))
 		read_bb(sq, bb_cnt, cons + lane, b);
 	nbb = __shfl_sync(FULL_WARP, lane ? 1 : gic_wqe_bb_count(b[1]), 0);
 	if (lane == 0)
@@ -1275,6 +1287,17 @@ static __device__ __forceinline__ int warp_batch(snx_pass &p, gpu_consts kc, gpu
 	__syncwarp(FULL_WARP);
 	if (lane == 0)
 		trace_now(kc, tr, SOFTNIC_TRACE_DATA_MOVED, cons, (uint32_t)n);
+	{
+		/* The next batch's BBs: below the pass's target, which the
+		 * doorbell record's acquire ordered before this pass's reads;
+		 * b is dead here (decoded into lw). A next batch of multi-BB
+		 * WQEs loads its own again. */
+		uint64_t rest = left - (uint64_t)n * nbb;
+
+		if ((uint64_t)lane < rest)
+			read_bb(sq, bb_cnt, cons + (uint64_t)n * nbb + lane, b);
+		*pre_next = rest ? PRE_ALL : PRE_NONE;
+	}
 	batch_cqes(p, kc, tr, pk, &slots, bq.qpn, &lw, sigmask, cons, nbb, lane);
 	if (lane == 0) {
 		qp->cons = cons + (uint64_t)n * nbb;
@@ -1385,14 +1408,14 @@ static __device__ __forceinline__ void warp_end(snx_pass &p, cq_park *pk, snx_qp
  * lanes' passes only cache MRs. own_db: lane 0 itself read the doorbell
  * word db with acquire semantics in this pass's scan (else it reads it
  * again). The first step and the end of a run of batches go on from lane
- * 0's view of the pass's start (its cons, target and health), with no
- * load of the QP record; after a serial step, or when a batch leaves
- * WQEs, the record is read again. */
+ * 0's view of the pass's start (its cons, target and health), and a run
+ * of batches goes on from the positions they took, with no load of the
+ * QP record; after a serial step the record is read again. */
 static __device__ __forceinline__ int warp_progress(snx_pass &p, gpu_consts kc, gpu_trace *tr,
 						    cq_park *pk, snx_qp *qp, const uint32_t *rec,
 						    softnic_stats *st, int lane, int own_db, uint64_t db)
 {
-	int active = 0, done = 0, fresh = 1, pre = 0;
+	int active = 0, done = 0, fresh = 1, pre = PRE_NONE;
 	uint32_t pre_bb[16];
 	uint32_t epoch;
 	snx_qp_view v;
@@ -1425,15 +1448,16 @@ static __device__ __forceinline__ int warp_progress(snx_pass &p, gpu_consts kc, 
 	cons = __shfl_sync(FULL_WARP, v.cons, 0);
 	left = __shfl_sync(FULL_WARP, v.target - v.cons, 0);
 	healthy = __shfl_sync(FULL_WARP, !v.in_error && !v.pending_synd, 0);
-	/* pre (lane 0): pre_bb is the BB at cons, for the first step only. */
+	/* pre: what pre_bb holds at cons (PRE_*): lane 0's BB for the first
+	 * step, every lane's after a batch that loaded the next one's. */
 	while (left) {
-		int k = 0;
+		int k = 0, pre_next = PRE_NONE;
 		uint32_t bbs = 0;
 
 		if (healthy && p.link == SNX_QP_CONNECTED)
 			k = warp_batch(p, kc, tr, pk, qp, bq, p.peer_rights, v.peer_pd,
-				       pre_bb, pre, cons, left, lane, &bbs);
-		pre = 0;
+				       pre_bb, pre, cons, left, lane, &bbs, &pre_next);
+		pre = pre_next;
 		if (!k) {
 			k = __shfl_sync(FULL_WARP, lane ? 0 : serial_step(p, pk, qp), 0);
 			fresh = 0;
@@ -1449,6 +1473,15 @@ static __device__ __forceinline__ int warp_progress(snx_pass &p, gpu_consts kc, 
 		 * with them now (else after the pass's end, off its span). */
 		if (lane == 0)
 			trace_flush(kc, tr, bq.qpn);
+		if (pre == PRE_ALL) {
+			/* A batch ran (it set no error: one that fails returns
+			 * 0) and left WQEs: the record needs no load. An
+			 * in_error the host sets meanwhile shows at the next
+			 * scan, as for the pass's first step. */
+			cons += bbs;
+			left -= bbs;
+			continue;
+		}
 		/* The record, as the serial core or the batch left it (in_error
 		 * may also have come from the host). */
 		cons = __shfl_sync(FULL_WARP, lane ? 0 : qp->cons, 0);
