@@ -13,13 +13,16 @@
  * is checked after its completion (or, for round trips, is the value the
  * other side waits for).
  *
- * --procs 2 (pe_pair.h): the same mini-gda bodies with each PE in a
- * process of its own; lat_run.pair says which one this process is, PE 0
- * posting and timing, PE 1 answering and checking. A one-way measurement
- * runs in laps of at most the region's slots: PE 1 poisons the lap's
- * slots and lets PE 0 go (gic_pair_begin), PE 0 posts the lap and signals
- * its end (gic_pair_end), PE 1 checks every slot; a round trip starts with
- * PE 1's signal, each side then waiting for its word to change.
+ * --procs 2 (pe_pair.h): the same mini-gda and proxy bodies with each PE
+ * in a process of its own; lat_run.pair says which one this process is,
+ * PE 0 posting and timing, PE 1 answering and checking. A one-way
+ * measurement runs in laps of at most the region's slots: PE 1 poisons the
+ * lap's slots and lets PE 0 go (gic_pair_begin), PE 0 posts the lap and
+ * signals its end (gic_pair_end), PE 1 checks every slot; a round trip
+ * starts with PE 1's signal, each side then waiting for its word to
+ * change. A proxy runs in its producers' process (PE 0's for the one-way
+ * rows and the request, PE 1's for the answer), its workers' QPs
+ * connected to QPs of the other's (hxp_open on both).
  */
 #include <errno.h>
 #include <math.h>
@@ -38,6 +41,7 @@
 
 #define SUB "lat"
 enum { LAT_SLOTS = 256, LAT_MAX_INLINE = 512 };
+enum { LAT_PROXY_SEED = GIC_LAT_ORDERS }; /* the proxy rows' payload seeds: no order's */
 
 static const char *const path_names[] = { "gda-inline", "gda-pointer", "proxy-baseline",
 					  "proxy-tuned", "nvshmem", "gin", "gda-hostdb",
@@ -335,6 +339,8 @@ static int lat_emit(lat_run *L, const char *name, const char *metric, const gic_
 {
 	gic_result r;
 
+	if (lat_answerer(L)) /* PE 1 of --procs 2: its verdicts only */
+		return 0;
 	gic_result_init(&r, SUB, name, metric, "us");
 	gic_result_set_samples(&r, s, (size_t)L->o->warmup);
 	gic_result_param(&r, "size=%zu", size);
@@ -424,11 +430,13 @@ static uint64_t oneway_seed(int order, int i)
 	return ((uint64_t)order << 32) ^ (uint64_t)i;
 }
 
-/* One mini-gda issue + put+completion loop: samples in us. --procs 2 (PE
- * 0): in laps of the region's slots, each started by PE 1 (its slots
- * poisoned) and ended by a signal to it (it checks them). */
-static int gda_oneway(lat_run *L, int pointer, int order, size_t size, gic_samples *iss,
-		      gic_samples *putc, int *valid)
+/* One issue + put+completion loop: samples in us. mini-gda (px NULL) or
+ * through the proxy px (an 8-byte inline write, or with pointer one of
+ * size bytes from PE0's source slot; its counter 1 for the completion).
+ * --procs 2 (PE 0): in laps of the region's slots, each started by PE 1
+ * (its slots poisoned) and ended by a signal to it (it checks them). */
+static int oneway(lat_run *L, hxp *px, int pointer, int order, size_t size, gic_samples *iss,
+		  gic_samples *putc, int *valid)
 {
 	hx_pe *p0 = &L->h->pe[0], *p1 = &L->h->pe[1];
 	size_t slots = lat_slots(L, size);
@@ -438,7 +446,7 @@ static int gda_oneway(lat_run *L, int pointer, int order, size_t size, gic_sampl
 		const uint8_t *want = p0->src + slot; /* the engine only reads it */
 		uint64_t t0, t1, end;
 		int rc = 0, lap_end = (size_t)i % slots == slots - 1 || i == L->total - 1;
-
+		gic_proxy_desc d = { 0 };
 		uint64_t v = 0;
 
 		if ((size_t)i % slots == 0 && (rc = gic_pair_begin(L->pair, L->h)))
@@ -446,19 +454,27 @@ static int gda_oneway(lat_run *L, int pointer, int order, size_t size, gic_sampl
 		hx_fill(p0->src + slot, size, oneway_seed(order, i));
 		if (!L->pair) /* the peer process poisons its own */
 			gic_poison(p1->dst + slot, want, size);
-		if (L->dc >= 0) /* the DC rows: 8 bytes, by value */
+		if (L->dc >= 0 || (px && !pointer)) /* 8 bytes, by value */
 			memcpy(&v, want, 8);
+		if (px && pointer)
+			rc = gic_proxy_desc_pointer(&d, slot, slot, (uint32_t)size, 1);
 		t0 = gic_now_ns();
-		if (L->dc >= 0)
-			rc = hx_write_dc(L->h, 0, slot, v, L->dc, 1, 1, order, hx_deadline(), &end);
-		else
-			rc = hx_write(L->h, 0, 0, slot, want, slot, size, pointer, 1, 1, order,
-				      hx_deadline(), &end);
+		if (px && !rc)
+			rc = pointer ? gic_proxy_enqueue(&px->views[0], &d, hx_deadline(), NULL)
+				     : hxp_put_u64(px, 0, slot, v, 1, hx_deadline());
+		else if (!px)
+			rc = L->dc >= 0 ? hx_write_dc(L->h, 0, slot, v, L->dc, 1, 1, order,
+						      hx_deadline(), &end)
+					: hx_write(L->h, 0, 0, slot, want, slot, size, pointer, 1, 1,
+						   order, hx_deadline(), &end);
 		t1 = gic_now_ns();
 		if (!rc)
-			rc = lat_complete(L, end, order);
+			rc = px ? gic_proxy_wait_counter(&px->views[0], &px->counters[1],
+							 (uint64_t)i + 1, hx_deadline())
+				: lat_complete(L, end, order);
 		if (rc)
-			return hx_fail(L->h, 0, L->dc >= 0 ? HX_DCI : 0, "lat post+wait", rc);
+			return px ? hxp_fail(px, SUB, "put+completion", rc)
+				  : hx_fail(L->h, 0, L->dc >= 0 ? HX_DCI : 0, "lat post+wait", rc);
 		gic_samples_add(putc, (double)(gic_now_ns() - t0) / 1e3);
 		gic_samples_add(iss, (double)(t1 - t0) / 1e3);
 		if (lap_end && (rc = gic_pair_end(L->pair, L->h)))
@@ -469,11 +485,11 @@ static int gda_oneway(lat_run *L, int pointer, int order, size_t size, gic_sampl
 	return 0;
 }
 
-/* --procs 2, PE 1: the other side of gda_oneway. For each lap: poisons the
+/* --procs 2, PE 1: the other side of oneway. For each lap: poisons the
  * lap's slots (the complement of what PE 0 will write), lets PE 0 go,
  * waits for the lap's end and checks every slot; *valid 0 when one did
  * not check out. */
-static int gda_oneway_check(lat_run *L, int order, size_t size, int *valid)
+static int oneway_check(lat_run *L, int order, size_t size, int *valid)
 {
 	uint8_t *dst = L->h->pe[1].dst, want[LAT_MAX_INLINE];
 	size_t slots = lat_slots(L, size), stride = lat_stride(size);
@@ -608,13 +624,16 @@ static void *responder_main(void *arg)
 	return NULL;
 }
 
-/* --procs 2: the start of a round-trip measurement. Each PE clears its
- * own word (nothing writes it now); PE 1, ready, signals; PE 0 waits. */
-static int rtt_procs_begin(rtt_side *s)
+/* The start of a round-trip measurement: the words it uses cleared (nothing
+ * writes them now); --procs 2: each PE clears its own, then PE 1, ready,
+ * signals and PE 0 waits. */
+static int rtt_begin(rtt_side *s)
 {
 	int me = gic_pair_rank(s->L->pair);
 
 	memset(s->L->h->pe[me].dst, 0, 8);
+	if (!s->L->pair)
+		memset(s->L->h->pe[1].dst, 0, 8);
 	s->seen[me] = 0;
 	return gic_pair_begin(s->L->pair, s->L->h);
 }
@@ -624,7 +643,10 @@ static int rtt_procs_begin(rtt_side *s)
 static int run_rtt(rtt_side *s, gic_samples *out)
 {
 	pthread_t t;
-	int rc = s->L->pair ? rtt_procs_begin(s) : pthread_create(&t, NULL, responder_main, s);
+	int rc = rtt_begin(s);
+
+	if (!rc && !s->L->pair)
+		rc = pthread_create(&t, NULL, responder_main, s);
 
 	if (rc)
 		return rc;
@@ -653,13 +675,6 @@ static int run_rtt(rtt_side *s, gic_samples *out)
 		__atomic_store_n(&s->flag[1], UINT64_MAX, __ATOMIC_RELEASE);
 	pthread_join(t, NULL);
 	return rc ? rc : s->rc;
-}
-
-/* Clears the words the round trips use on both PEs. */
-static void rtt_reset(hx *h)
-{
-	memset(h->pe[0].dst, 0, 8);
-	memset(h->pe[1].dst, 0, 8);
 }
 
 /* ------------------------------------------------------------------ */
@@ -693,11 +708,11 @@ static int run_gda(lat_run *L, int pointer, int order, size_t size, const char *
 				 scope_names[sc]);
 		else
 			snprintf(rname, sizeof(rname), "%s", name);
-		rc = lat_answerer(L) ? gda_oneway_check(L, order, size, &valid)
-				     : gda_oneway(L, pointer, order, size, &iss, &putc, &valid);
-		if (!rc && (L->st->metrics & GIC_LAT_ISSUE) && !lat_answerer(L))
+		rc = lat_answerer(L) ? oneway_check(L, order, size, &valid)
+				     : oneway(L, NULL, pointer, order, size, &iss, &putc, &valid);
+		if (!rc && (L->st->metrics & GIC_LAT_ISSUE))
 			rc = lat_emit(L, rname, "issue", &iss, size, valid, note);
-		if (!rc && (L->st->metrics & GIC_LAT_PUTC) && !lat_answerer(L))
+		if (!rc && (L->st->metrics & GIC_LAT_PUTC))
 			rc = lat_emit(L, rname, "put+completion", &putc, size, valid, note);
 		if (!rc)
 			gic_pair_phase_done(L->pair, valid);
@@ -715,10 +730,8 @@ static int run_gda(lat_run *L, int pointer, int order, size_t size, const char *
 		if (L->dc >= 0) /* the answer's way, in the rtt row's params */
 			snprintf(L->row_params, sizeof(L->row_params), "transport=dc av=%s answer=dc",
 				 L->dc ? "full" : "compact");
-		if (!L->pair) /* --procs 2: each PE its own word (rtt_procs_begin) */
-			rtt_reset(L->h);
 		rc = run_rtt(&s, &rtt);
-		if (!rc && !lat_answerer(L))
+		if (!rc)
 			rc = lat_emit(L, rname, "rtt", &rtt, size, !s.bad, note);
 		if (!rc)
 			gic_pair_phase_done(L->pair, !s.bad);
@@ -768,7 +781,6 @@ static int run_timer(lat_run *L)
 
 	snprintf(params, sizeof(params), "size=8 qps=%d mode=host", L->nq);
 
-	rtt_reset(L->h);
 	rc = run_rtt(&s, &plain);
 	if (!rc && (!plain.n || !delayed.n)) {
 		fprintf(stderr, "gic lat: timer check: -n %d leaves no samples of each kind\n",
@@ -781,45 +793,6 @@ static int run_timer(lat_run *L)
 	gic_samples_free(&plain);
 	gic_samples_free(&delayed);
 	return rc;
-}
-
-/* Issue and put+completion through the proxy of PE0: the 8-byte inline
- * write (size 0), or a pointer write of size bytes from PE0's source slot
- * (--sweep). */
-static int proxy_oneway(lat_run *L, hxp *px, size_t size, gic_samples *iss, gic_samples *putc,
-			int *valid)
-{
-	const uint8_t *dst = L->h->pe[1].dst, *src = L->h->pe[0].src;
-
-	for (int i = 0; i < L->total; i++) {
-		size_t slot = size ? (size_t)i % lat_slots(L, size) * lat_stride(size)
-				   : (size_t)(i % LAT_SLOTS) * 8 + 64;
-		uint64_t v = hx_value(3, (uint64_t)i), t0, t1;
-		const uint8_t *want = size ? src + slot : (const uint8_t *)&v;
-		gic_proxy_desc d;
-		int rc = 0;
-
-		if (size) { /* the source's pattern, the destination poisoned */
-			hx_fill(L->h->pe[0].src + slot, size, ((uint64_t)7 << 32) ^ (uint64_t)i);
-			gic_poison(L->h->pe[1].dst + slot, src + slot, size);
-			rc = gic_proxy_desc_pointer(&d, slot, slot, (uint32_t)size, 1);
-		}
-		t0 = gic_now_ns();
-		if (!rc)
-			rc = size ? gic_proxy_enqueue(&px->views[0], &d, hx_deadline(), NULL)
-				  : hxp_put_u64(px, 0, slot, v, 1, hx_deadline());
-		t1 = gic_now_ns();
-		if (!rc)
-			rc = gic_proxy_wait_counter(&px->views[0], &px->counters[1],
-						    (uint64_t)i + 1, hx_deadline());
-		if (rc)
-			return hxp_fail(px, SUB, "put+completion", rc);
-		gic_samples_add(putc, (double)(gic_now_ns() - t0) / 1e3);
-		gic_samples_add(iss, (double)(t1 - t0) / 1e3);
-		if (!hx_check(SUB, "proxy payload", dst + slot, want, size ? size : 8))
-			*valid = 0;
-	}
-	return 0;
 }
 
 /* One proxy path: the 8-byte rows (size 0: issue, put+completion, rtt
@@ -839,19 +812,25 @@ static int run_proxy_path(lat_run *L, int protocol, const char *name, size_t siz
 	if (!rc && !size)
 		rc = hxp_open(&px[1], L->h, &(hxp_cfg){ .from = 1, .workers = 1, .rings = 1,
 							.batch = 1, .protocol = protocol });
-	if (!rc && (L->st->metrics & (GIC_LAT_ISSUE | GIC_LAT_PUTC)))
-		rc = proxy_oneway(L, &px[0], size, &iss, &putc, &valid);
-	if (!rc && (L->st->metrics & GIC_LAT_ISSUE))
-		rc = lat_emit(L, name, "issue", &iss, size ? size : 8, valid, note);
-	if (!rc && (L->st->metrics & GIC_LAT_PUTC))
-		rc = lat_emit(L, name, "put+completion", &putc, size ? size : 8, valid, note);
+	if (!rc && (L->st->metrics & (GIC_LAT_ISSUE | GIC_LAT_PUTC))) {
+		rc = lat_answerer(L) ? oneway_check(L, LAT_PROXY_SEED, size ? size : 8, &valid)
+				     : oneway(L, &px[0], size > 0, LAT_PROXY_SEED, size ? size : 8,
+					      &iss, &putc, &valid);
+		if (!rc && (L->st->metrics & GIC_LAT_ISSUE))
+			rc = lat_emit(L, name, "issue", &iss, size ? size : 8, valid, note);
+		if (!rc && (L->st->metrics & GIC_LAT_PUTC))
+			rc = lat_emit(L, name, "put+completion", &putc, size ? size : 8, valid, note);
+		if (!rc)
+			gic_pair_phase_done(L->pair, valid);
+	}
 	if (!rc && !size && (L->st->metrics & GIC_LAT_RTT)) {
 		rtt_side s = { .L = L, .send = proxy_send, .px = { &px[0], &px[1] } };
 
-		rtt_reset(L->h);
 		rc = run_rtt(&s, &rtt);
 		if (!rc)
 			rc = lat_emit(L, name, "rtt", &rtt, 8, !s.bad, note);
+		if (!rc)
+			gic_pair_phase_done(L->pair, !s.bad);
 	}
 	hxp_close(&px[1]);
 	hxp_close(&px[0]);
@@ -1083,20 +1062,21 @@ static hx_cfg lat_fixture(const gic_opts *o, const lat_state *st)
 }
 
 /* The rows' phases of --procs 2: per --qps count, 2 paths x 8 orders x (3
- * scopes of issue + put+completion, 1 round trip); two rows per phase at
- * most. */
+ * scopes of issue + put+completion, 1 round trip), and the 2 proxy paths'
+ * (issue + put+completion, round trip); two rows per phase at most. */
 enum {
-	LAT_PAIR_PHASES = GIC_LAT_MAX_QPS_LIST * 2 * GIC_LAT_ORDERS * (GIC_LAT_SCOPES + 1),
+	LAT_PAIR_PHASES = GIC_LAT_MAX_QPS_LIST * 2 * GIC_LAT_ORDERS * (GIC_LAT_SCOPES + 1) + 2 * 2,
 	LAT_PAIR_RESULTS = 2 * LAT_PAIR_PHASES,
 };
 
 _Static_assert(sizeof(lat_state) <= GIC_PAIR_STATE_MAX, "lat's state fits a pair job");
 
-/* 1 when st is what lat_run_fn hands its PEs (the mini-gda paths). */
+/* 1 when st is what lat_run_fn hands its PEs (the mini-gda and proxy
+ * paths). */
 static int lat_pair_state_ok(const lat_state *st)
 {
 	if (st->nqps < 1 || st->nqps > GIC_LAT_MAX_QPS_LIST || st->sweep ||
-	    (st->paths & ~(unsigned)(GIC_LAT_GDA_INLINE | GIC_LAT_GDA_POINTER)))
+	    (st->paths & ~(unsigned)GIC_LAT_PATH_ALL) || (st->metrics & GIC_LAT_TIMER))
 		return 0;
 	for (int k = 0; k < st->nqps; k++)
 		if (st->qps[k] < 1 || st->qps[k] > HX_MAX_QPS)
@@ -1104,8 +1084,8 @@ static int lat_pair_state_ok(const lat_state *st)
 	return 1;
 }
 
-/* run_pe (exp.h): the mini-gda rows as this PE of pair, a fixture per
- * --qps count. */
+/* run_pe (exp.h): the mini-gda and proxy rows as this PE of pair, a
+ * fixture per --qps count. */
 static int lat_run_pe(gic_pair *pair, const gic_opts *o, const void *state, size_t state_len)
 {
 	const lat_state *st = state;
@@ -1142,14 +1122,14 @@ int gic_lat_gpu_samples_ok(int n)
 }
 
 /* --procs 2 (after main's checks: --host and a provider other than
- * softnic, or the GPU mode on softnic's GPU peers): the mini-gda paths
- * only (GPU mode: gda-inline, one QP, fence-gpu, at most the GPU mode's
- * samples), without --sweep and the timer check. The default paths (all)
- * run their mini-gda ones, said. */
+ * softnic, or the GPU mode on softnic's GPU peers): the mini-gda and proxy
+ * paths (GPU mode: gda-inline, one QP, fence-gpu, at most the GPU mode's
+ * samples; the default paths (all) run gda-inline, said), without --sweep
+ * and the timer check. */
 static int lat_check_procs(const gic_opts *o, const void *state)
 {
 	const lat_state *st = state;
-	unsigned gda = GIC_LAT_GDA_INLINE | GIC_LAT_GDA_POINTER;
+	unsigned ok = o->host ? GIC_LAT_PATH_ALL : GIC_LAT_GDA_INLINE | GIC_LAT_GDA_POINTER;
 
 	if (!o->host && (st->orders != (1u << GIC_ORDER_FENCE_GPU) || st->nqps != 1 ||
 			 st->qps[0] != 1)) {
@@ -1160,14 +1140,15 @@ static int lat_check_procs(const gic_opts *o, const void *state)
 	if (!o->host && !gic_lat_gpu_samples_ok(o->iters + o->warmup))
 		return EINVAL; /* before the PEs start, not in each of them */
 	if (st->sweep || (st->metrics & GIC_LAT_TIMER)) {
-		fprintf(stderr, "gic lat: --procs %d runs the mini-gda rows of issue, "
+		fprintf(stderr, "gic lat: --procs %d runs the mini-gda and proxy rows of issue, "
 			"put+completion and rtt; not %s\n", o->procs,
 			st->sweep ? "--sweep" : "--metric timer-check");
 		return EINVAL;
 	}
-	if (st->paths != GIC_LAT_PATH_ALL && (st->paths & ~gda)) {
-		fprintf(stderr, "gic lat: --procs %d runs the paths gda-inline and gda-pointer "
-			"only\n", o->procs);
+	if (st->paths != GIC_LAT_PATH_ALL && (st->paths & ~ok)) {
+		fprintf(stderr, "gic lat: --procs %d runs the paths %s only\n", o->procs,
+			o->host ? "gda-inline, gda-pointer, proxy-baseline and proxy-tuned"
+				: "gda-inline and gda-pointer");
 		return EINVAL;
 	}
 	return 0;
@@ -1182,16 +1163,15 @@ static int lat_run_fn(const gic_opts *o, void *state, const gic_run_info *info, 
 
 	L.region = c.region;
 	if (o->procs > 1) {
-		lat_state gda = *st;
+		lat_state ps = *st;
 
-		unsigned run = o->host ? GIC_LAT_GDA_INLINE | GIC_LAT_GDA_POINTER : GIC_LAT_GDA_INLINE;
+		unsigned run = o->host ? GIC_LAT_PATH_ALL : GIC_LAT_GDA_INLINE;
 
-		if (st->paths & ~run)
-			fprintf(stderr, "gic lat: --procs %d: the path%s %s (the others run with one "
-				"process)\n", o->procs, o->host ? "s" : "",
-				o->host ? "gda-inline and gda-pointer" : "gda-inline");
-		gda.paths &= run;
-		return gic_pair_run(o, SUB, &gda, sizeof(gda), LAT_PAIR_PHASES, LAT_PAIR_RESULTS,
+		if (st->paths & ~run) /* GPU mode (check_procs refused the others) */
+			fprintf(stderr, "gic lat: --procs %d: the path gda-inline (the others run "
+				"with one process)\n", o->procs);
+		ps.paths &= run;
+		return gic_pair_run(o, SUB, &ps, sizeof(ps), LAT_PAIR_PHASES, LAT_PAIR_RESULTS,
 				    sink);
 	}
 

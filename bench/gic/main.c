@@ -124,7 +124,7 @@ static const gic_flag common_flags[] = {
 	{ "--procs", .value = "N", GIC_FLAG_INT, O(procs), .lo = 1, .hi = 2, .def = 1,
 	  .dflt = "1, both PEs in this one", .help = "processes of the PEs; 2: PE1, the target, a "
 	  "process of its own that checks every payload it received (the host modes of lat (its "
-	  "mini-gda rows), rate, proxy, loaded, payload, kernel and conns (its rc rows); "
+	  "mini-gda and proxy rows), rate, proxy, loaded, payload, kernel and conns (its rc rows); "
 	  "--provider mlx5 only)" },
 	{ "--quick", .kind = GIC_FLAG_BOOL, O(quick), .help = "short settings (what CI runs)" },
 	{ "--engine", .value = "E", GIC_FLAG_CHOICE, O(gpu_engine), GIC_FLAG_NAMES("cpu", "gpu"),
