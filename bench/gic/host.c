@@ -19,7 +19,9 @@ uint64_t hx_deadline(void)
 
 uint64_t hx_value(uint64_t s, uint64_t i)
 {
-	uint64_t v = gic_mix64((s << 40) ^ i ^ 0x9e3779b97f4a7c15ull);
+	/* Every bit of the seed counts (a shift would drop its high bits, and
+	 * with them, say, the order a one-way row's seed carries). */
+	uint64_t v = gic_mix64(gic_mix64(s ^ 0x9e3779b97f4a7c15ull) ^ i);
 
 	return v ? v : 1;
 }
