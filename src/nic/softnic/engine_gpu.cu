@@ -1193,9 +1193,11 @@ static __device__ __forceinline__ void batch_fail_copy(snx_pass &p, cq_park *pk,
  * loads and are first used after them (one trip for both). use_pre: what
  * b holds at cons already (PRE_*). When the batch runs and BBs are left
  * below the pass's target, it loads the next batch's first BBs into b (one
- * per lane, as for 1-BB WQEs) before its CQE's fence, so that their trip
- * overlaps the fence's wait, and sets *pre_next (PRE_ALL for the next
- * call); else *pre_next is PRE_NONE. */
+ * per lane, as for 1-BB WQEs) before its CQE's fence and sets *pre_next
+ * (PRE_ALL for the next call); else *pre_next is PRE_NONE. The fence waits
+ * for those loads too (a fence waits for every outstanding load: ncu on
+ * the H200), so their trip is not hidden behind it; the next batch no
+ * longer waits for its BBs, and no QP record re-read follows the batch. */
 enum {
 	PRE_NONE = 0,  /* b holds nothing: every lane loads its BB */
 	PRE_LANE0 = 1, /* lane 0's BB at cons (prefetch_bb, at the pass's start) */
