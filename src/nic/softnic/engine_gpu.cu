@@ -1193,11 +1193,12 @@ static __device__ __forceinline__ void batch_fail_copy(snx_pass &p, cq_park *pk,
  * loads and are first used after them (one trip for both). use_pre: what
  * b holds at cons already (PRE_*). When the batch runs and BBs are left
  * below the pass's target, it loads the next batch's first BBs into b (one
- * per lane, as for 1-BB WQEs) before its CQE's fence and sets *pre_next
- * (PRE_ALL for the next call); else *pre_next is PRE_NONE. The fence waits
- * for those loads too (a fence waits for every outstanding load: ncu on
- * the H200), so their trip is not hidden behind it; the next batch no
- * longer waits for its BBs, and no QP record re-read follows the batch. */
+ * per lane, as for 1-BB WQEs) before its CQE's fence: a batch that ran
+ * (returned n) with *bbs < left leaves b PRE_ALL for the next call. The
+ * fence waits for those loads too (a fence waits for every outstanding
+ * load: ncu on the H200), so their trip is not hidden behind it; the next
+ * batch no longer waits for its BBs, and no QP record re-read follows the
+ * batch. */
 enum {
 	PRE_NONE = 0,  /* b holds nothing: every lane loads its BB */
 	PRE_LANE0 = 1, /* lane 0's BB at cons (prefetch_bb, at the pass's start) */
@@ -1207,8 +1208,7 @@ static __device__ __forceinline__ int warp_batch(snx_pass &p, gpu_consts kc, gpu
 						 cq_park *pk, snx_qp *qp, const batch_qp &bq,
 						 uint32_t rights, uint32_t peer_pd, uint32_t b[16],
 						 int use_pre,
-						 uint64_t cons, uint64_t left, int lane, uint32_t *bbs,
-						 int *pre_next)
+						 uint64_t cons, uint64_t left, int lane, uint32_t *bbs)
 {
 	const uint8_t *sq = bq.sq;
 	uint32_t bb_cnt = bq.bb_cnt;
@@ -1220,7 +1220,6 @@ static __device__ __forceinline__ int warp_batch(snx_pass &p, gpu_consts kc, gpu
 	unsigned sigmask;
 	cq_slots slots = { NULL, 0, 0, 0, 0 };
 
-	*pre_next = PRE_NONE;
 	if ((uintptr_t)sq & 15)
 		return 0; /* a caller ring the 16-byte loads cannot read */
 	/* One BB per lane first (the common case costs one round trip); the
@@ -1298,7 +1297,6 @@ static __device__ __forceinline__ int warp_batch(snx_pass &p, gpu_consts kc, gpu
 
 		if ((uint64_t)lane < rest)
 			read_bb(sq, bb_cnt, cons + (uint64_t)n * nbb + lane, b);
-		*pre_next = rest ? PRE_ALL : PRE_NONE;
 	}
 	batch_cqes(p, kc, tr, pk, &slots, bq.qpn, &lw, sigmask, cons, nbb, lane);
 	if (lane == 0) {
@@ -1453,13 +1451,13 @@ static __device__ __forceinline__ int warp_progress(snx_pass &p, gpu_consts kc, 
 	/* pre: what pre_bb holds at cons (PRE_*): lane 0's BB for the first
 	 * step, every lane's after a batch that loaded the next one's. */
 	while (left) {
-		int k = 0, pre_next = PRE_NONE;
+		int k = 0;
 		uint32_t bbs = 0;
 
 		if (healthy && p.link == SNX_QP_CONNECTED)
 			k = warp_batch(p, kc, tr, pk, qp, bq, p.peer_rights, v.peer_pd,
-				       pre_bb, pre, cons, left, lane, &bbs, &pre_next);
-		pre = pre_next;
+				       pre_bb, pre, cons, left, lane, &bbs);
+		pre = k && bbs < left ? PRE_ALL : PRE_NONE; /* what warp_batch left in pre_bb */
 		if (!k) {
 			k = __shfl_sync(FULL_WARP, lane ? 0 : serial_step(p, pk, qp), 0);
 			fresh = 0;
