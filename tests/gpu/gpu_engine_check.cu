@@ -116,6 +116,88 @@ static void batch_writes(fixture *f)
 		CHECK(got[i] == 0xabc000u + i, "batch slot %d: 0x%llx", i, (unsigned long long)got[i]);
 }
 
+/* n single-BB 8-byte writes under one doorbell: WQE i writes base + i
+ * to 8-byte slot slot_of(i) of dst + off (layout 0: slot i; layout 1: the
+ * sets of 32 that a wide batch takes side by side, as one slot per thread
+ * and round lays them out: WQE i of each 64 at slot 2 * (i % 32) + i / 32),
+ * WQE dup (>= 0) writes WQE dup_of's slot instead of its own, WQE bad_key
+ * (>= 0) carries a wrong key, and the WQEs in sig (ending with -1) are
+ * signaled. */
+typedef struct wide_case {
+	int n, off, layout;
+	int dup, dup_of;
+	int bad_key;
+	const int *sig;
+} wide_case;
+
+static int wide_slot(const wide_case *w, int i)
+{
+	if (i == w->dup)
+		i = w->dup_of;
+	return w->layout ? 64 * (i / 64) + 2 * (i % 32) + (i / 32) % 2 : i;
+}
+
+/* Posts the case's writes; returns the first WQE's position. */
+static uint64_t post_wide(fixture *f, const wide_case *w, uint64_t base)
+{
+	uint64_t first = 0;
+
+	for (int i = 0; i < w->n; i++) {
+		uint64_t pos = reserve(f, 1);
+		int signaled = 0;
+
+		for (const int *s = w->sig; *s >= 0; s++)
+			signaled |= *s == i;
+		if (i == 0)
+			first = pos;
+		gic_wqe_write_inline_u64(&f->sq, pos, (uint64_t)(f->dst + w->off + 8 * wide_slot(w, i)),
+					 softnic_mr_rkey(f->dst_mr) ^ (i == w->bad_key ? 0x4400 : 0),
+					 base + i, signaled ? GIC_CTRL_CQ_UPDATE : 0);
+	}
+	gic_sq_publish_excl(&f->sq, GIC_ORDER_RELEASE_SYS);
+	return first;
+}
+
+/* The wide batch (two or more WQEs per lane: 64 or more at once) and the
+ * cases that must leave it for the 32-WQE batch or the serial core: 160
+ * writes in WQE order and 128 side by side, signaled in both halves of
+ * each batch, whose CQEs come in WQE order; a write that writes the slot
+ * of the one before it, and one that writes a slot of the first set
+ * (interleaved): the later value wins. Every payload checked. */
+static void wide_batches(fixture *f)
+{
+	static const int sig_all[] = { 10, 31, 32, 63, 64, 100, 127, 159, -1 };
+	static const int sig_last[] = { 63, -1 };
+	const wide_case cases[] = {
+		{ 160, 400000, 0, -1, -1, -1, sig_all },
+		{ 128, 402000, 1, -1, -1, -1, sig_all + 1 },
+		{ 64, 404000, 0, 40, 39, -1, sig_last },
+		{ 64, 406000, 1, 50, 5, -1, sig_last },
+	};
+	uint64_t got[160];
+	gic_cqe_info c;
+
+	for (int k = 0; k < (int)(sizeof(cases) / sizeof(cases[0])); k++) {
+		const wide_case *w = &cases[k];
+		uint64_t base = 0x5100000ull * (k + 1), first = post_wide(f, w, base);
+
+		for (const int *s = w->sig; *s >= 0 && *s < w->n; s++)
+			CHECK(poll(f, &f->cq, &c) == 0 && c.cqe_opcode == GIC_CQE_REQ &&
+			      c.wqe_counter == (uint16_t)(first + *s) && c.byte_cnt == 8,
+			      "wide case %d: CQE of WQE %d: opcode %u counter %u (want %u)", k, *s,
+			      c.cqe_opcode, c.wqe_counter, (unsigned)(uint16_t)(first + *s));
+		CUDA_OK(cudaMemcpy(got, f->dst + w->off, 8 * w->n, cudaMemcpyDeviceToHost));
+		for (int i = 0; i < w->n; i++) {
+			uint64_t want = base + (i == w->dup_of ? w->dup : i);
+
+			if (i == w->dup)
+				continue; /* it wrote dup_of's slot, not its own */
+			CHECK(got[wide_slot(w, i)] == want, "wide case %d WQE %d's slot: 0x%llx, want 0x%llx",
+			      k, i, (unsigned long long)got[wide_slot(w, i)], (unsigned long long)want);
+		}
+	}
+}
+
 /* Inline writes of 1..200 bytes (up to 4 BBs): the serial path. */
 static void inline_sizes(fixture *f)
 {
@@ -193,25 +275,32 @@ static void atomics_and_imm(fixture *f)
 	}
 }
 
-/* A bad rkey: an error CQE with its syndrome, then a flush error. */
+/* A bad rkey at WQE 45 of 64 under one doorbell (inside a wide batch):
+ * WQEs 0-44 land and complete, 45 gets an error CQE with its syndrome, 46
+ * a flush error, and nothing of 45-63 is written. */
 static void error_and_flush(fixture *f)
 {
+	static const int sig[] = { 44, -1 };
+	const wide_case w = { 64, 420000, 0, -1, -1, 45, sig };
+	uint64_t got[64], base = 0x7700000ull, first = post_wide(f, &w, base);
 	gic_cqe_info c;
 
-	for (int i = 0; i < 2; i++) {
-		uint64_t pos = reserve(f, 1);
-
-		gic_wqe_write_inline_u64(&f->sq, pos, (uint64_t)f->dst,
-					 softnic_mr_rkey(f->dst_mr) ^ (i ? 0 : 0x4400), 5,
-					 GIC_CTRL_CQ_UPDATE);
-	}
-	gic_sq_publish_excl(&f->sq, GIC_ORDER_RELEASE_SYS);
+	CHECK(poll(f, &f->cq, &c) == 0 && c.cqe_opcode == GIC_CQE_REQ &&
+	      c.wqe_counter == (uint16_t)(first + 44), "CQE before the error: opcode %u counter %u",
+	      c.cqe_opcode, c.wqe_counter);
 	CHECK(poll(f, &f->cq, &c) == 0 && c.cqe_opcode == GIC_CQE_REQ_ERR &&
-	      c.syndrome == GIC_SYND_REMOTE_ACCESS_ERR && c.vendor_syndrome == SOFTNIC_VSYND_BAD_RKEY,
-	      "error CQE: opcode %u syndrome 0x%x vendor 0x%x", c.cqe_opcode, c.syndrome,
-	      c.vendor_syndrome);
-	CHECK(poll(f, &f->cq, &c) == 0 && c.syndrome == GIC_SYND_WR_FLUSH_ERR, "flush CQE");
+	      c.syndrome == GIC_SYND_REMOTE_ACCESS_ERR && c.vendor_syndrome == SOFTNIC_VSYND_BAD_RKEY &&
+	      c.wqe_counter == (uint16_t)(first + 45),
+	      "error CQE: opcode %u syndrome 0x%x vendor 0x%x counter %u", c.cqe_opcode, c.syndrome,
+	      c.vendor_syndrome, c.wqe_counter);
+	CHECK(poll(f, &f->cq, &c) == 0 && c.syndrome == GIC_SYND_WR_FLUSH_ERR &&
+	      c.wqe_counter == (uint16_t)(first + 46), "flush CQE: syndrome 0x%x counter %u",
+	      c.syndrome, c.wqe_counter);
 	CHECK(softnic_qp_in_error(f->qp[0]), "QP not in error");
+	CUDA_OK(cudaMemcpy(got, f->dst + w.off, sizeof(got), cudaMemcpyDeviceToHost));
+	for (int i = 0; i < 64; i++)
+		CHECK(got[i] == (i < 45 ? base + i : 0), "error case slot %d: 0x%llx", i,
+		      (unsigned long long)got[i]);
 }
 
 int main(void)
@@ -221,6 +310,7 @@ int main(void)
 	setenv("CUDA_MODULE_LOADING", "EAGER", 1);
 	open_fixture(&f);
 	batch_writes(&f);
+	wide_batches(&f);
 	inline_sizes(&f);
 	pointer_writes(&f);
 	atomics_and_imm(&f);
