@@ -20,7 +20,11 @@
  * and lets PE 0 go (gic_pair_begin), PE 0 runs and times the rounds and
  * signals their end (gic_pair_end; its threads' queues are quiet), hands
  * its message counts over (gic_pair_exchange), and PE 1 checks every slot
- * and sends its verdict; the checksum is PE 0's check.
+ * and sends its verdict; the checksum is PE 0's check. In GPU mode
+ * (gpu_kernel.cu, gic_gpu_kernel_pe; softnic's GPU peers) the one-process
+ * GPU mode's kernels and checks with PE 1, the messages' target, a
+ * process of its own: the gda path, at most
+ * GIC_KERNEL_GPU_PAIR_MAX_BLOCKS blocks.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -140,8 +144,10 @@ struct k_host {
 };
 
 /* Phases of --procs 2: a (variant, msgs) configuration each; at most
- * three rows each (time, loss, waiting loss). */
-enum { K_PAIR_PHASES = 2 + 2 * GIC_KERNEL_MAX_MSGS, K_PAIR_RESULTS = 3 * K_PAIR_PHASES };
+ * three rows each (time, loss, waiting loss); in GPU mode for each of two
+ * callers, at most six rows each (registers, spill, blocks/SM too). */
+enum { K_PAIR_PHASES = 2 + 2 * GIC_KERNEL_MAX_MSGS, K_PAIR_RESULTS = 3 * K_PAIR_PHASES,
+       K_GPU_PAIR_PHASES = 2 * K_PAIR_PHASES, K_GPU_PAIR_RESULTS = 6 * K_GPU_PAIR_PHASES };
 
 /* One block's compute: KITERS rounds of FMAs over live values. */
 static double fma_block(int live, int block)
@@ -474,7 +480,8 @@ _Static_assert(sizeof(kernel_state) <= GIC_PAIR_STATE_MAX, "kernel's state fits 
 static int k_pair_state_ok(const kernel_state *st)
 {
 	int ok = st->paths == 1u << GIC_KERNEL_GDA && st->live >= 1 &&
-		 st->live <= GIC_KERNEL_MAX_LIVE && st->nmsgs >= 1 &&
+		 st->live <= GIC_KERNEL_MAX_LIVE && st->callers >= 1 && st->callers <= 3 &&
+		 st->nmsgs >= 1 &&
 		 st->nmsgs <= GIC_KERNEL_MAX_MSGS && (st->size == 8 || st->size == 7168);
 
 	for (int m = 0; m < st->nmsgs && ok; m++)
@@ -482,7 +489,8 @@ static int k_pair_state_ok(const kernel_state *st)
 	return ok;
 }
 
-/* run_pe (exp.h): the host mode's configurations as this PE of pair. */
+/* run_pe (exp.h): the host mode's configurations (or the GPU mode's) as
+ * this PE of pair. */
 static int kernel_run_pe(gic_pair *pair, const gic_opts *o, const void *state,
 			 size_t state_len)
 {
@@ -492,20 +500,55 @@ static int kernel_run_pe(gic_pair *pair, const gic_opts *o, const void *state,
 		fprintf(stderr, "gic kernel: PE%d: a malformed job\n", gic_pair_rank(pair));
 		return EPROTO;
 	}
-	return kernel_host(o, st, pair, NULL);
+	return o->host ? kernel_host(o, st, pair, NULL) : gic_gpu_kernel_pe(pair, o, st);
 }
 
-/* --procs 2 (after main's checks: --host, a provider other than softnic):
- * the gda path only. */
+int gic_kernel_live_ok(int live)
+{
+#define K_LIVE(n) n,
+	static const int lives[] = { GIC_KERNEL_LIVE_CASES(K_LIVE) };
+#undef K_LIVE
+
+	for (size_t i = 0; i < sizeof(lives) / sizeof(lives[0]); i++)
+		if (live == lives[i])
+			return 1;
+	return 0;
+}
+
+int gic_kernel_gpu_shape(const gic_opts *o, const kernel_state *st, int max_blocks,
+			 kernel_gpu_shape *s)
+{
+	s->blocks = o->given & GIC_GIVEN_C ? o->ctas : 528; /* the paper's launch */
+	s->threads = o->given & GIC_GIVEN_T ? o->threads : 256;
+	s->max_msgs = 1;
+	for (int k = 0; k < st->nmsgs; k++)
+		s->max_msgs = st->msgs[k] > s->max_msgs ? st->msgs[k] : s->max_msgs;
+	s->region = (size_t)s->blocks * (size_t)s->max_msgs * st->size;
+	if (!gic_kernel_live_ok(st->live) || s->blocks > max_blocks ||
+	    s->region > GIC_KERNEL_GPU_MAX_REGION) {
+		fprintf(stderr, "gic kernel: --live must be 4, 8, 16, 32, 64, 160 or 224; at most %d "
+			"blocks%s; blocks x messages x size at most 256 MiB\n", max_blocks,
+			o->procs > 1 ? " with --procs 2 in GPU mode (a connected QP each)" : "");
+		return EINVAL;
+	}
+	return 0;
+}
+
+/* --procs 2 (after main's checks: --host, a provider other than softnic;
+ * or GPU mode on softnic): the gda path only; in GPU mode the launch
+ * gic_kernel_gpu_shape takes for a pair. */
 static int kernel_check_procs(const gic_opts *o, const void *state)
 {
 	const kernel_state *st = state;
+	kernel_gpu_shape s;
 
 	if (st->paths & ~(1u << GIC_KERNEL_GDA)) {
 		fprintf(stderr, "gic kernel: --procs %d runs the gda path only (--path nvshmem "
-			"runs on GPUs)\n", o->procs);
+			"runs its own PEs)\n", o->procs);
 		return EINVAL;
 	}
+	if (!o->host && gic_kernel_gpu_shape(o, st, GIC_KERNEL_GPU_PAIR_MAX_BLOCKS, &s))
+		return EINVAL;
 	return 0;
 }
 
@@ -515,10 +558,7 @@ static int kernel_nvshmem(const gic_opts *o, const kernel_state *st, gic_sink *s
 {
 	gic_nv_job job = { .kind = GIC_NV_KERNEL, .iters = 5, .k_live = st->live,
 			   .k_variants = st->variants | GIC_KERNEL_NONE, .k_size = (uint32_t)st->size };
-#define K_LIVE(n) n,
-	static const int lives[] = { GIC_KERNEL_LIVE_CASES(K_LIVE) };
-#undef K_LIVE
-	int live_ok = 0, maxm = 0;
+	int maxm = 0;
 
 	job.k_blocks = o->given & GIC_GIVEN_C ? o->ctas : 528; /* the paper's launch */
 	job.k_threads = o->given & GIC_GIVEN_T ? o->threads : 256;
@@ -530,11 +570,9 @@ static int kernel_nvshmem(const gic_opts *o, const kernel_state *st, gic_sink *s
 		job.k_nmsgs = 1;
 		job.k_msgs[0] = 16; /* Table 14: 16 individual messages per block */
 	}
-	for (size_t i = 0; i < sizeof(lives) / sizeof(lives[0]); i++)
-		live_ok |= st->live == lives[i];
 	for (int k = 0; k < job.k_nmsgs; k++)
 		maxm = job.k_msgs[k] > maxm ? job.k_msgs[k] : maxm;
-	if (!live_ok) {
+	if (!gic_kernel_live_ok(st->live)) {
 		fprintf(stderr, "gic kernel: --path nvshmem: --live %d: expected 4, 8, 16, 32, 64, "
 			"160 or 224\n", st->live);
 		return EINVAL;
@@ -568,10 +606,12 @@ static int kernel_run(const gic_opts *o, void *state, const gic_run_info *info,
 		fprintf(stderr, "gic kernel: --path nvshmem runs on GPUs (not with --host)\n");
 		return EINVAL;
 	}
+	if (o->procs > 1) /* host or GPU mode (check_procs took it) */
+		return gic_pair_run(o, SUB, st, sizeof(*st), o->host ? K_PAIR_PHASES
+								     : K_GPU_PAIR_PHASES,
+				    o->host ? K_PAIR_RESULTS : K_GPU_PAIR_RESULTS, sink);
 	if (o->host)
-		return o->procs > 1 ? gic_pair_run(o, SUB, st, sizeof(*st), K_PAIR_PHASES,
-						   K_PAIR_RESULTS, sink)
-				    : kernel_host(o, st, NULL, sink);
+		return kernel_host(o, st, NULL, sink);
 	/* Every path asked for: gda in this process, then nvshmem in its PEs;
 	 * the first error is returned, what ran is kept. */
 	rc = st->paths & (1u << GIC_KERNEL_GDA) ? gic_gpu_kernel(o, st, info, sink) : 0;
@@ -593,4 +633,5 @@ const gic_experiment gic_exp_kernel = {
 	.run = kernel_run,
 	.check_procs = kernel_check_procs,
 	.run_pe = kernel_run_pe,
+	.gpu_procs = 1,
 };

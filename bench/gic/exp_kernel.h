@@ -76,9 +76,39 @@ enum { GIC_KERNEL_WORK_PAPER = -1 };
 const char *gic_kernel_variant_name(unsigned variant_bit);
 const char *gic_kernel_caller_name(unsigned caller_bit);
 
+/* 1 when live is one of GIC_KERNEL_LIVE_CASES. */
+int gic_kernel_live_ok(int live);
+
+/* The GPU mode's gda launch: -c blocks (default 528, the paper's) of -t
+ * threads (default 256), a QP each, and the most messages a block sends. */
+typedef struct kernel_gpu_shape {
+	int blocks, threads, max_msgs;
+	size_t region; /* blocks x max_msgs x size bytes */
+} kernel_gpu_shape;
+
+enum {
+	GIC_KERNEL_GPU_MAX_BLOCKS = 2048,      /* one process: the fixture's QPs (ENV_MAX_QPS) */
+	GIC_KERNEL_GPU_PAIR_MAX_BLOCKS = 896,  /* --procs 2: gpu_pair.h's GPU_PAIR_MAX_QPS */
+	GIC_KERNEL_GPU_MAX_REGION = 256 << 20, /* blocks x messages x size */
+};
+
+/* *s from o and st; 0, or EINVAL after a message when --live is not a
+ * GPU count, the blocks are above max_blocks or the region above
+ * GIC_KERNEL_GPU_MAX_REGION. */
+int gic_kernel_gpu_shape(const gic_opts *o, const kernel_state *st, int max_blocks,
+			 kernel_gpu_shape *s);
+
 /* GPU mode (bench/gic/gpu_kernel.cu). */
 int gic_gpu_kernel(const gic_opts *o, const kernel_state *st, const gic_run_info *info,
 		   gic_sink *sink);
+
+/* --procs 2 in GPU mode: the gda path's configurations as this PE of pair
+ * (gpu_pair.h), a phase each: PE 0 runs and times the enclosing kernels
+ * (its blocks' QPs connected to PE 1's through softnic's GPU peers, its
+ * region the source), PE 1 clears its region (the destination) before
+ * each configuration and checks every message after it. 0 or an errno. */
+struct gic_pair;
+int gic_gpu_kernel_pe(struct gic_pair *pair, const gic_opts *o, const kernel_state *st);
 
 #ifdef __cplusplus
 }

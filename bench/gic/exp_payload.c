@@ -383,7 +383,7 @@ static int payload_check_procs(const gic_opts *o, const void *state)
 
 	if (o->host)
 		return 0;
-	if (st->paths != 1u << GIC_PAYLOAD_GDA) { /* --qps is 1..64 already, as the pair's */
+	if (st->paths != 1u << GIC_PAYLOAD_GDA) { /* --qps is 1..64 already, within the pair's */
 		fprintf(stderr, "gic payload: --procs 2 in GPU mode runs --path gda alone\n");
 		return EINVAL;
 	}

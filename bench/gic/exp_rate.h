@@ -106,7 +106,7 @@ const char *gic_rate_doorbell_name(const rate_row *r);
 
 /* GPU mode (bench/gic/gpu_rate.cu): one result per row. */
 struct gic_pair;
-enum { GIC_RATE_GPU_PAIR_MAX_QPS = 64 }; /* gpu_pair.h's GPU_PAIR_MAX_QPS */
+enum { GIC_RATE_GPU_PAIR_MAX_QPS = 64 }; /* at most gpu_pair.h's GPU_PAIR_MAX_QPS */
 /* --procs 2 in GPU mode: row r (resolved; gic_rate_gpu_pair_ok) as this PE
  * of pair (gpu_pair.h): PE 0 posts into PE 1's region through softnic's
  * GPU peers, PE 1 checks every payload; a phase. 0 or an errno. */

@@ -22,15 +22,26 @@
  * blocks per SM, kernel time (median of rounds), useful-throughput loss
  * against "none" (1 - t_none / t), and for sendwait the waiting loss against
  * send with the same messages. Every message's payload is checked.
+ *
+ * --procs 2 (gic_gpu_kernel_pe): the same kernels, timing and checks with
+ * the messages' target, PE 1, a process of its own (gpu_pair.h): PE 0's
+ * blocks post on their QPs from its region (the source) into PE 1's
+ * through PE 0's GPU engine (as many warps as in one process) and
+ * softnic's GPU peers; PE 1 (a one-warp engine, idle) walks the same
+ * configurations: it clears its region before each, takes PE 0's outcome
+ * of the rounds (gpu_pair_from0) and checks every message, a phase each.
  */
 #include "exp_kernel.h"
 #include "gpu_common.h"
+#include "gpu_pair.h"
 #include "kernel_caller.cuh"
 
 #include <errno.h>
 
 /* Blocks: one QP each, so at most the fixture's ENV_MAX_QPS (2048: the
- * paper's 8 blocks/SM on 132 SMs is -c 1056). */
+ * paper's 8 blocks/SM on 132 SMs is -c 1056); a pair's GPU_PAIR_MAX_QPS. */
+static_assert((int)GIC_KERNEL_GPU_MAX_BLOCKS == (int)ENV_MAX_QPS, "one limit");
+static_assert((int)GIC_KERNEL_GPU_PAIR_MAX_BLOCKS == (int)GPU_PAIR_MAX_QPS, "one limit");
 enum { K_ROUNDS = 5, K_PROBE_ITERS = 4096, K_QUICK_ITERS = 256, K_MAX_ITERS = 1 << 24 };
 enum { V_NONE = 0, V_CODE = 1, V_SEND = 2, V_SENDWAIT = 3 };
 
@@ -177,7 +188,9 @@ typedef struct krun {
 	const gic_opts *o;
 	const kernel_state *st;
 	gic_sink *sink;
-	gpu_env e;
+	gic_pair *pair;      /* --procs 2: this process's PE (NULL: both PEs here) */
+	int mps;             /* --procs 2: the device's contexts are shared through MPS */
+	gpu_env e;           /* --procs 2: gpu_pair_env's */
 	int blocks, threads, max_msgs;
 	float *data;
 	size_t stream_len;
@@ -188,37 +201,55 @@ typedef struct krun {
 	double work_us;      /* the time they were sized to (0: fixed) */
 } krun;
 
-/* Fills the source and clears the destination for the run's messages. */
+/* The source byte at offset j of the messages' span. */
+static uint8_t kbyte(size_t j)
+{
+	return (uint8_t)(j * 7 + (j >> 11));
+}
+
+/* Fills the source and the return codes (where this process posts) and
+ * clears the destination (where it receives) for the run's messages. */
 static int prepare(krun *K, uint32_t size)
 {
 	size_t bytes = (size_t)K->blocks * K->max_msgs * size;
 
-	for (size_t j = 0; j < bytes; j++)
-		K->h[j] = (uint8_t)(j * 7 + (j >> 11));
-	if (gpu_env_write(&K->e, K->e.src, K->h, bytes))
-		return EIO;
-	memset(K->h, 0, bytes);
-	if (gpu_env_write(&K->e, K->e.dst, K->h, bytes) ||
-	    cudaMemsetAsync(K->d_rc, 0, sizeof(int) * K->blocks, K->e.stream) != cudaSuccess)
-		return EIO;
+	if (gic_pair_posts(K->pair)) {
+		for (size_t j = 0; j < bytes; j++)
+			K->h[j] = kbyte(j);
+		if (gpu_env_write(&K->e, K->e.src, K->h, bytes) ||
+		    cudaMemsetAsync(K->d_rc, 0, sizeof(int) * K->blocks, K->e.stream) != cudaSuccess)
+			return EIO;
+	}
+	if (gic_pair_checks(K->pair)) {
+		memset(K->h, 0, bytes);
+		if (gpu_env_write(&K->e, K->e.dst, K->h, bytes))
+			return EIO;
+	}
 	return gpu_env_wait(&K->e, "gic kernel prepare", 10);
 }
 
-/* Checks every block's messages and return codes. */
+/* Checks every block's return code (where this process posts) and
+ * messages (where it receives). */
 static int check(krun *K, int msgs, uint32_t size)
 {
 	size_t bytes = (size_t)K->blocks * K->max_msgs * size;
 	int rc[ENV_MAX_QPS];
 
-	if (gpu_env_read(&K->e, rc, K->d_rc, sizeof(int) * K->blocks) ||
-	    gpu_env_read(&K->e, K->h, K->e.dst, bytes))
+	if (gic_pair_posts(K->pair)) {
+		if (gpu_env_read(&K->e, rc, K->d_rc, sizeof(int) * K->blocks))
+			return 0;
+		for (int b = 0; b < K->blocks; b++)
+			if (rc[b]) {
+				fprintf(stderr, "gic kernel: block %d: error %d (%s)\n", b, rc[b],
+					gpu_env_qp_error(&K->e, b));
+				return 0;
+			}
+	}
+	if (!gic_pair_checks(K->pair))
+		return 1;
+	if (gpu_env_read(&K->e, K->h, K->e.dst, bytes))
 		return 0;
 	for (int b = 0; b < K->blocks; b++) {
-		if (rc[b]) {
-			fprintf(stderr, "gic kernel: block %d: error %d (%s)\n", b, rc[b],
-				gpu_env_qp_error(&K->e, b));
-			return 0;
-		}
 		for (int m = 0; m < msgs; m++) {
 			size_t off = ((size_t)b * K->max_msgs + m) * size;
 			int ok = 1;
@@ -230,7 +261,7 @@ static int check(krun *K, int msgs, uint32_t size)
 				ok = got == kval(b, m);
 			} else {
 				for (uint32_t j = 0; j < size && ok; j++)
-					ok = K->h[off + j] == (uint8_t)((off + j) * 7 + ((off + j) >> 11));
+					ok = K->h[off + j] == kbyte(off + j);
 			}
 			if (!ok) {
 				fprintf(stderr, "gic kernel: block %d message %d wrong\n", b, m);
@@ -242,12 +273,14 @@ static int check(krun *K, int msgs, uint32_t size)
 }
 
 /* Runs one configuration K_ROUNDS times with `iters` work iterations; *ms
- * gets the median time. */
+ * gets the median time. --procs 2: PE 0 runs the rounds between two
+ * barriers (PE 1's region cleared; PE 0's rounds over, its writes
+ * completed, and their outcome handed over), PE 1 then checks (*ms 0). */
 static int run_config(krun *K, enclosing_fn fn, int variant, int msgs, int iters, double *ms)
 {
-	double t[K_ROUNDS];
+	double t[K_ROUNDS] = { 0 };
 	kcfg c;
-	int ok = 1;
+	int ok;
 
 	memset(&c, 0, sizeof(c));
 	c.iters = iters;
@@ -263,9 +296,9 @@ static int run_config(krun *K, enclosing_fn fn, int variant, int msgs, int iters
 	c.data = K->data;
 	c.stream_len = K->stream_len;
 	c.rc = K->d_rc;
-	if (prepare(K, c.size))
-		return 0;
-	for (int r = 0; r < K_ROUNDS && ok; r++) {
+	ok = !prepare(K, c.size);
+	gpu_pair_sync(K->pair);
+	for (int r = 0; r < K_ROUNDS && ok && gic_pair_posts(K->pair); r++) {
 		uint64_t t0 = gic_now_ns();
 
 		fn<<<K->blocks, K->threads, 0, K->e.stream>>>(c);
@@ -285,6 +318,7 @@ static int run_config(krun *K, enclosing_fn fn, int variant, int msgs, int iters
 			t[j - 1] = x;
 		}
 	*ms = t[K_ROUNDS / 2];
+	ok = gpu_pair_from0(K->pair, ok) && ok;
 	return ok && (variant < V_SEND || check(K, msgs, c.size));
 }
 
@@ -298,11 +332,17 @@ static void emit(krun *K, const char *name, const char *metric, const char *unit
 		 "order=%s iters=%d work_us=%.0f", K->blocks, K->threads, K->st->live, K->st->size,
 		 K_ROUNDS, K->sys ? "fence-sys" : "fence-gpu", K->iters, K->work_us);
 	snprintf(r.note, sizeof(r.note), "%s", note);
+	if (K->pair) {
+		gic_result_param(&r, "procs=2 mps=%d", K->mps);
+		snprintf(r.note + strlen(r.note), sizeof(r.note) - strlen(r.note), "; into another "
+			 "process's GPU memory (GPU peers), %s", K->mps ? "MPS" : "no MPS: kernels "
+			 "time-slice");
+	}
 	gpu_result_transport(&r, K->o, K->o->gpu_engine);
 	gpu_result_placement(&r, &K->e); /* --engine-sms: the split every variant ran on */
 	gic_result_set_value(&r, value);
 	r.validated = valid;
-	gic_emit(K->sink, &r);
+	gic_pair_put(K->pair, K->sink, &r); /* --procs 2: PE 1's are dropped */
 }
 
 /* The paper's kernel times without communication code (Figure 9): the
@@ -323,12 +363,15 @@ static int size_work(krun *K, int caller)
 	K->iters = K->o->quick ? K_QUICK_ITERS : K_PROBE_ITERS;
 	if (K->o->quick || target <= 0)
 		return 0;
-	if (!run_config(K, pick(caller, V_NONE, K->st->live, K->sys), V_NONE, 0, K_PROBE_ITERS,
-			&ms) || ms <= 0) {
+	/* --procs 2: PE 0 probes (PE 1 takes its outcome; it never runs the work). */
+	if (gpu_pair_from0(K->pair, !run_config(K, pick(caller, V_NONE, K->st->live, K->sys),
+						V_NONE, 0, K_PROBE_ITERS, &ms) || ms <= 0)) {
 		fprintf(stderr, "gic kernel: %s: the probe that sizes the work failed\n",
 			caller_names[caller]);
 		return EIO;
 	}
+	if (!gic_pair_posts(K->pair))
+		ms = 1;
 	n = (double)K_PROBE_ITERS * target / (ms * 1e3);
 	n = n < 2 ? 2 : n > (double)K_MAX_ITERS ? (double)K_MAX_ITERS : n;
 	K->iters = 2 * (int)(n / 2 + 0.5); /* two halves of work */
@@ -336,7 +379,8 @@ static int size_work(krun *K, int caller)
 	return 0;
 }
 
-/* Every variant and message count of one caller. */
+/* Every variant and message count of one caller (--procs 2: a phase
+ * each, PE 1's verdict its check). */
 static void run_caller(krun *K, int caller)
 {
 	double t_none = 0, t_send[GIC_KERNEL_MAX_MSGS] = { 0 };
@@ -349,6 +393,7 @@ static void run_caller(krun *K, int caller)
 		snprintf(name, sizeof(name), "%s none msgs=0 size=%zu", caller_names[caller],
 			 K->st->size);
 		emit(K, name, "time", "us", 0, 0, "the probe that sizes the work failed");
+		gic_pair_phase_done(K->pair, 0);
 		return;
 	}
 	for (int v = V_NONE; v <= V_SENDWAIT; v++) {
@@ -389,55 +434,113 @@ static void run_caller(krun *K, int caller)
 			if (v == V_SENDWAIT && t_send[k] > 0)
 				emit(K, name, "waiting loss", "%", 100.0 * (1.0 - t_send[k] / ms), ok,
 				     "against send with the same messages");
+			gic_pair_phase_done(K->pair, ok);
 		}
 	}
+}
+
+/* K's launch (gic_kernel_gpu_shape with max_blocks) and its buffers,
+ * allocated before any engine starts (docs/DESIGN.md §4.5): the host copy
+ * of the region; where this process posts, the stream caller's array and
+ * the blocks' return codes. 0, EINVAL (said) or ENOMEM; k_free after. */
+static int k_open(krun *K, const gic_opts *o, const kernel_state *st, gic_sink *sink,
+		  gic_pair *pair, int max_blocks, size_t *region)
+{
+	kernel_gpu_shape s;
+
+	memset(K, 0, sizeof(*K));
+	K->o = o;
+	K->st = st;
+	K->sink = sink;
+	K->pair = pair;
+	if (gic_kernel_gpu_shape(o, st, max_blocks, &s))
+		return EINVAL;
+	K->blocks = s.blocks;
+	K->threads = s.threads;
+	K->max_msgs = s.max_msgs;
+	*region = s.region;
+	K->stream_len = (size_t)64 << 20; /* 256 MiB of floats: past the L2 */
+	K->h = (uint8_t *)malloc(s.region);
+	if (!K->h)
+		return ENOMEM;
+	if (gic_pair_posts(pair) &&
+	    (cudaMalloc(&K->data, K->stream_len * sizeof(float)) != cudaSuccess ||
+	     cudaMemset(K->data, 0, K->stream_len * sizeof(float)) != cudaSuccess ||
+	     cudaMalloc(&K->d_rc, sizeof(int) * ENV_MAX_QPS) != cudaSuccess))
+		return ENOMEM;
+	return 0;
+}
+
+static void k_free(krun *K)
+{
+	cudaFree(K->data);
+	cudaFree(K->d_rc);
+	free(K->h);
+}
+
+/* Every caller asked for, on K->e. */
+static void k_callers(krun *K)
+{
+	K->sys = gpu_env_post_order(&K->e) == GIC_ORDER_FENCE_SYS;
+	for (int caller = K_FMA; caller <= K_STREAM; caller++)
+		if (K->st->callers & (1u << caller))
+			run_caller(K, caller);
 }
 
 int gic_gpu_kernel(const gic_opts *o, const kernel_state *st, const gic_run_info *info,
 		   gic_sink *sink)
 {
 	krun K;
-	int maxm = 0;
-	size_t region;
+	size_t region = 0;
+	int rc = k_open(&K, o, st, sink, NULL, GIC_KERNEL_GPU_MAX_BLOCKS, &region);
 
 	(void)info;
-	memset(&K, 0, sizeof(K));
-	K.o = o;
-	K.st = st;
-	K.sink = sink;
-	K.blocks = o->given & GIC_GIVEN_C ? o->ctas : 528;   /* the paper's launch */
-	K.threads = o->given & GIC_GIVEN_T ? o->threads : 256;
-	for (int k = 0; k < st->nmsgs; k++)
-		maxm = st->msgs[k] > maxm ? st->msgs[k] : maxm;
-	K.max_msgs = maxm > 0 ? maxm : 1;
-	region = (size_t)K.blocks * K.max_msgs * st->size;
-	if (!pick(K_FMA, V_NONE, st->live, 0) || K.blocks > ENV_MAX_QPS || region > (256u << 20)) {
-		fprintf(stderr, "gic kernel: --live must be 4, 8, 16, 32, 64, 160 or 224; at most %d "
-			"blocks; blocks x messages x size at most 256 MiB\n", ENV_MAX_QPS);
-		return EINVAL;
-	}
-	K.stream_len = (size_t)64 << 20; /* 256 MiB of floats: past the L2 */
-	K.h = (uint8_t *)malloc(region);
-	/* Every CUDA allocation before the engine starts (docs/DESIGN.md §4.5). */
-	if (!K.h || cudaMalloc(&K.data, K.stream_len * sizeof(float)) != cudaSuccess ||
-	    cudaMemset(K.data, 0, K.stream_len * sizeof(float)) != cudaSuccess ||
-	    cudaMalloc(&K.d_rc, sizeof(int) * ENV_MAX_QPS) != cudaSuccess) {
-		free(K.h);
-		return ENOMEM;
-	}
-	{
+	if (!rc) {
 		gpu_env_cfg cfg = { o->gpu_engine, K.blocks, 6, region, 0, 4, 4 };
 
 		gpu_env_cfg_nic(&cfg, o);
 		gpu_env_open(&K.e, &cfg);
+		k_callers(&K);
+		gpu_env_close(&K.e);
 	}
-	K.sys = gpu_env_post_order(&K.e) == GIC_ORDER_FENCE_SYS;
-	for (int caller = K_FMA; caller <= K_STREAM; caller++)
-		if (st->callers & (1u << caller))
-			run_caller(&K, caller);
-	gpu_env_close(&K.e);
-	cudaFree(K.data);
-	cudaFree(K.d_rc);
-	free(K.h);
-	return 0; /* a failed check is in the rows' verdicts */
+	k_free(&K);
+	return rc; /* a failed check is in the rows' verdicts */
+}
+
+int gic_gpu_kernel_pe(gic_pair *pair, const gic_opts *o, const kernel_state *st)
+{
+	int rank = gic_pair_rank(pair), rc;
+	size_t region = 0;
+	char gpu[128];
+	double mhz = 0;
+	gpu_pair_pe P;
+	krun *K = (krun *)calloc(1, sizeof(krun)); /* its gpu_env is large */
+
+	if (!K)
+		return ENOMEM;
+	if (gic_gpu_available(gpu, sizeof(gpu), &mhz, o->device)) {
+		fprintf(stderr, "gic kernel: PE%d: no GPU %d\n", rank, o->device);
+		free(K);
+		return ENODEV; /* this PE ends; the driver stops the other */
+	}
+	rc = k_open(K, o, st, NULL, pair, GIC_KERNEL_GPU_PAIR_MAX_BLOCKS, &region);
+	if (rc) {
+		fprintf(stderr, "gic kernel: PE%d: %s\n", rank, strerror(rc));
+		rc = gpu_pair_open_failed(&P, pair, "kernel", rc);
+	} else {
+		gpu_pair_cfg pc = { o->device, K->blocks, 6, region, rank ? 1 : 4, rank ? 1 : 4 };
+
+		rc = gpu_pair_open(&P, pair, "kernel", &pc);
+	}
+	if (!rc) {
+		gpu_pair_env(&P, &K->e); /* PE 0's region is the source; PE 1's the destination */
+		K->mps = P.mps;
+		if (rank == 0 && !P.mps)
+			gpu_pair_warn_mps("kernel");
+		k_callers(K);
+	}
+	gpu_pair_finish(&P, pair);
+	k_free(K);
+	free(K);
+	return rc; /* a failed check is in the rows' verdicts */
 }

@@ -159,11 +159,17 @@ void gpu_pair_warn_mps(const char *who)
 		"nvidia-cuda-mps-control -d first)\n", who);
 }
 
+int gpu_pair_from0(gic_pair *pair, int v)
+{
+	int theirs = v;
+
+	gic_pair_exchange(pair, &v, &theirs, sizeof(v));
+	return gic_pair_rank(pair) == 0 ? v : theirs;
+}
+
 void gpu_pair_sync(gic_pair *pair)
 {
-	int me = 1, them = 0;
-
-	gic_pair_exchange(pair, &me, &them, sizeof(me));
+	(void)gpu_pair_from0(pair, 1);
 }
 
 void gpu_pair_env(const gpu_pair_pe *P, gpu_env *e)
@@ -178,6 +184,14 @@ void gpu_pair_env(const gpu_pair_pe *P, gpu_env *e)
 	e->dst = P->region;
 	e->dst_mr = P->mr;
 	e->dst_rkey = P->mine.rkey;
+	if (P->rank == 0) { /* its region the source; PE 1's the destination */
+		e->src = P->region;
+		e->src_mr = P->mr;
+		e->src_lkey = softnic_mr_lkey(P->mr);
+		e->dst = (uint8_t *)(uintptr_t)P->theirs.region;
+		e->dst_mr = NULL;
+		e->dst_rkey = P->theirs.rkey;
+	}
 	e->d_sq = P->d_sq;
 	e->d_cq = P->d_cq;
 	e->stream = e->own_stream = P->stream; /* env_copy then waits on it alone */

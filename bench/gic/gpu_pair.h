@@ -8,7 +8,8 @@
  * writes straight into PE 1's region. Both engines spin at once only under
  * MPS (gpu_pair_pe.mps says whether it shares the device).
  *
- * Used by gpu_lat.cu and gpu_rate.cu (CUDA C++ only).
+ * Used by gpu_lat.cu, gpu_rate.cu, gpu_payload.cu and gpu_kernel.cu (CUDA
+ * C++ only).
  */
 #ifndef GIC_BENCH_GPU_PAIR_H
 #define GIC_BENCH_GPU_PAIR_H
@@ -25,7 +26,10 @@ extern "C" {
 #include "pe_pair.h" /* a C header without a C++ guard */
 }
 
-enum { GPU_PAIR_MAX_QPS = 64 };
+/* QPs of a pair: as many as one PE's record (gpu_pair_info) carries in a
+ * GATHER (pe_launch.h); gic kernel's paper launch (528 blocks, a QP each)
+ * fits. */
+enum { GPU_PAIR_MAX_QPS = 896 };
 
 /* What the PEs swap: the GPU peer record, the region and the QP numbers. */
 typedef struct gpu_pair_info {
@@ -34,6 +38,8 @@ typedef struct gpu_pair_info {
 	uint32_t rkey, nqps;
 	uint32_t qpn[GPU_PAIR_MAX_QPS];
 } gpu_pair_info;
+
+static_assert(sizeof(gpu_pair_info) <= GIC_PL_GATHER_MAX, "a PE's record is one GATHER");
 
 /* One PE's shape; both PEs pass the same. */
 typedef struct gpu_pair_cfg {
@@ -90,13 +96,21 @@ int gpu_pair_wait(const gpu_pair_pe *P, const char *what, double seconds);
 /* Says on stderr that without MPS the PEs' kernels time-slice the GPU. */
 void gpu_pair_warn_mps(const char *who);
 
-/* A barrier of the two PEs, through the driver. */
+/* A barrier of the two PEs, through the driver (pair NULL: nothing). */
 void gpu_pair_sync(gic_pair *pair);
 
+/* A barrier that hands PE 0's v to PE 1: v on PE 0 (and with pair NULL),
+ * PE 0's v on PE 1. For what PE 1 must follow of PE 0's run (whether its
+ * rounds ran, so that both PEs take the same steps). */
+int gpu_pair_from0(gic_pair *pair, int v);
+
 /* The PE's objects as a gpu_env for the experiments' helpers that take
- * one (kernel launches on e->stream with e->d_sq, gpu_env_read/_write on
- * e->dst, gpu_env_qp_error): the stream, the views, the region as dst and
- * its key, the QPs. Nothing else of *e is set; never gpu_env_close it. */
+ * one (kernel launches on e->stream with e->d_sq, gpu_env_read/_write,
+ * gpu_env_qp_error): the stream, the views, the QPs and the regions of a
+ * one-way run: PE 1's region is dst (with its key) on both PEs; on PE 0
+ * its own region is src (with its lkey) and dst is the other process's
+ * address, for WQEs only (never gpu_env_read/_write it). Nothing else of
+ * *e is set; never gpu_env_close it. */
 void gpu_pair_env(const gpu_pair_pe *P, gpu_env *e);
 
 #endif

@@ -513,15 +513,9 @@ int gic_gpu_payload_pe(gic_pair *pair, const gic_opts *o, const payload_state *s
 		rc = gpu_pair_open(&P, pair, "payload", &pc);
 	}
 	if (!rc) {
-		gpu_pair_env(&P, e);
-		if (rank == 0) { /* its region is the source; PE 1's the destination */
-			e->src = P.region;
-			e->src_lkey = softnic_mr_lkey(P.mr);
-			e->dst = (uint8_t *)(uintptr_t)P.theirs.region;
-			e->dst_rkey = P.theirs.rkey;
-			if (!P.mps)
-				gpu_pair_warn_mps("payload");
-		}
+		gpu_pair_env(&P, e); /* PE 0's region is the source; PE 1's the destination */
+		if (rank == 0 && !P.mps)
+			gpu_pair_warn_mps("payload");
 		rc = payload_pe_run(pair, o, st, &P, e, h, d);
 	}
 	gpu_pair_finish(&P, pair);

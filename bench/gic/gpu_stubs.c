@@ -89,6 +89,12 @@ int gic_gpu_payload_pe(struct gic_pair *pair, const gic_opts *o, const payload_s
 #endif
 #ifndef GIC_HAVE_GPU_KERNEL
 GIC_GPU_STUB(kernel)
+
+int gic_gpu_kernel_pe(struct gic_pair *pair, const gic_opts *o, const kernel_state *st)
+{
+	(void)pair, (void)o, (void)st;
+	return ENOTSUP;
+}
 #endif
 #ifndef GIC_HAVE_GPU_CONNS
 GIC_GPU_STUB(conns)

@@ -345,8 +345,16 @@ static int check_procs(const gic_experiment *e, const gic_opts *o, const void *s
 			which);
 		return EINVAL;
 	}
-	if (!o->host && e->gpu_procs && o->provider == GIC_PROV_SOFTNIC)
-		return e->check_procs(o, state); /* GPU mode: softnic's GPU peers */
+	if (!o->host && e->gpu_procs && o->provider == GIC_PROV_SOFTNIC) {
+		/* GPU mode: softnic's GPU peers, a GPU engine on every SM in each PE */
+		if (!o->gpu_engine || o->engine_sms) {
+			fprintf(stderr, "gic %s: --procs %d in GPU mode runs each PE's softnic on "
+				"a GPU engine sharing the GPU's SMs (not %s)\n", e->name, o->procs,
+				o->engine_sms ? "--engine-sms" : "--engine cpu");
+			return EINVAL;
+		}
+		return e->check_procs(o, state);
+	}
 	if (!o->host) {
 		fprintf(stderr, "gic %s: --procs %d runs the host mode's PEs as processes: add "
 			"--host\n", e->name, o->procs);
