@@ -26,7 +26,9 @@
  * counters; each PE's proxy runs in its process, its workers' QPs
  * connected to QPs of the peer's, hxp_open), the PEs swap their writers'
  * counts (gic_pair_exchange) and each checks every slot and probe value
- * it received: PE 0's checks in its rows, PE 1's in its verdict.
+ * it received: PE 0's checks in its rows, PE 1's in its verdict. In GPU
+ * mode (gpu_loaded.cu, gic_gpu_loaded_pe; softnic's GPU peers) the gda
+ * path's kernel with each PE's CTAs in its own process, the same way.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -590,7 +592,9 @@ static int ld_levels(const gic_opts *o, const loaded_state *st, int p, gic_pair 
 		int prc;
 
 		ld_one(o, st, p, k, &one);
-		prc = o->host ? ld_host_run(o, &one, pair, sink) : gic_gpu_loaded(o, &one, info, sink);
+		prc = o->host ? ld_host_run(o, &one, pair, sink)
+			: pair	  ? gic_gpu_loaded_pe(pair, o, &one)
+				  : gic_gpu_loaded(o, &one, info, sink);
 		rc = rc ? rc : prc;
 	}
 	return rc;
@@ -620,7 +624,7 @@ static int ld_pair_state_ok(const loaded_state *st)
 }
 
 /* run_pe (exp.h): one path (the job's) at every level as this PE of
- * pair. */
+ * pair (host or GPU mode). */
 static int loaded_run_pe(gic_pair *pair, const gic_opts *o, const void *state,
 			 size_t state_len)
 {
@@ -631,6 +635,41 @@ static int loaded_run_pe(gic_pair *pair, const gic_opts *o, const void *state,
 		return EPROTO;
 	}
 	return ld_levels(o, st, st->path, pair, NULL, NULL);
+}
+
+/* The GPU mode's gda and proxy paths: every level's background CTAs and
+ * the samples within the kernel's buffers. 0, or EINVAL after a message. */
+static int ld_gpu_limits(const gic_opts *o, const loaded_state *st)
+{
+	if (o->host || !(st->paths & 3u))
+		return 0;
+	if (o->iters + o->warmup > GIC_LOADED_GPU_MAX_SAMPLES) {
+		fprintf(stderr, "gic loaded: -n plus -w: at most %d samples on the GPU\n",
+			GIC_LOADED_GPU_MAX_SAMPLES);
+		return EINVAL;
+	}
+	for (int k = 0; k < st->nlevels; k++) {
+		if (st->levels[k] > GIC_LOADED_GPU_MAX_BG) {
+			fprintf(stderr, "gic loaded: --bg-ctas %d: at most %d background CTAs on "
+				"the GPU\n", st->levels[k], GIC_LOADED_GPU_MAX_BG);
+			return EINVAL;
+		}
+	}
+	return 0;
+}
+
+/* --procs 2: host mode, every path (nvshmem is refused with --host); GPU
+ * mode (softnic's GPU peers), the gda path alone within the GPU's limits. */
+static int loaded_check_procs(const gic_opts *o, const void *state)
+{
+	const loaded_state *st = state;
+
+	if (!o->host && st->paths != 1u << GIC_LOADED_GDA) {
+		fprintf(stderr, "gic loaded: --procs %d in GPU mode runs --path gda alone\n",
+			o->procs);
+		return EINVAL;
+	}
+	return ld_gpu_limits(o, st);
 }
 
 /* --procs 2: each path asked for (gda, then proxy, as the one-process
@@ -665,13 +704,8 @@ static int loaded_run(const gic_opts *o, void *state, const gic_run_info *info, 
 		fprintf(stderr, "gic loaded: --path nvshmem runs on GPUs (not with --host)\n");
 		return EINVAL;
 	}
-	for (int k = 0; !o->host && k < st->nlevels; k++) {
-		if ((st->paths & 3u) && st->levels[k] > GIC_LOADED_GPU_MAX_BG) {
-			fprintf(stderr, "gic loaded: --bg-ctas %d: at most %d background CTAs on "
-				"the GPU\n", st->levels[k], GIC_LOADED_GPU_MAX_BG);
-			return EINVAL;
-		}
-	}
+	if (ld_gpu_limits(o, st))
+		return EINVAL;
 	if (st->paths & (1u << GIC_LOADED_PROXY)) {
 		loaded_state one;
 
@@ -707,6 +741,7 @@ const gic_experiment gic_exp_loaded = {
 	.state_size = sizeof(loaded_state),
 	.finish = loaded_finish,
 	.run = loaded_run,
-	.check_procs = gic_pair_check_any, /* gda and proxy; nvshmem is refused with --host */
+	.check_procs = loaded_check_procs,
 	.run_pe = loaded_run_pe,
+	.gpu_procs = 1,
 };

@@ -42,6 +42,7 @@ enum { GIC_LOADED_GDA = 0, GIC_LOADED_PROXY = 1, GIC_LOADED_NVSHMEM = 2 };
 enum {
 	GIC_LOADED_MAX_LEVELS = 8, /* --bg-ctas list entries */
 	GIC_LOADED_GPU_MAX_BG = 254, /* background CTAs of one GPU run */
+	GIC_LOADED_GPU_MAX_SAMPLES = 4096, /* -n plus -w of one GPU run */
 };
 
 typedef struct loaded_state {
@@ -67,6 +68,13 @@ typedef struct loaded_state {
  * driver loops over paths and levels). */
 int gic_gpu_loaded(const gic_opts *o, const loaded_state *st, const gic_run_info *info,
 		   gic_sink *sink);
+
+/* --procs 2 in GPU mode: st's gda path at st->bg_ctas as this PE of pair
+ * (gpu_pair.h): PE 0 probes and runs the even writers, PE 1 answers and
+ * runs the odd ones, through softnic's GPU peers; each checks what it
+ * received; a phase per queue. 0 or an errno. */
+struct gic_pair;
+int gic_gpu_loaded_pe(struct gic_pair *pair, const gic_opts *o, const loaded_state *st);
 
 #ifdef __cplusplus
 }

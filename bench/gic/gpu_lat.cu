@@ -1712,7 +1712,6 @@ static void lat_proc_rows(gic_pair *pair, const lat_sample *h, int n, int warmup
 static int lat_proc_run(gic_pair *pair, lat_proc *P, int n, const gic_opts *o, double mhz,
 			unsigned metrics, int rtt)
 {
-	const gpu_pair_info *peer = &P->pe.theirs;
 	int rank = P->pe.rank;
 	lat_sample *h = (lat_sample *)calloc((size_t)n, sizeof(lat_sample));
 	gda_cfg c;
@@ -1724,10 +1723,8 @@ static int lat_proc_run(gic_pair *pair, lat_proc *P, int n, const gic_opts *o, d
 	c.stride = 8;
 	c.nq = 1;
 	c.rtt = rtt;
-	c.dst = rank ? P->pe.region : (uint8_t *)(uintptr_t)peer->region; /* PE 1's */
-	c.rkey = rank ? P->pe.mine.rkey : peer->rkey;
-	c.back = rank ? (uint8_t *)(uintptr_t)peer->region : P->pe.region; /* PE 0's */
-	c.back_rkey = rank ? peer->rkey : P->pe.mine.rkey;
+	gpu_pair_region(&P->pe, 1, &c.dst, &c.rkey);
+	gpu_pair_region(&P->pe, 0, &c.back, &c.back_rkey);
 	cudaMemsetAsync(P->pe.region, 0, (size_t)n * 8, P->pe.stream);
 	cudaMemsetAsync(P->d, 0xff, sizeof(lat_sample) * (size_t)n, P->pe.stream);
 	cudaStreamSynchronize(P->pe.stream); /* never cudaDeviceSynchronize: the engine runs */

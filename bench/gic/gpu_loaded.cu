@@ -24,9 +24,19 @@
  * over the probe's span ("background rate", M msg/s). Payloads: every
  * answer, and the last write of every background slot, are checked.
  * One call runs st->path at st->bg_ctas (exp_loaded.c loops over both).
+ *
+ * --procs 2 (gic_gpu_loaded_pe, mini-gda): the same kernel with each PE a
+ * process of its own (gpu_pair.h), each launching the CTAs of its side
+ * (PE 0 the probe and the even writers, PE 1 the responder and the odd
+ * ones; the others return at once); PE 1's writers stop at the
+ * responder's last answer. Each PE clears its region, then (a barrier)
+ * runs; the PEs swap their writers' counts (a barrier: every write has
+ * completed) and each checks its own region: PE 0's check in its rows,
+ * PE 1's in its verdict.
  */
 #include "exp_loaded.h"
 #include "gpu_common.h"
+#include "gpu_pair.h"
 #include "../../tests/gpu/proxy_env.h"
 
 #include <errno.h>
@@ -41,6 +51,7 @@ static __host__ __device__ uint64_t lval(uint64_t i, uint64_t tag)
 }
 
 typedef struct loaded_cfg {
+	int side;         /* -1: both PEs' CTAs; 0 or 1 (--procs 2): that PE's alone */
 	int n;            /* probe samples */
 	int shared;       /* 1: shared queues */
 	int nbg;          /* background writers (even) */
@@ -95,14 +106,18 @@ static __device__ int drain(gic_sq *sq, int shared, uint64_t end)
 	return gic_sq_wait_retired(sq, end, shared, O, DL);
 }
 
-/* CTA 0: the probe; CTA 1: the responder; CTAs 2..: writers. O:
- * gpu_env_post_order(). */
+/* CTA 0: the probe; CTA 1: the responder; CTAs 2..: writers (even: PE0's,
+ * odd: PE1's). O: gpu_env_post_order(). */
 template <int O>
 __global__ void loaded_kernel(gic_sq *pe0, gic_sq *pe1, loaded_cfg c, long long *cycles, int *rc_out)
 {
 	int b = blockIdx.x;
 	int rc = 0;
 
+	if (c.side >= 0 && (b < 2 ? b : (b - 2) % 2) != c.side) { /* the other process's CTA */
+		rc_out[b] = 0;
+		return;
+	}
 	if (b < 2) {
 		gic_sq *sq = b ? &pe1[0] : &pe0[0];
 		uint64_t end = 0;
@@ -123,11 +138,11 @@ __global__ void loaded_kernel(gic_sq *pe0, gic_sq *pe1, loaded_cfg c, long long 
 			if (b == 0)
 				cycles[i] = clock64() - c0;
 		}
-		if (b == 0) { /* the writers stop; the probe and responder drain */
+		if (b == 0)
 			c.window[1] = gic_now_ns();
+		if (b == 0 || c.side == 1) /* the writers stop (PE 1's at the last answer) */
 			gic_st_release_gpu_u32(c.stop, 1);
-		}
-		if (!rc)
+		if (!rc) /* the probe and responder drain */
 			rc = drain<O>(sq, c.shared, end);
 	} else {
 		int w = b - 2, to_pe1 = w % 2 == 0;
@@ -266,20 +281,18 @@ typedef struct loaded_out {
 	unsigned long long window[2], count[LOADED_MAX_BG];
 } loaded_out;
 
-/* Checks the answers (d: PE1's region, k: PE0's) and the last write of
- * every writer slot. */
-static int check_regions(const uint64_t *d, const uint64_t *k, const loaded_out *r)
+/* Checks PE pe's region x: the probes (PE 1's) or the answers (PE 0's),
+ * and the last write of every slot of the writers that target it. */
+static int check_region(const uint64_t *x, int pe, const loaded_out *r)
 {
 	for (int i = 0; i < r->n; i++)
-		if (d[i] != lval(i, 1) || k[i] != ~lval(i, 1))
+		if (x[i] != (pe ? lval(i, 1) : ~lval(i, 1)))
 			return 0;
-	for (int w = 0; w < r->nbg; w++) {
-		const uint64_t *region = w % 2 == 0 ? d : k;
-
+	for (int w = pe ? 0 : 1; w < r->nbg; w += 2) {
 		for (uint64_t s = 0; s < BG_SLOTS && s < r->count[w]; s++) {
 			uint64_t last = s + (r->count[w] - 1 - s) / BG_SLOTS * BG_SLOTS;
 
-			if (region[bg_off(r->n, w, s) / 8] != lval(last, 100 + w))
+			if (x[bg_off(r->n, w, s) / 8] != lval(last, 100 + w))
 				return 0;
 		}
 	}
@@ -297,10 +310,12 @@ static int all_ok(const loaded_out *r)
 	return 1;
 }
 
-/* The probe's rtt row and the background's rate row. */
-static void emit_loaded(gic_sink *sink, const gic_opts *o, const loaded_state *st,
-			const gic_run_info *info, const char *path, int shared,
-			const char *transport, const loaded_out *r, int ok, const char *note)
+/* The probe's rtt row and the background's rate row, into sink (pair
+ * NULL) or to the driver as PE 0 of pair (params + pair_params). */
+static void emit_loaded(gic_sink *sink, gic_pair *pair, const gic_opts *o,
+			const loaded_state *st, double sm_mhz, const char *path, int shared,
+			const char *transport, const loaded_out *r, int ok, const char *note,
+			const char *pair_params)
 {
 	static double v[4096];
 	char name[96], params[256];
@@ -311,28 +326,31 @@ static void emit_loaded(gic_sink *sink, const gic_opts *o, const loaded_state *s
 		 st->pace_ns ? " paced" : "");
 	if (st->level_in_name)
 		snprintf(name + strlen(name), sizeof(name) - strlen(name), " bg=%d", st->bg_ctas);
-	snprintf(params, sizeof(params), "bg_ctas=%d pace_ns=%ld queue=%s", r->nbg, st->pace_ns,
-		 shared ? "shared" : "reserved");
+	snprintf(params, sizeof(params), "bg_ctas=%d pace_ns=%ld queue=%s%s%s", r->nbg,
+		 st->pace_ns, shared ? "shared" : "reserved", pair ? " " : "",
+		 pair ? pair_params : "");
 	for (int i = 0; i < r->n; i++)
-		v[i] = (double)r->cycles[i] / info->sm_mhz;
+		v[i] = (double)r->cycles[i] / sm_mhz;
 	gic_result_init(&res, "loaded", name, "loaded rtt", "us");
 	snprintf(res.params, sizeof(res.params), "%s", params);
 	snprintf(res.note, sizeof(res.note), "%s", note);
 	snprintf(res.transport, sizeof(res.transport), "%s", transport);
 	res.validated = ok;
-	gpu_samples_emit(sink, &res, v, r->n, o->warmup);
+	gic_result_set_values(&res, v, (size_t)r->n, (size_t)o->warmup);
+	gic_pair_put(pair, sink, &res);
 	for (int w = 0; w < r->nbg; w++)
 		total += (double)r->count[w];
 	gic_result_init(&res, "loaded", name, "background rate", "M msg/s");
 	snprintf(res.params, sizeof(res.params), "%s", params);
-	snprintf(res.note, sizeof(res.note), "carried over the probe's span, both directions");
+	snprintf(res.note, sizeof(res.note), "carried over the probe's span, both directions%s",
+		 pair ? " (PE 1's writers: from their launch to the last answer)" : "");
 	snprintf(res.transport, sizeof(res.transport), "%s", transport);
 	/* Every writer's count over the probe's span (device clock): the
 	 * writers start with the probe and stop at its signal. */
 	gic_result_set_value(&res, r->window[1] > r->window[0]
 					   ? total / (double)(r->window[1] - r->window[0]) * 1e3 : 0);
 	res.validated = ok;
-	gic_emit(sink, &res);
+	gic_pair_put(pair, sink, &res);
 }
 
 /* Copies a finished run's device buffers into *r. */
@@ -355,19 +373,21 @@ static int read_proxy_env(void *env, void *host, const void *from, size_t n)
 	return proxy_env_read((proxy_env *)env, host, from, n);
 }
 
-/* Reads both regions and checks them. */
+/* Reads the regions of PE 1 and PE 0 (each NULL: not in this process)
+ * and checks them. */
 static int check(loaded_out *r, const void *pe1, const void *pe0,
 		 int (*read)(void *, void *, const void *, size_t), void *env)
 {
 	size_t bytes = (size_t)bg_off(r->n, r->nbg, 0);
-	uint64_t *d = (uint64_t *)malloc(bytes), *k = (uint64_t *)malloc(bytes);
-	int ok = d && k && !read(env, d, pe1, bytes) && !read(env, k, pe0, bytes) &&
-		 check_regions(d, k, r);
+	uint64_t *x = (uint64_t *)malloc(bytes);
+	const void *region[2] = { pe0, pe1 };
+	int ok = x != NULL;
 
+	for (int pe = 1; pe >= 0 && ok; pe--)
+		ok = !region[pe] || (!read(env, x, region[pe], bytes) && check_region(x, pe, r));
 	if (!ok)
 		fprintf(stderr, "gic loaded: a payload is wrong\n");
-	free(d);
-	free(k);
+	free(x);
 	return ok;
 }
 
@@ -386,6 +406,7 @@ static int run_gda(const gic_opts *o, const loaded_state *st, const gic_run_info
 	out.n = o->iters + o->warmup;
 	out.nbg = st->bg_ctas & ~1;
 	gpu_env_open(&e, &cfg);
+	c.side = -1;
 	c.n = out.n;
 	c.shared = shared;
 	c.nbg = out.nbg;
@@ -405,8 +426,9 @@ static int run_gda(const gic_opts *o, const loaded_state *st, const gic_run_info
 	ok = ran && !fetch(d, &out, read_gpu_env, &e) && all_ok(&out) &&
 	     check(&out, e.dst, e.back, read_gpu_env, &e);
 	gpu_env_close(&e);
-	emit_loaded(sink, o, st, info, "gda", shared, gpu_transport_name(o, o->gpu_engine),
-		    &out, ok, "probe and background through softnic");
+	emit_loaded(sink, NULL, o, st, info->sm_mhz, "gda", shared,
+		    gpu_transport_name(o, o->gpu_engine), &out, ok,
+		    "probe and background through softnic", NULL);
 	return ran ? 0 : EIO; /* a failed check is in the rows' verdicts */
 }
 
@@ -477,7 +499,8 @@ static int run_proxy(const gic_opts *o, const loaded_state *st, const gic_run_in
 	snprintf(note, sizeof(note), "T%d/R%d/B%d K%d, baseline protocol (both queues; reserved ran "
 		 "tuned before): probe ring 0, writers rings %s", st->T, st->R, st->B, st->inflight,
 		 shared ? "0..R-1" : "1..R-1");
-	emit_loaded(sink, o, st, info, "proxy", shared, gpu_transport_name(o, 0), &out, ok, note);
+	emit_loaded(sink, NULL, o, st, info->sm_mhz, "proxy", shared, gpu_transport_name(o, 0),
+		    &out, ok, note, NULL);
 	return ran ? 0 : EIO;
 }
 
@@ -508,4 +531,109 @@ int gic_gpu_loaded(const gic_opts *o, const loaded_state *st, const gic_run_info
 	}
 	dev_close(&d);
 	return failed ? EIO : 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* --procs 2 in GPU mode (gic_gpu_loaded_pe): mini-gda, each PE's CTAs in
+ * its process (see the top), PE 1's region the probes' and even writers'
+ * destination, PE 0's the answers' and odd writers'. Each PE's engine
+ * has half the one-process engine's warps (4 x 4 blocks x warps; the
+ * same engine warps on the GPU). */
+
+enum { LOADED_PAIR_ENGINE_BLOCKS = 4, LOADED_PAIR_ENGINE_WARPS = 4 };
+
+/* One queue's run as this PE of pair: its phase. 0, or an errno when the
+ * pair could not open (the peer is then out of step). */
+static int run_gda_pe(gic_pair *pair, const gic_opts *o, const loaded_state *st, double sm_mhz,
+		      int shared, loaded_dev *d, gpu_env *e)
+{
+	int rank = gic_pair_rank(pair), ok, ran, rc;
+	gpu_pair_cfg pc = { o->device, 1 + (st->bg_ctas & ~1) / 2, 12, LOADED_REGION,
+			    LOADED_PAIR_ENGINE_BLOCKS, LOADED_PAIR_ENGINE_WARPS };
+	unsigned long long theirs[LOADED_MAX_BG] = { 0 };
+	char params[96];
+	loaded_cfg c;
+	gpu_pair_pe P;
+
+	memset(&out, 0, sizeof(out));
+	out.n = o->iters + o->warmup;
+	out.nbg = st->bg_ctas & ~1;
+	rc = gpu_pair_open(&P, pair, "loaded", &pc);
+	if (rc) {
+		gpu_pair_finish(&P, pair);
+		return rc;
+	}
+	gpu_pair_env(&P, e);
+	if (rank == 0 && !P.mps)
+		gpu_pair_warn_mps("loaded");
+	memset(&c, 0, sizeof(c));
+	c.side = rank;
+	c.n = out.n;
+	c.shared = shared;
+	c.nbg = out.nbg;
+	c.pace_ns = st->pace_ns;
+	gpu_pair_region(&P, 1, &c.dst, &c.dst_rkey);
+	gpu_pair_region(&P, 0, &c.back, &c.back_rkey);
+	c.stop = d->stop;
+	c.window = d->window;
+	c.bg_count = d->bg_count;
+	ok = cudaMemsetAsync(P.region, 0, (size_t)bg_off(out.n, out.nbg, 0), P.stream) ==
+		     cudaSuccess &&
+	     cudaMemsetAsync(d->stop, 0, 4, P.stream) == cudaSuccess &&
+	     cudaMemsetAsync(d->bg_count, 0, 8 * LOADED_MAX_BG, P.stream) == cudaSuccess &&
+	     !gpu_pair_wait(&P, "clearing the region", 10);
+	gpu_pair_sync(pair); /* both regions cleared */
+	if (ok)
+		loaded_kernel<GIC_ORDER_FENCE_GPU><<<2 + out.nbg, 1, 0, P.stream>>>(
+			rank ? NULL : P.d_sq, rank ? P.d_sq : NULL, c, d->cycles, d->rc);
+	ran = ok && cudaGetLastError() == cudaSuccess && !gpu_pair_wait(&P, "the kernel", 180);
+	ok = ran && !fetch(d, &out, read_gpu_env, e) && all_ok(&out);
+	/* A barrier too: both PEs' writes have completed. */
+	gic_pair_exchange(pair, out.count, theirs, sizeof(out.count));
+	for (int w = 1 - rank; w < out.nbg; w += 2) /* the other PE's writers */
+		out.count[w] = theirs[w];
+	ok = ok && check(&out, rank ? P.region : NULL, rank ? NULL : P.region, read_gpu_env, e);
+	snprintf(params, sizeof(params), "procs=2 engine=%dx%d mps=%d", LOADED_PAIR_ENGINE_BLOCKS,
+		 LOADED_PAIR_ENGINE_WARPS, P.mps);
+	if (rank == 0)
+		emit_loaded(NULL, pair, o, st, sm_mhz, "gda", shared, "softnic-gpu", &out, ok,
+			    P.mps ? "probe and background through softnic; PE 1 another process "
+				    "(GPU peers), MPS"
+				  : "probe and background through softnic; PE 1 another process "
+				    "(GPU peers), no MPS: kernels time-slice", params);
+	gic_pair_phase_done(pair, ok);
+	gpu_pair_finish(&P, pair);
+	return 0; /* a failed check is in the rows' verdicts */
+}
+
+int gic_gpu_loaded_pe(gic_pair *pair, const gic_opts *o, const loaded_state *st)
+{
+	int n = o->iters + o->warmup, rank = gic_pair_rank(pair), rc = 0;
+	gpu_env *e = (gpu_env *)calloc(1, sizeof(gpu_env));
+	char gpu[128];
+	double mhz = 0;
+	loaded_dev d;
+
+	if (st->path != GIC_LOADED_GDA || st->bg_ctas < 0 || st->bg_ctas > LOADED_MAX_BG ||
+	    n < 1 || n > GIC_LOADED_GPU_MAX_SAMPLES || !e) {
+		fprintf(stderr, "gic loaded: PE%d: a malformed job\n", rank);
+		free(e);
+		return EPROTO;
+	}
+	if (gic_gpu_available(gpu, sizeof(gpu), &mhz, o->device) || mhz <= 0) {
+		fprintf(stderr, "gic loaded: PE%d: no GPU %d\n", rank, o->device);
+		free(e);
+		return ENODEV; /* this PE ends; the driver stops the other */
+	}
+	/* Every CUDA allocation before an engine starts (docs/DESIGN.md §4.5). */
+	if (dev_open(&d, n)) {
+		fprintf(stderr, "gic loaded: PE%d: out of GPU memory\n", rank);
+		rc = ENOMEM; /* this PE ends; the driver stops the other */
+	}
+	for (int shared = 1; shared >= 0 && !rc; shared--)
+		if (st->queues & (shared ? GIC_LOADED_SHARED : GIC_LOADED_RESERVED))
+			rc = run_gda_pe(pair, o, st, mhz, shared, &d, e);
+	dev_close(&d);
+	free(e);
+	return rc;
 }

@@ -172,6 +172,12 @@ void gpu_pair_sync(gic_pair *pair)
 	(void)gpu_pair_from0(pair, 1);
 }
 
+void gpu_pair_region(const gpu_pair_pe *P, int pe, uint8_t **region, uint32_t *key)
+{
+	*region = pe == P->rank ? P->region : (uint8_t *)(uintptr_t)P->theirs.region;
+	*key = pe == P->rank ? P->mine.rkey : P->theirs.rkey;
+}
+
 void gpu_pair_env(const gpu_pair_pe *P, gpu_env *e)
 {
 	memset(e, 0, sizeof(*e));
@@ -181,16 +187,13 @@ void gpu_pair_env(const gpu_pair_pe *P, gpu_env *e)
 	e->nic = P->nic;
 	for (int q = 0; q < P->nqps; q++)
 		e->qp[q] = P->qp[q];
-	e->dst = P->region;
-	e->dst_mr = P->mr;
-	e->dst_rkey = P->mine.rkey;
+	gpu_pair_region(P, 1, &e->dst, &e->dst_rkey);
+	if (P->rank == 1)
+		e->dst_mr = P->mr;
 	if (P->rank == 0) { /* its region the source; PE 1's the destination */
 		e->src = P->region;
 		e->src_mr = P->mr;
 		e->src_lkey = softnic_mr_lkey(P->mr);
-		e->dst = (uint8_t *)(uintptr_t)P->theirs.region;
-		e->dst_mr = NULL;
-		e->dst_rkey = P->theirs.rkey;
 	}
 	e->d_sq = P->d_sq;
 	e->d_cq = P->d_cq;

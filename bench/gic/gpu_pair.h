@@ -104,6 +104,10 @@ void gpu_pair_sync(gic_pair *pair);
  * rounds ran, so that both PEs take the same steps). */
 int gpu_pair_from0(gic_pair *pair, int v);
 
+/* PE pe's region (0 or 1) and its key as this PE names them in WQEs:
+ * its own, or the other process's address (never dereference that). */
+void gpu_pair_region(const gpu_pair_pe *P, int pe, uint8_t **region, uint32_t *key);
+
 /* The PE's objects as a gpu_env for the experiments' helpers that take
  * one (kernel launches on e->stream with e->d_sq, gpu_env_read/_write,
  * gpu_env_qp_error): the stream, the views, the QPs and the regions of a

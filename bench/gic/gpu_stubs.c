@@ -77,6 +77,12 @@ GIC_GPU_STUB(proxy)
 #endif
 #ifndef GIC_HAVE_GPU_LOADED
 GIC_GPU_STUB(loaded)
+
+int gic_gpu_loaded_pe(struct gic_pair *pair, const gic_opts *o, const loaded_state *st)
+{
+	(void)pair, (void)o, (void)st;
+	return ENOTSUP;
+}
 #endif
 #ifndef GIC_HAVE_GPU_PAYLOAD
 GIC_GPU_STUB(payload)
