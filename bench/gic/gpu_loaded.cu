@@ -393,6 +393,25 @@ static int check(loaded_out *r, const void *pe1, const void *pe0,
 
 static loaded_out out; /* large: one run at a time */
 
+/* A gda run's out (cleared) and kernel config c for side (loaded_cfg.side)
+ * but its regions. */
+static void gda_begin(const gic_opts *o, const loaded_state *st, int side, int shared,
+		      const loaded_dev *d, loaded_cfg *c)
+{
+	memset(&out, 0, sizeof(out));
+	out.n = o->iters + o->warmup;
+	out.nbg = st->bg_ctas & ~1;
+	memset(c, 0, sizeof(*c));
+	c->side = side;
+	c->n = out.n;
+	c->shared = shared;
+	c->nbg = out.nbg;
+	c->pace_ns = st->pace_ns;
+	c->stop = d->stop;
+	c->window = d->window;
+	c->bg_count = d->bg_count;
+}
+
 static int run_gda(const gic_opts *o, const loaded_state *st, const gic_run_info *info,
 		   gic_sink *sink, int shared, loaded_dev *d)
 {
@@ -402,22 +421,12 @@ static int run_gda(const gic_opts *o, const loaded_state *st, const gic_run_info
 	int ran, ok;
 
 	gpu_env_cfg_nic(&cfg, o);
-	memset(&out, 0, sizeof(out));
-	out.n = o->iters + o->warmup;
-	out.nbg = st->bg_ctas & ~1;
+	gda_begin(o, st, -1, shared, d, &c);
 	gpu_env_open(&e, &cfg);
-	c.side = -1;
-	c.n = out.n;
-	c.shared = shared;
-	c.nbg = out.nbg;
-	c.pace_ns = st->pace_ns;
 	c.dst = e.dst;
 	c.dst_rkey = e.dst_rkey;
 	c.back = e.back;
 	c.back_rkey = e.back_rkey;
-	c.stop = d->stop;
-	c.window = d->window;
-	c.bg_count = d->bg_count;
 	cudaMemsetAsync(d->stop, 0, 4, e.stream);
 	(gpu_env_post_order(&e) == GIC_ORDER_FENCE_SYS ? loaded_kernel<GIC_ORDER_FENCE_SYS>
 						       : loaded_kernel<GIC_ORDER_FENCE_GPU>)
@@ -548,16 +557,16 @@ static int run_gda_pe(gic_pair *pair, const gic_opts *o, const loaded_state *st,
 		      int shared, loaded_dev *d, gpu_env *e)
 {
 	int rank = gic_pair_rank(pair), ok, ran, rc;
-	gpu_pair_cfg pc = { o->device, 1 + (st->bg_ctas & ~1) / 2, 12, LOADED_REGION,
+	/* PE 1's rings of 16 BBs, as the one-process fixture's PE 1 (gpu_env's
+	 * peer QPs), PE 0's of 2^12. */
+	gpu_pair_cfg pc = { o->device, 1 + (st->bg_ctas & ~1) / 2, rank ? 4 : 12, LOADED_REGION,
 			    LOADED_PAIR_ENGINE_BLOCKS, LOADED_PAIR_ENGINE_WARPS };
 	unsigned long long theirs[LOADED_MAX_BG] = { 0 };
 	char params[96];
 	loaded_cfg c;
 	gpu_pair_pe P;
 
-	memset(&out, 0, sizeof(out));
-	out.n = o->iters + o->warmup;
-	out.nbg = st->bg_ctas & ~1;
+	gda_begin(o, st, rank, shared, d, &c);
 	rc = gpu_pair_open(&P, pair, "loaded", &pc);
 	if (rc) {
 		gpu_pair_finish(&P, pair);
@@ -566,17 +575,8 @@ static int run_gda_pe(gic_pair *pair, const gic_opts *o, const loaded_state *st,
 	gpu_pair_env(&P, e);
 	if (rank == 0 && !P.mps)
 		gpu_pair_warn_mps("loaded");
-	memset(&c, 0, sizeof(c));
-	c.side = rank;
-	c.n = out.n;
-	c.shared = shared;
-	c.nbg = out.nbg;
-	c.pace_ns = st->pace_ns;
 	gpu_pair_region(&P, 1, &c.dst, &c.dst_rkey);
 	gpu_pair_region(&P, 0, &c.back, &c.back_rkey);
-	c.stop = d->stop;
-	c.window = d->window;
-	c.bg_count = d->bg_count;
 	ok = cudaMemsetAsync(P.region, 0, (size_t)bg_off(out.n, out.nbg, 0), P.stream) ==
 		     cudaSuccess &&
 	     cudaMemsetAsync(d->stop, 0, 4, P.stream) == cudaSuccess &&
@@ -589,7 +589,7 @@ static int run_gda_pe(gic_pair *pair, const gic_opts *o, const loaded_state *st,
 	ran = ok && cudaGetLastError() == cudaSuccess && !gpu_pair_wait(&P, "the kernel", 180);
 	ok = ran && !fetch(d, &out, read_gpu_env, e) && all_ok(&out);
 	/* A barrier too: both PEs' writes have completed. */
-	gic_pair_exchange(pair, out.count, theirs, sizeof(out.count));
+	gic_pair_exchange_late(pair, out.count, theirs, sizeof(out.count));
 	for (int w = 1 - rank; w < out.nbg; w += 2) /* the other PE's writers */
 		out.count[w] = theirs[w];
 	ok = ok && check(&out, rank ? P.region : NULL, rank ? NULL : P.region, read_gpu_env, e);

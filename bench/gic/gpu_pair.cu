@@ -163,7 +163,7 @@ int gpu_pair_from0(gic_pair *pair, int v)
 {
 	int theirs = v;
 
-	gic_pair_exchange(pair, &v, &theirs, sizeof(v));
+	gic_pair_exchange_late(pair, &v, &theirs, sizeof(v)); /* the other's run may be long */
 	return gic_pair_rank(pair) == 0 ? v : theirs;
 }
 

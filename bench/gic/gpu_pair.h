@@ -41,7 +41,7 @@ typedef struct gpu_pair_info {
 
 static_assert(sizeof(gpu_pair_info) <= GIC_PL_GATHER_MAX, "a PE's record is one GATHER");
 
-/* One PE's shape; both PEs pass the same. */
+/* One PE's shape; both PEs pass the same nqps and region. */
 typedef struct gpu_pair_cfg {
 	int device;
 	int nqps;            /* 1..GPU_PAIR_MAX_QPS */
@@ -96,7 +96,8 @@ int gpu_pair_wait(const gpu_pair_pe *P, const char *what, double seconds);
 /* Says on stderr that without MPS the PEs' kernels time-slice the GPU. */
 void gpu_pair_warn_mps(const char *who);
 
-/* A barrier of the two PEs, through the driver (pair NULL: nothing). */
+/* A barrier of the two PEs, through the driver (pair NULL: nothing),
+ * waiting up to the PE's own limit (gic_pair_exchange_late). */
 void gpu_pair_sync(gic_pair *pair);
 
 /* A barrier that hands PE 0's v to PE 1: v on PE 0 (and with pair NULL),

@@ -125,7 +125,8 @@ static const gic_flag common_flags[] = {
 	  .dflt = "1, both PEs in this one", .help = "processes of the PEs; 2: PE1, the target, a "
 	  "process of its own that checks every payload it received (the host modes of lat (its "
 	  "mini-gda and proxy rows), rate, proxy, loaded, payload, kernel and conns (its rc rows); "
-	  "--provider mlx5 only)" },
+	  "--provider mlx5 only; and on softnic's GPU peers, one GPU, the GPU modes of lat "
+	  "(gda-inline), rate (8-byte inline rows), payload, kernel and loaded (gda paths))" },
 	{ "--quick", .kind = GIC_FLAG_BOOL, O(quick), .help = "short settings (what CI runs)" },
 	{ "--engine", .value = "E", GIC_FLAG_CHOICE, O(gpu_engine), GIC_FLAG_NAMES("cpu", "gpu"),
 	  .mark = GIC_GIVEN_ENGINE, .dflt = "gpu", .help = "softnic engine (GPU mode only)" },

@@ -100,16 +100,20 @@ int gic_pair_list_ok(const int *v, int n, int max_n, int hi)
 }
 
 /* An hx_swap_fn: arg is the gic_pair; the records go through the driver. */
-static int pair_swap(void *arg, const uint8_t *mine, uint8_t *theirs, size_t len)
+static int pair_swap_ms(gic_pair *pair, const void *mine, void *theirs, size_t len, int limit_ms)
 {
-	gic_pair *pair = arg;
 	uint8_t all[2 * GIC_PL_GATHER_MAX];
 
 	if (len < 1 || len > GIC_PL_GATHER_MAX)
 		return EINVAL;
-	gic_pl_allgather(&pair->pl, pair->in_fd, mine, (uint32_t)len, all, GIC_PL_INPUT_MS);
+	gic_pl_allgather(&pair->pl, pair->in_fd, mine, (uint32_t)len, all, limit_ms);
 	memcpy(theirs, all + (size_t)(1 - pair->pl.rank) * len, len);
 	return 0;
+}
+
+static int pair_swap(void *arg, const uint8_t *mine, uint8_t *theirs, size_t len)
+{
+	return pair_swap_ms(arg, mine, theirs, len, GIC_PL_INPUT_MS);
 }
 
 int gic_pair_rank(const gic_pair *pair)
@@ -209,6 +213,11 @@ int gic_pair_sync(gic_pair *pair, hx *h)
 int gic_pair_exchange(gic_pair *pair, const void *mine, void *theirs, size_t len)
 {
 	return pair ? pair_swap(pair, mine, theirs, len) : 0;
+}
+
+int gic_pair_exchange_late(gic_pair *pair, const void *mine, void *theirs, size_t len)
+{
+	return pair ? pair_swap_ms(pair, mine, theirs, len, pair->limit_s * 1000) : 0;
 }
 
 _Static_assert(HX_SWAP_CHUNK * GIC_CONN_WIRE_BYTES <= GIC_PL_GATHER_MAX,

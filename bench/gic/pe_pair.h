@@ -31,7 +31,7 @@
  *
  * Time limits: gic_pair_begin waits GIC_PAIR_WAIT_NS, gic_pair_end up to
  * the PE's own limit (a measurement may be long), the record exchange
- * GIC_PL_INPUT_MS, each PE the job's limit (GIC_PAIR_LIMIT_ENV, default
+ * GIC_PL_INPUT_MS (gic_pair_exchange_late: the PE's own limit), each PE the job's limit (GIC_PAIR_LIMIT_ENV, default
  * GIC_PAIR_LIMIT_DEFAULT_S); a PE that dies ends the run (pe_launch: the
  * other is stopped, both reported).
  *
@@ -131,6 +131,11 @@ int gic_pair_sync(gic_pair *pair, hx *h);
  * copied), or EINVAL for a bad len; a PE whose peer does not answer dies
  * (pe_launch: the driver reports it). */
 int gic_pair_exchange(gic_pair *pair, const void *mine, void *theirs, size_t len);
+
+/* gic_pair_exchange waiting up to the PE's own limit (limit_s) instead of
+ * GIC_PL_INPUT_MS: a swap that waits out the other PE's measurement (the
+ * barriers of gpu_pair.h, whose PEs have no control word). */
+int gic_pair_exchange_late(gic_pair *pair, const void *mine, void *theirs, size_t len);
 
 /* Swaps n connection records (local: this PE's) with the peer through
  * the driver, HX_SWAP_CHUNK a round (hx_swap_records): remote[0..n)
