@@ -1,9 +1,9 @@
 #!/bin/bash
-# results/pair-gpu-check.sh: the first GPU run of `gic kernel --procs 2` and
+# results/2026-12-03-h200-gpu-pairs/check.sh: the first GPU run of `gic kernel --procs 2` and
 # `gic loaded --procs 2` in GPU mode (softnic's GPU peers, commits e11a192,
 # 897cd6f and 8277525 or later), beside the one-process runs of the same
 # commands.
-#   GIC=path/to/gic OUT=output-dir bash results/pair-gpu-check.sh
+#   GIC=path/to/gic OUT=output-dir bash results/2026-12-03-h200-gpu-pairs/check.sh
 # One GPU (device 0). The one-process runs go first without MPS; then the
 # script starts an MPS daemon of its own (pipe and log under $OUT), runs the
 # pairs and one peer-death check, and quits the daemon. Every run is under
