@@ -321,7 +321,7 @@ __global__ void rate_locked(gic_sq *g, rate_cfg c, span *out)
 	if (TICKET) {
 		/* Every QP's tickets end on a multiple of 16: the last one signaled. */
 		if (!rc)
-			rc = gic_sq_wait_retired(sq, gic_ld_acquire_gpu_u64(&sq->ready), 1, O, DL);
+			rc = gic_sq_quiet_wide(sq, gic_ld_acquire_gpu_u64(&sq->ready), 1, O, DL);
 	} else if (!rc && !(rc = gic_sq_post_lock(sq, DL))) {
 		rc = gic_sq_quiet(sq, O, DL);
 		gic_sq_post_unlock(sq);
@@ -348,7 +348,7 @@ __global__ void rate_handoff(gic_sq *g, rate_cfg c, span *out)
 	/* Every QP's reservations end on a multiple of 16 and of the batch:
 	 * signaled and rung. */
 	if (!rc)
-		rc = gic_sq_wait_retired(sq, gic_ld_acquire_gpu_u64(&sq->ready), 1, O, DL);
+		rc = gic_sq_quiet_wide(sq, gic_ld_acquire_gpu_u64(&sq->ready), 1, O, DL);
 	out[t].t1 = gic_now_ns();
 	out[t].rc = rc;
 }
@@ -377,7 +377,7 @@ __global__ void rate_warp(gic_sq *g, rate_cfg c, span *out)
 	}
 	out[t].tp = gic_now_ns();
 	if (!rc && (t & 31) == 0)
-		rc = gic_sq_wait_retired(sq, gic_ld_acquire_gpu_u64(&sq->ready), 1, ORDER, DL);
+		rc = gic_sq_quiet_wide(sq, gic_ld_acquire_gpu_u64(&sq->ready), 1, ORDER, DL);
 	rc = __shfl_sync(0xffffffffu, rc, 0);
 	out[t].t1 = gic_now_ns();
 	out[t].rc = rc;

@@ -385,8 +385,12 @@ static void pl_kill_all(pl_run *R)
 	for (int i = 0; i < R->s->npes; i++) {
 		pl_proc *p = &R->pe[i];
 
+		/* A PE whose pipe had closed was exiting already (a CUDA
+		 * process killed from outside can take seconds past the grace
+		 * to tear its contexts down): a SIGKILL it ends with is its own,
+		 * not the driver's. */
 		if (p->pid > 0 && !p->reaped)
-			p->killed = !kill(p->pid, SIGKILL);
+			p->killed = !kill(p->pid, SIGKILL) && !p->eof;
 	}
 }
 

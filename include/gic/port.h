@@ -252,6 +252,23 @@ GIC_HD void gic_fence_release_gpu(void)
 #endif
 }
 
+/* Orders this thread's earlier loads before its later loads and stores
+ * (an acquire fence), at GPU scope: fence.acquire.gpu where the toolkit
+ * and the GPU have it (sm_90 and later, CUDA 13: a CCTL.IVALL after the
+ * loads, no MEMBAR, so relaxed loads issued before it stay in flight
+ * together), else fence.acq_rel.gpu. */
+GIC_HD void gic_fence_acquire_gpu(void)
+{
+#if GIC_ON_DEVICE && __CUDA_ARCH__ >= 900 && defined(__CUDACC_VER_MAJOR__) && \
+	__CUDACC_VER_MAJOR__ >= 13
+	asm volatile("fence.acquire.gpu;" ::: "memory");
+#elif GIC_ON_DEVICE
+	asm volatile("fence.acq_rel.gpu;" ::: "memory");
+#else
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+#endif
+}
+
 /* fence.acq_rel.sys: orders this thread's earlier loads and stores
  * before its later ones for every observer, host and devices. */
 GIC_HD void gic_fence_acq_rel_sys(void)

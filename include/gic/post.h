@@ -697,6 +697,28 @@ GIC_HD uint64_t gic_sq_retired_after(const gic_sq *sq, uint64_t retired, uint16_
 	return start + gic_wqe_bb_count(c->qpn_ds_be);
 }
 
+/* gic_sq_cq_take_at() (below) of the CQE cqe at *ci whose tail word was
+ * loaded already (with acquire semantics, or followed by an acquire fence). */
+GIC_HD int gic_sq_cq_take_tail(gic_sq *sq, gic_cqe64 *cqe, uint64_t tail, uint32_t cqe_cnt,
+			       uint32_t *ci, uint16_t *counter)
+{
+	int ours, bad;
+
+	if (!gic_cqe_sw_owned(tail, *ci, cqe_cnt))
+		return EAGAIN;
+	ours = gic_cqe_tail_qpn(tail) == sq->qpn;
+	bad = gic_cqe_tail_opcode(tail) == GIC_CQE_REQ_ERR;
+	/* The tail's acquire orders these reads of the other fields; the
+	 * first error CQE only. */
+	if (ours && bad && !sq->err)
+		gic_cqe_parse(cqe, tail, &sq->err_info);
+	*ci += 1;
+	if (!ours)
+		return EPROTO;
+	*counter = gic_cqe_tail_wqe_counter(tail);
+	return bad ? EIO : 0;
+}
+
 /* Takes the CQE at consumer index *ci of sq's CQ (its ring cqes of cqe_cnt
  * entries) when the NIC has written it: moves *ci on and gives the WQE
  * counter it reports in *counter, but stores nothing (the caller stores
@@ -716,22 +738,8 @@ GIC_HD int gic_sq_cq_take_at(gic_sq *sq, gic_cqe64 *cqes, uint32_t cqe_cnt, uint
 			     int order, uint16_t *counter)
 {
 	gic_cqe64 *cqe = &cqes[*ci & (cqe_cnt - 1)];
-	uint64_t tail = gic_cqe_load_tail(cqe, order);
-	int ours, bad;
 
-	if (!gic_cqe_sw_owned(tail, *ci, cqe_cnt))
-		return EAGAIN;
-	ours = gic_cqe_tail_qpn(tail) == sq->qpn;
-	bad = gic_cqe_tail_opcode(tail) == GIC_CQE_REQ_ERR;
-	/* The acquire load of the tail orders these reads of the other
-	 * fields; the first error CQE only. */
-	if (ours && bad && !sq->err)
-		gic_cqe_parse(cqe, tail, &sq->err_info);
-	*ci += 1;
-	if (!ours)
-		return EPROTO;
-	*counter = gic_cqe_tail_wqe_counter(tail);
-	return bad ? EIO : 0;
+	return gic_sq_cq_take_tail(sq, cqe, gic_cqe_load_tail(cqe, order), cqe_cnt, ci, counter);
 }
 
 /* gic_sq_cq_take_at() at the CQ's own consumer index, which it moves on. */
@@ -782,21 +790,99 @@ GIC_HD int gic_sq_poll_once(gic_sq *sq, int order, int shared)
  * softnic's GPU engine takes per batch. */
 #define GIC_POLL_RUN 16
 
+/* Tails a held run loads side by side: one trip for up to this many
+ * CQEs (gic_cqe_load_tails). */
+#define GIC_POLL_WIDE 8
+
+/* The tail words of the GIC_POLL_WIDE CQEs at consumer index ci and after
+ * (ring cqes of cqe_cnt), as relaxed loads issued together, then one
+ * acquire fence at the order's scope (none for GIC_ORDER_NONE): the fence
+ * orders every later read (an error CQE's other fields) and write (the
+ * ring's reuse) after all of them, as each tail's acquire load would, for
+ * one trip instead of one per CQE. A tail whose CQE is not written yet is
+ * simply not owned (gic_cqe_sw_owned); it is loaded again next time. */
+GIC_HD void gic_cqe_load_tails(const gic_cqe64 *cqes, uint32_t cqe_cnt, uint32_t ci, int order,
+			       uint64_t tails[GIC_POLL_WIDE])
+{
+	GIC_UNROLL
+	for (int k = 0; k < GIC_POLL_WIDE; k++)
+		tails[k] = gic_ld_relaxed_sys_u64(
+			(const uint64_t *)((const uint8_t *)&cqes[(ci + (uint32_t)k) & (cqe_cnt - 1)] +
+					   GIC_CQE_TAIL_OFFSET));
+	if (order >= GIC_ORDER_RELEASE_SYS)
+		gic_fence_acquire_sys(); /* orders the tails' loads before what follows */
+	else if (order != GIC_ORDER_NONE)
+		gic_fence_acquire_gpu(); /* the same, at GPU scope */
+}
+
+/* gic_sq_poll_run_as()'s GIC_RUN_WIDE run: the CQ's index and ring, and
+ * retired, in registers (only the CQ's owner, the caller, writes them);
+ * the tails GIC_POLL_WIDE at a time (gic_cqe_load_tails), taken in order
+ * up to the first one not written. Sets *n to the CQEs taken and *counter
+ * to the last one's WQE counter; returns the last take's code. */
+GIC_HD int gic_sq_poll_run_held(gic_sq *sq, uint64_t target, int order, int *n,
+				uint16_t *counter)
+{
+	gic_cq *cq = sq->cq;
+	gic_cqe64 *cqes = cq->cqes;
+	uint32_t cqe_cnt = cq->cqe_cnt, ci = cq->ci;
+	uint64_t retired = sq->retired;
+	int rc = 0, going = 1;
+
+	while (going) {
+		uint64_t tails[GIC_POLL_WIDE];
+
+		gic_cqe_load_tails(cqes, cqe_cnt, ci, order, tails);
+		GIC_UNROLL /* each tail stays in its register */
+		for (int k = 0; k < GIC_POLL_WIDE && going; k++) {
+			uint16_t next = 0;
+
+			rc = gic_sq_cq_take_tail(sq, &cqes[ci & (cqe_cnt - 1)], tails[k], cqe_cnt, &ci,
+						 &next);
+			if (rc == EAGAIN || rc == EPROTO)
+				break;
+			*counter = next;
+			/* The WQE's start, from the counter alone (no load): once
+			 * it reaches target - 1 the queue retires to target or beyond. */
+			going = !rc && ++*n < GIC_POLL_RUN &&
+				gic_sq_wqe_start(retired, next) + 1 < target;
+		}
+		going = going && rc != EAGAIN && rc != EPROTO;
+	}
+	cq->ci = ci; /* also after a CQE of another QP alone (taken) */
+	return rc;
+}
+
+/* How a run holds the CQ's state (gic_sq_poll_run_as's held, a constant
+ * at every call). */
+enum {
+	GIC_RUN_RELOAD = 0, /* the CQ's index and ring and retired reloaded per CQE */
+	GIC_RUN_HELD = 1,   /* ... held in registers: one trip per CQE */
+	GIC_RUN_WIDE = 2    /* ... and GIC_POLL_WIDE tails per trip (gic_sq_poll_run_held) */
+};
+
 /* Takes the CQEs that are ready, up to GIC_POLL_RUN, until one reports a
  * WQE at or past target - 1 (its completion retires the queue to target or
  * beyond), then finishes once (gic_sq_cq_finish). Returns 0 when at least
  * one CQE was consumed and the run ended cleanly, EAGAIN when none was
  * ready, EIO or EPROTO from the CQE that ended it. The caller owns the CQ.
- * held (a constant at every call): the CQ's index and ring, and retired,
- * are loaded once for the run (only the CQ's owner, the caller, writes
- * them), so a CQE costs one dependent trip, its tail's acquire; without
- * it (a CQE costs what gic_sq_poll_once costs, in the same order) they
- * are reloaded after each acquire: three trips, about 1 us per CQE on the
- * H200, which bounds a drained queue's quiet behind a fast engine
- * (results/2026-12-02-h200-drain-cycles/). The quiet holds them; waits
- * for room do not, since the held values cost the posting kernels that
- * inline those waits about 8 registers (issue 16's dormant path) and 10%
- * on t64-q64-s64-b16. */
+ * held (GIC_RUN_*, a constant at every call):
+ * - GIC_RUN_RELOAD: a CQE costs what gic_sq_poll_once costs, in the same
+ *   order: the CQ's index, ring and retired reloaded after each tail's
+ *   acquire, three trips, about 1 us per CQE on the H200, which bounds a
+ *   drained queue's quiet behind a fast engine
+ *   (results/2026-12-02-h200-drain-cycles/). Waits for room use it: the
+ *   held values cost the posting kernels that inline those waits about 8
+ *   registers (issue 16's dormant path) and 10% on t64-q64-s64-b16.
+ * - GIC_RUN_HELD: those values loaded once for the run (only the CQ's
+ *   owner, the caller, writes them), so a CQE costs one dependent trip,
+ *   its tail's acquire. The quiet's default (gic_sq_wait_retired).
+ * - GIC_RUN_WIDE: gic_sq_poll_run_held(), GIC_POLL_WIDE tails per trip.
+ *   Even one trip per CQE bounds `gic rate`'s one-QP drain near 17 M
+ *   msg/s on the H200: the poster's quiet, started after its last post,
+ *   finds some 400 CQEs waiting (results/2026-12-03-h200-wide-batch/);
+ *   the wide run costs 8-16 more registers in the kernels that inline it
+ *   (gic_sq_quiet_wide). */
 GIC_HD int gic_sq_poll_run_as(gic_sq *sq, uint64_t target, int order, int shared, int held)
 {
 	gic_cq *cq = sq->cq;
@@ -806,22 +892,26 @@ GIC_HD int gic_sq_poll_run_as(gic_sq *sq, uint64_t target, int order, int shared
 	uint16_t counter = 0, next;
 	int rc = 0, n = 0;
 
-	while (n < GIC_POLL_RUN) {
-		rc = held ? gic_sq_cq_take_at(sq, cqes, cqe_cnt, &ci, order, &next)
-			  : gic_sq_cq_take(sq, order, &next);
-		if (rc == EAGAIN || rc == EPROTO)
-			break;
-		counter = next;
-		n++;
-		/* The WQE's start, from the counter alone (no load): once it
-		 * reaches target - 1 the queue retires to target or beyond. */
-		if (rc || gic_sq_wqe_start(held ? retired : sq->retired, counter) + 1 >= target)
-			break;
+	if (held == GIC_RUN_WIDE) {
+		rc = gic_sq_poll_run_held(sq, target, order, &n, &counter);
+	} else {
+		while (n < GIC_POLL_RUN) {
+			rc = held ? gic_sq_cq_take_at(sq, cqes, cqe_cnt, &ci, order, &next)
+				  : gic_sq_cq_take(sq, order, &next);
+			if (rc == EAGAIN || rc == EPROTO)
+				break;
+			counter = next;
+			n++;
+			/* The WQE's start, from the counter alone (no load): once it
+			 * reaches target - 1 the queue retires to target or beyond. */
+			if (rc || gic_sq_wqe_start(held ? retired : sq->retired, counter) + 1 >= target)
+				break;
+		}
+		if (held)
+			cq->ci = ci; /* also after a CQE of another QP alone (taken) */
 	}
 	if (n == 0 && rc == EAGAIN)
 		return EAGAIN;
-	if (held)
-		cq->ci = ci; /* also after a CQE of another QP alone (taken) */
 	return gic_sq_cq_finish(sq, rc == EAGAIN ? 0 : rc, n > 0, counter, shared);
 }
 
@@ -842,10 +932,10 @@ GIC_HD int gic_sq_poll_run_locked_as(gic_sq *sq, uint64_t target, int order, int
 	return rc;
 }
 
-/* gic_sq_poll_run_locked_as() with reloads (held 0). */
+/* gic_sq_poll_run_locked_as() with reloads. */
 GIC_HD int gic_sq_poll_run_locked(gic_sq *sq, uint64_t target, int order, int shared)
 {
-	return gic_sq_poll_run_locked_as(sq, target, order, shared, 0);
+	return gic_sq_poll_run_locked_as(sq, target, order, shared, GIC_RUN_RELOAD);
 }
 
 /* Polls sq's CQ once under its poll lock (threads sharing the queue):
@@ -856,9 +946,8 @@ GIC_HD int gic_sq_poll_locked(gic_sq *sq, int order)
 	return gic_sq_poll_run_locked(sq, 0, order, 1);
 }
 
-/* Waits until retired >= target, taking CQEs in runs (held selects
- * the run that holds the CQ's state in registers; a constant at every
- * call). shared selects the locked poll. */
+/* Waits until retired >= target, taking CQEs in runs (held: GIC_RUN_*,
+ * a constant at every call). shared selects the locked poll. */
 GIC_HD int gic_sq_wait_retired_as(gic_sq *sq, uint64_t target, int shared, int order,
 				  uint64_t deadline_ns, int held)
 {
@@ -884,7 +973,16 @@ GIC_HD int gic_sq_wait_retired_as(gic_sq *sq, uint64_t target, int shared, int o
 GIC_HD int gic_sq_wait_retired(gic_sq *sq, uint64_t target, int shared, int order,
 			       uint64_t deadline_ns)
 {
-	return gic_sq_wait_retired_as(sq, target, shared, order, deadline_ns, 1);
+	return gic_sq_wait_retired_as(sq, target, shared, order, deadline_ns, GIC_RUN_HELD);
+}
+
+/* gic_sq_wait_retired() taking GIC_POLL_WIDE CQEs per trip (GIC_RUN_WIDE):
+ * for a quiet behind many completions, in a kernel whose registers are
+ * not the measurement. */
+GIC_HD int gic_sq_quiet_wide(gic_sq *sq, uint64_t target, int shared, int order,
+			     uint64_t deadline_ns)
+{
+	return gic_sq_wait_retired_as(sq, target, shared, order, deadline_ns, GIC_RUN_WIDE);
 }
 
 /* ------------------------------------------------------------------ */
@@ -901,7 +999,7 @@ GIC_HD int gic_sq_wait_space(gic_sq *sq, uint64_t pos, uint32_t nbb, int shared,
 		return 0;
 	if (!shared && sq->signaled < need)
 		return ENOBUFS;
-	return gic_sq_wait_retired_as(sq, need, shared, order, deadline_ns, 0);
+	return gic_sq_wait_retired_as(sq, need, shared, order, deadline_ns, GIC_RUN_RELOAD);
 }
 
 /* Exclusive owner: reserves nbb BBs at *pos. */
@@ -926,7 +1024,8 @@ GIC_HD int gic_sq_wait_room_excl(gic_sq *sq, uint64_t need, int order, uint64_t 
 {
 	if (sq->signaled < need)
 		return ENOBUFS;
-	return gic_sq_wait_retired_as(sq, need, 0, order, gic_now_ns() + timeout_ns, 0);
+	return gic_sq_wait_retired_as(sq, need, 0, order, gic_now_ns() + timeout_ns,
+				      GIC_RUN_RELOAD);
 }
 
 /* Exclusive owner: gic_sq_reserve_excl() for code that carries the send
@@ -1264,7 +1363,8 @@ GIC_HD int gic_sq_ticket_quiet(gic_sq *sq, int order, uint64_t deadline_ns)
 			/* Release: our doorbell stores before the hand-off add. */
 			gic_fence_acq_rel_gpu();
 			gic_chain_add_gpu_u64(&sq->ready, 1);
-			return gic_sq_wait_retired_as(sq, pos + 1, 1, order, deadline_ns, 0);
+			return gic_sq_wait_retired_as(sq, pos + 1, 1, order, deadline_ns,
+						      GIC_RUN_RELOAD);
 		}
 		if (gic_ld_relaxed_sys_u32(&sq->err))
 			return EIO;

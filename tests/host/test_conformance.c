@@ -214,6 +214,74 @@ CASE(batch_sizes)
 	tk_pair_close(p);
 }
 
+/* The quiet behind many completions, one CQE tail per trip
+ * (gic_sq_wait_retired) and GIC_POLL_WIDE per trip (gic_sq_quiet_wide):
+ * 300 signaled writes executed before the quiet starts, so that it finds
+ * every CQE waiting; once clean and once with a bad rkey at WQE 200. Both
+ * quiets must retire the same WQEs, report the same error CQE (its
+ * syndrome and counter) and leave the same payloads. */
+CASE(quiet_many_cqes)
+{
+	enum { N = 300, BAD = 200 };
+
+	for (int bad = 0; bad < 2; bad++) {
+		uint64_t retired[2] = { 0, 0 };
+		int rcs[2] = { 0, 0 }, counters[2] = { -1, -1 };
+
+		for (int wide = 0; wide < 2; wide++) {
+			tk_pair *p = open_pair(0);
+			gic_sq *sq;
+			uint64_t first = 0;
+
+			REQUIRE(p, "fixture");
+			sq = &p->pe[0].sq;
+			for (uint32_t i = 0; i < N; i++) {
+				uint64_t v = 0x7100000ull + i, pos;
+
+				REQUIRE(gic_sq_reserve_excl(sq, 1, &pos, GIC_ORDER_RELEASE_SYS,
+							    tk_deadline()) == 0, "reserve %u", i);
+				if (i == 0)
+					first = pos;
+				gic_wqe_write_inline(sq, pos, (uint64_t)(uintptr_t)(p->dst + 8 * i),
+						     softnic_mr_rkey(p->dst_mr) ^
+							     (bad && i == BAD ? 0x4400 : 0),
+						     &v, 8, GIC_CTRL_CQ_UPDATE);
+				gic_sq_note_signaled(sq, pos + 1, 0);
+			}
+			gic_sq_publish_excl(sq, GIC_ORDER_RELEASE_SYS);
+			for (int k = 0; k < 64; k++) /* every WQE executed, its CQE written */
+				softnic_progress(p->nic);
+			rcs[wide] = wide ? gic_sq_quiet_wide(sq, sq->ready, 0, GIC_ORDER_RELEASE_SYS,
+							     tk_deadline())
+					 : gic_sq_wait_retired(sq, sq->ready, 0, GIC_ORDER_RELEASE_SYS,
+							       tk_deadline());
+			retired[wide] = sq->retired - first;
+			if (sq->err)
+				counters[wide] = (uint16_t)(sq->err_info.wqe_counter - (uint16_t)first);
+			CHECK(rcs[wide] == (bad ? EIO : 0), "bad %d wide %d: rc %d", bad, wide,
+			      rcs[wide]);
+			CHECK(!bad || (sq->err_info.syndrome == GIC_SYND_REMOTE_ACCESS_ERR &&
+				       counters[wide] == BAD),
+			      "bad %d wide %d: error CQE syndrome 0x%x at WQE %d", bad, wide,
+			      sq->err_info.syndrome, counters[wide]);
+			CHECK(retired[wide] == (bad ? BAD + 1 : N), "bad %d wide %d: retired %llu",
+			      bad, wide, (unsigned long long)retired[wide]);
+			for (uint32_t i = 0; i < (bad ? BAD : N); i++) {
+				uint64_t got;
+
+				memcpy(&got, p->dst + 8 * i, 8);
+				REQUIRE(got == 0x7100000ull + i, "bad %d wide %d: slot %u 0x%llx", bad,
+					wide, i, (unsigned long long)got);
+			}
+			tk_pair_close(p);
+		}
+		CHECK(rcs[0] == rcs[1] && retired[0] == retired[1] && counters[0] == counters[1],
+		      "bad %d: the quiets differ (rc %d/%d, retired %llu/%llu, error at %d/%d)", bad,
+		      rcs[0], rcs[1], (unsigned long long)retired[0], (unsigned long long)retired[1],
+		      counters[0], counters[1]);
+	}
+}
+
 CASE(wraparound)
 {
 	tk_pair_cfg cfg = { .engine_threads = 1, .log_sq_bb = 4 }; /* 16 BBs */
@@ -1285,7 +1353,7 @@ CASE(loopback_qp)
 static const tk_case cases[] = {
 	TK_ENTRY(inline_sizes), TK_ENTRY(inline_limit), TK_ENTRY(inline_regs_batches),
 	TK_ENTRY(inline_u64_bytes),
-	TK_ENTRY(pointer_sizes), TK_ENTRY(batch_sizes), TK_ENTRY(wraparound),
+	TK_ENTRY(pointer_sizes), TK_ENTRY(batch_sizes), TK_ENTRY(quiet_many_cqes), TK_ENTRY(wraparound),
 	TK_ENTRY(threads_own_qp), TK_ENTRY(many_qps_one_nic), TK_ENTRY(threads_shared_qp),
 	TK_ENTRY(threads_ticket_lock), TK_ENTRY(threads_handoff_add),
 	TK_ENTRY(threads_ticket_handoff_mixed),

@@ -8,8 +8,10 @@
  * does instead (gic_sq_warp_write_inline, 32 WQEs and one doorbell per
  * round, the last signaled, thread-major slots) while the engine drains,
  * timed from its first post to its last CQE (gic_sq_wait_retired). Checks
- * every payload; prints the engine's counters of each round.
- * usage: drain_alone ROUNDS [BLOCKS [conc]]
+ * every payload; prints the engine's counters of each round. "conc-wide":
+ * the same poster with the quiet that loads 8 CQE tails per trip
+ * (gic_sq_quiet_wide).
+ * usage: drain_alone ROUNDS [BLOCKS [conc|conc-wide]]
  */
 #include <cuda_runtime.h>
 #include <stdio.h>
@@ -66,7 +68,7 @@ __global__ void drain(gic_sq *sq, int *err, uint64_t *ns)
 
 /* The rate row's poster: one warp, N / 32 rounds. */
 __global__ void post_warp(gic_sq *sq, uint64_t *dst, uint32_t rkey, uint64_t tag, int *err,
-			  uint64_t *ns)
+			  uint64_t *ns, int wide)
 {
 	int t = threadIdx.x, per = N / 32, rc = 0;
 	uint64_t t0 = gic_now_ns();
@@ -79,7 +81,10 @@ __global__ void post_warp(gic_sq *sq, uint64_t *dst, uint32_t rkey, uint64_t tag
 		rc = gic_sq_warp_write_inline(&w, (uint64_t)(dst + slot), rkey, &v, 8, 1,
 					      GIC_ORDER_FENCE_GPU, gic_now_ns() + 2000000000ull);
 	}
-	if (!rc && t == 0)
+	if (!rc && t == 0 && wide)
+		rc = gic_sq_quiet_wide(sq, gic_ld_acquire_gpu_u64(&sq->ready), 1,
+				       GIC_ORDER_FENCE_GPU, gic_now_ns() + 2000000000ull);
+	else if (!rc && t == 0)
 		rc = gic_sq_wait_retired(sq, gic_ld_acquire_gpu_u64(&sq->ready), 1,
 					 GIC_ORDER_FENCE_GPU, gic_now_ns() + 2000000000ull);
 	rc = __shfl_sync(0xffffffffu, rc, 0);
@@ -94,7 +99,8 @@ int main(int argc, char **argv)
 {
 	int rounds = argc > 1 ? atoi(argv[1]) : 4, *err;
 	int blocks = argc > 2 ? atoi(argv[2]) : 64;
-	int conc = argc > 3 && !strcmp(argv[3], "conc");
+	int conc = argc > 3 && !strncmp(argv[3], "conc", 4);
+	int wide = argc > 3 && !strcmp(argv[3], "conc-wide");
 	softnic_stats s0, s1;
 	uint64_t *ns;
 	softnic_attr na = { 0 };
@@ -142,7 +148,7 @@ int main(int argc, char **argv)
 
 		softnic_get_stats(nic, &s0);
 		if (conc) {
-			post_warp<<<1, 32, 0, st>>>(d_sq, dst, softnic_mr_rkey(mr), tag, err, ns);
+			post_warp<<<1, 32, 0, st>>>(d_sq, dst, softnic_mr_rkey(mr), tag, err, ns, wide);
 		} else {
 			fill<<<1, 1, 0, st>>>(d_sq, dst, softnic_mr_rkey(mr), tag, err);
 			CK(cudaStreamSynchronize(st));
