@@ -306,14 +306,25 @@ static void error_and_flush(fixture *f)
 		      (unsigned long long)got[i]);
 }
 
-int main(void)
+/* gic-gpu-engine-check [32|64]: every case on both engine kernels, or on
+ * the one whose softnic_gpu_attr.batch_wqes is given (the sanitizers' runs,
+ * scripts/gpu-test.sh, which take about a second per kernel launch). */
+int main(int argc, char **argv)
 {
+	int only = argc > 1 ? atoi(argv[1]) : 0;
 	fixture f;
+
+	if (argc > 2 || (argc > 1 && only != 32 && only != 64)) {
+		fprintf(stderr, "usage: gic-gpu-engine-check [32|64]\n");
+		return 2;
+	}
 
 	setenv("CUDA_MODULE_LOADING", "EAGER", 1);
 	/* Every case on both engine kernels: one WQE per lane, and two
 	 * (batches of 64, where the architecture's kernel takes them). */
 	for (int batch = 32; batch <= 64; batch += 32) {
+		if (only && batch != only)
+			continue;
 		open_fixture(&f, batch);
 		printf("engine batch %d: the engine runs %d\n", batch, softnic_gpu_batch_wqes(f.nic));
 		batch_writes(&f);
