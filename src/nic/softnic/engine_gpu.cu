@@ -2170,10 +2170,12 @@ static int engine_launch(softnic *nic, gpu_engine *g, int idle_exit)
 		return EIO; /* as the launch itself would fail */
 	}
 	if (e == cudaSuccess) {
-		kernel<<<g->attr.blocks, 32 * g->attr.warps_per_block, 0, g->stream>>>(
-			nic->shared, g->warp_stats, g->nwarps, idle_exit, g->trace, g->trace_cap,
-			g->jobs);
-		e = cudaGetLastError();
+		/* The kernel's parameters, in order (engine_kernel_fn). */
+		void *args[] = { &nic->shared, &g->warp_stats, &g->nwarps, &idle_exit,
+				 &g->trace,    &g->trace_cap,  &g->jobs };
+
+		e = cudaLaunchKernel((const void *)kernel, dim3((unsigned)g->attr.blocks),
+				     dim3(32u * (unsigned)g->attr.warps_per_block), args, 0, g->stream);
 	}
 	if (e != cudaSuccess) {
 		fprintf(stderr, "softnic GPU engine: launch: %s\n", cudaGetErrorString(e));
