@@ -679,15 +679,12 @@ static void rate_result(gic_result *res, const gic_opts *o, const rate_row *r, c
 	res->validated = valid;
 }
 
-/* A one-process row, with the engine's shape (gpu_result_placement). */
 static void emit_rate(gic_sink *sink, const gic_opts *o, const rate_row *r, const rate_cfg *c,
-		      const gpu_env *e, const char *metric, const double *v, int n, int valid,
-		      const char *note)
+		      const char *metric, const double *v, int n, int valid, const char *note)
 {
 	gic_result res;
 
 	rate_result(&res, o, r, c, metric, valid, note);
-	gpu_result_placement(&res, e);
 	gpu_samples_emit(sink, &res, v, n, 0);
 }
 
@@ -873,11 +870,11 @@ static int run_row(const gic_opts *o, const rate_row *r, double cas_ns, gic_sink
 	}
 	note_rates(r, post, drain, n, cas_ns, notes);
 	if (r->log_bb) { /* the paper's method first */
-		emit_rate(sink, o, r, &c, &e, "message rate", drain, n, ok, notes[0]);
-		emit_rate(sink, o, r, &c, &e, "message rate posting only", post, n, ok, notes[1]);
+		emit_rate(sink, o, r, &c, "message rate", drain, n, ok, notes[0]);
+		emit_rate(sink, o, r, &c, "message rate posting only", post, n, ok, notes[1]);
 	} else {
-		emit_rate(sink, o, r, &c, &e, "message rate", post, n, ok, notes[0]);
-		emit_rate(sink, o, r, &c, &e, "message rate with drain", drain, n, ok, notes[1]);
+		emit_rate(sink, o, r, &c, "message rate", post, n, ok, notes[0]);
+		emit_rate(sink, o, r, &c, "message rate with drain", drain, n, ok, notes[1]);
 	}
 	return 0;
 }
