@@ -820,7 +820,7 @@ GIC_HD void gic_cqe_load_tails(const gic_cqe64 *cqes, uint32_t cqe_cnt, uint32_t
  * the tails GIC_POLL_WIDE at a time (gic_cqe_load_tails), taken in order
  * up to the first one not written. Sets *n to the CQEs taken and *counter
  * to the last one's WQE counter; returns the last take's code. */
-GIC_HD int gic_sq_poll_run_held(gic_sq *sq, uint64_t target, int order, int *n,
+GIC_HD int gic_sq_poll_run_wide(gic_sq *sq, uint64_t target, int order, int *n,
 				uint16_t *counter)
 {
 	gic_cq *cq = sq->cq;
@@ -839,15 +839,16 @@ GIC_HD int gic_sq_poll_run_held(gic_sq *sq, uint64_t target, int order, int *n,
 
 			rc = gic_sq_cq_take_tail(sq, &cqes[ci & (cqe_cnt - 1)], tails[k], cqe_cnt, &ci,
 						 &next);
-			if (rc == EAGAIN || rc == EPROTO)
+			if (rc == EAGAIN || rc == EPROTO) {
+				going = 0;
 				break;
+			}
 			*counter = next;
 			/* The WQE's start, from the counter alone (no load): once
 			 * it reaches target - 1 the queue retires to target or beyond. */
 			going = !rc && ++*n < GIC_POLL_RUN &&
 				gic_sq_wqe_start(retired, next) + 1 < target;
 		}
-		going = going && rc != EAGAIN && rc != EPROTO;
 	}
 	cq->ci = ci; /* also after a CQE of another QP alone (taken) */
 	return rc;
@@ -858,7 +859,7 @@ GIC_HD int gic_sq_poll_run_held(gic_sq *sq, uint64_t target, int order, int *n,
 enum {
 	GIC_RUN_RELOAD = 0, /* the CQ's index and ring and retired reloaded per CQE */
 	GIC_RUN_HELD = 1,   /* ... held in registers: one trip per CQE */
-	GIC_RUN_WIDE = 2    /* ... and GIC_POLL_WIDE tails per trip (gic_sq_poll_run_held) */
+	GIC_RUN_WIDE = 2    /* ... and GIC_POLL_WIDE tails per trip (gic_sq_poll_run_wide) */
 };
 
 /* Takes the CQEs that are ready, up to GIC_POLL_RUN, until one reports a
@@ -877,7 +878,7 @@ enum {
  * - GIC_RUN_HELD: those values loaded once for the run (only the CQ's
  *   owner, the caller, writes them), so a CQE costs one dependent trip,
  *   its tail's acquire. The quiet's default (gic_sq_wait_retired).
- * - GIC_RUN_WIDE: gic_sq_poll_run_held(), GIC_POLL_WIDE tails per trip.
+ * - GIC_RUN_WIDE: gic_sq_poll_run_wide(), GIC_POLL_WIDE tails per trip.
  *   Even one trip per CQE bounds `gic rate`'s one-QP drain near 17 M
  *   msg/s on the H200: the poster's quiet, started after its last post,
  *   finds some 400 CQEs waiting (results/2026-12-03-h200-wide-batch/);
@@ -893,7 +894,7 @@ GIC_HD int gic_sq_poll_run_as(gic_sq *sq, uint64_t target, int order, int shared
 	int rc = 0, n = 0;
 
 	if (held == GIC_RUN_WIDE) {
-		rc = gic_sq_poll_run_held(sq, target, order, &n, &counter);
+		rc = gic_sq_poll_run_wide(sq, target, order, &n, &counter);
 	} else {
 		while (n < GIC_POLL_RUN) {
 			rc = held ? gic_sq_cq_take_at(sq, cqes, cqe_cnt, &ci, order, &next)
