@@ -106,12 +106,15 @@ void gpu_env_cfg_nic(gpu_env_cfg *c, const gic_opts *o)
 	c->provider = o->provider == GIC_PROV_MLX5 ? ENV_PROVIDER_MLX5 : ENV_PROVIDER_SOFTNIC;
 	c->nic = o->nic;
 	c->engine_sms = c->gpu_engine ? o->engine_sms : 0;
+	c->engine_batch = c->gpu_engine && o->engine_batch == 64 ? 64 : 0;
 }
 
 void gpu_result_placement(gic_result *r, const gpu_env *e)
 {
 	const softnic_gpu_placement *p = &e->placement;
 
+	if (e->cfg.gpu_engine && e->cfg.engine_batch)
+		gic_result_param(r, "engine_batch=%d", e->batch_wqes);
 	if (!e->cfg.gpu_engine || !p->engine_sms)
 		return;
 	gic_result_param(r, "placement=green engine_sms=%d caller_sms=%d engine_sms_seen=%d "

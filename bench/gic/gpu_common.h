@@ -29,7 +29,9 @@ void gpu_env_cfg_nic(gpu_env_cfg *c, const gic_opts *o);
 
 /* Appends to r->params the SM split env e's engine ran with when it had
  * SMs of its own ("placement=green engine_sms=N caller_sms=M" and the SM
- * probe's counts); nothing for a shared engine (the run info says so). */
+ * probe's counts; nothing for a shared engine: the run info says so), and
+ * "engine_batch=N" when --engine-batch was given. It reads only what
+ * gpu_env_open() recorded in e, so rows may be written after the close. */
 void gpu_result_placement(gic_result *r, const gpu_env *e);
 /* The same for mini-proxy's fixture: with --provider mlx5 its PEs are the
  * provider's (PROXY_NIC_MLX5) instead of softnic's CPU engine. */

@@ -71,6 +71,15 @@ typedef struct softnic_gpu_attr {
 			      * sm_90), the rest of the device a second green
 			      * context for the callers
 			      * (softnic_gpu_caller_stream) */
+	int batch_wqes;      /* WQEs per batch of a drained QP's one-BB inline
+			      * writes: 0 or 32, one per lane (the default); 64,
+			      * two per lane under one CQ claim and one proof of
+			      * disjointness (wide_batch in engine_gpu.cu): on
+			      * the H200 a drained QP 20 -> 26-27 M msg/s, but
+			      * put+completion +0.3-0.4 us and the round trip
+			      * +0.3-0.7 us (another kernel: more registers,
+			      * spills); sm_100 and later run 32 either way
+			      * (softnic_gpu_batch_wqes). docs/softnic.md */
 } softnic_gpu_attr;
 
 /* SM placement (softnic_gpu_attr.engine_sms > 0). softnic_open_gpu splits the
@@ -107,6 +116,11 @@ typedef struct softnic_gpu_placement {
 	int caller_seen;      /* ... on the callers' stream */
 	int overlap_seen;     /* SMs seen on both (0 when the split holds) */
 } softnic_gpu_placement;
+
+/* The WQEs per batch nic's engine runs (softnic_gpu_attr.batch_wqes as the
+ * device's engine kernel takes it): 32 or 64; 0 for a softnic that is
+ * not a GPU engine's. */
+int softnic_gpu_batch_wqes(const softnic *nic);
 
 struct CUstream_st;
 

@@ -4,7 +4,8 @@
  * gic/post.h into queues of a GPU-engine softnic in on-demand mode; each
  * softnic_progress() runs the engine kernel alone until the QPs are idle.
  * Covers the warp-parallel batch path, the serial path (multi-BB inline,
- * pointer, atomic, WRITE_IMM) and an error with its flush. Every payload is
+ * pointer, atomic, WRITE_IMM) and an error with its flush, on both engine
+ * kernels (softnic_gpu_attr.batch_wqes 32 and 64). Every payload is
  * validated; prints "N passed, N failed".
  */
 #include "gpu_env.h"
@@ -48,7 +49,8 @@ static int poll(fixture *f, gic_cq *cq, gic_cqe_info *c)
 	return 0;
 }
 
-static void open_fixture(fixture *f)
+/* batch_wqes: the engine's softnic_gpu_attr.batch_wqes (32 or 64). */
+static void open_fixture(fixture *f, int batch_wqes)
 {
 	softnic_attr na = { 0 };
 	softnic_gpu_attr ga = { 0, 2, 2, 0, 1, (size_t)64 << 20 };
@@ -60,6 +62,7 @@ static void open_fixture(fixture *f)
 	CUDA_OK(cudaMalloc(&f->res, 4096));
 	CUDA_OK(cudaMemset(f->dst, 0, 1 << 20));
 	na.strict = 1;
+	ga.batch_wqes = batch_wqes;
 	f->nic = softnic_open_gpu(&na, &ga);
 	if (!f->nic)
 		exit(1);
@@ -303,19 +306,38 @@ static void error_and_flush(fixture *f)
 		      (unsigned long long)got[i]);
 }
 
-int main(void)
+/* gic-gpu-engine-check [32|64]: every case on both engine kernels, or on
+ * the one whose softnic_gpu_attr.batch_wqes is given (the sanitizers' runs,
+ * scripts/gpu-test.sh, which take about a second per kernel launch). */
+int main(int argc, char **argv)
 {
+	int only = argc > 1 ? atoi(argv[1]) : 0;
 	fixture f;
 
+	if (argc > 2 || (argc > 1 && only != 32 && only != 64)) {
+		fprintf(stderr, "usage: gic-gpu-engine-check [32|64]\n");
+		return 2;
+	}
+
 	setenv("CUDA_MODULE_LOADING", "EAGER", 1);
-	open_fixture(&f);
-	batch_writes(&f);
-	wide_batches(&f);
-	inline_sizes(&f);
-	pointer_writes(&f);
-	atomics_and_imm(&f);
-	error_and_flush(&f);
-	softnic_close(f.nic);
+	/* Every case on both engine kernels: one WQE per lane, and two
+	 * (batches of 64, where the architecture's kernel takes them). */
+	for (int batch = 32; batch <= 64; batch += 32) {
+		if (only && batch != only)
+			continue;
+		open_fixture(&f, batch);
+		printf("engine batch %d: the engine runs %d\n", batch, softnic_gpu_batch_wqes(f.nic));
+		batch_writes(&f);
+		wide_batches(&f);
+		inline_sizes(&f);
+		pointer_writes(&f);
+		atomics_and_imm(&f);
+		error_and_flush(&f);
+		softnic_close(f.nic);
+		cudaFree(f.dst);
+		cudaFree(f.src);
+		cudaFree(f.res);
+	}
 	printf("%d passed, %d failed\n", passed, failed);
 	return failed ? 1 : 0;
 }

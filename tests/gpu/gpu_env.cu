@@ -78,11 +78,13 @@ static void open_nic(gpu_env *e)
 					e->cfg.arena_bytes, e->cfg.host_doorbells };
 
 		ga.engine_sms = e->cfg.engine_sms;
+		ga.batch_wqes = e->cfg.engine_batch;
 		e->nic = softnic_open_gpu(&na, &ga);
 		if (e->nic) {
 			cudaStream_t callers = (cudaStream_t)softnic_gpu_caller_stream(e->nic);
 
 			softnic_gpu_placement_get(e->nic, &e->placement);
+			e->batch_wqes = softnic_gpu_batch_wqes(e->nic);
 			if (callers)
 				e->stream = callers;
 		}
@@ -394,9 +396,11 @@ void gpu_env_open(gpu_env *e, const gpu_env_cfg *cfg)
 	e->cfg = *cfg;
 	if (cfg->nqps < 1 || cfg->nqps > ENV_MAX_QPS)
 		fail(e, "nqps");
-	if (cfg->engine_sms && (!cfg->gpu_engine || cfg->provider == ENV_PROVIDER_MLX5)) {
-		fprintf(stderr, "gpu_env: engine_sms %d places softnic's GPU engine: not with %s\n",
-			cfg->engine_sms, cfg->gpu_engine ? "the mlx5 provider" : "the CPU engine");
+	if ((cfg->engine_sms || cfg->engine_batch) &&
+	    (!cfg->gpu_engine || cfg->provider == ENV_PROVIDER_MLX5)) {
+		fprintf(stderr, "gpu_env: engine_sms %d, engine_batch %d shape softnic's GPU engine: "
+			"not with %s\n", cfg->engine_sms, cfg->engine_batch,
+			cfg->gpu_engine ? "the mlx5 provider" : "the CPU engine");
 		exit(1);
 	}
 	if (cfg->provider == ENV_PROVIDER_MLX5 && (cfg->gpu_engine || cfg->strict || cfg->peer_gpu)) {

@@ -83,6 +83,8 @@ typedef struct gpu_env_cfg {
 			      * engine on SMs of its own (softnic_gpu_attr.engine_sms)
 			      * and `stream` below in the callers' green context, so
 			      * that everything launched on it keeps off them */
+	int engine_batch;    /* GPU engine: WQEs per batch of a drained QP, 0 or 32
+			      * (one per lane) or 64 (softnic_gpu_attr.batch_wqes) */
 } gpu_env_cfg;
 
 /* gpu_env_cfg.provider (the values of gic_opts.provider). */
@@ -113,6 +115,9 @@ typedef struct gpu_env {
 				     * (owned by the softnic) */
 	cudaStream_t own_stream;    /* the env's own stream (the primary context) */
 	softnic_gpu_placement placement; /* GPU engine: the SM split it runs with */
+	int batch_wqes;             /* GPU engine: WQEs per drained batch it runs
+				     * (softnic_gpu_batch_wqes, taken at open: rows
+				     * are written after the close) */
 	uint64_t *host_db;          /* host_doorbells: nqps lines of mapped pinned memory */
 	softnic_qp *dci[2], *dct[2]; /* cfg.dc: [pe] */
 	softnic_srq *dct_srq[2];

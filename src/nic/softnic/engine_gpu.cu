@@ -1181,6 +1181,191 @@ static __device__ __forceinline__ void batch_fail_copy(snx_pass &p, cq_park *pk,
 			 SOFTNIC_VSYND_COPY_TIMEOUT, &p.st);
 }
 
+/* lane_resolve_remote() of a wide batch's later WQE whose key is the one
+ * the lane's first WQE resolved (wide_batch checks that): the pass's
+ * caches hold that key's region and, for a peer of another process, its
+ * translation (the epoch cannot have moved within the batch), so only the
+ * bounds and access checks remain, as snx_mr_resolve_in() makes them on a
+ * hit. 1 when they pass, with lw->dst set. */
+static __device__ __forceinline__ int lane_resolve_cached(const snx_pass &p, const batch_qp &bq,
+							  lane_write *lw)
+{
+	const snx_mr_hit *c = &p.remote;
+	uint64_t a = lw->raddr, len = lw->total_len;
+
+	lw->dst = NULL;
+	if (a < c->base || len > c->len || a - c->base > c->len - len ||
+	    !(c->access & SOFTNIC_ACCESS_REMOTE_WRITE))
+		return 0;
+	lw->dst = (uint8_t *)(uintptr_t)a + (bq.peer_map ? p.xdelta : 0);
+	return 1;
+}
+
+/* The widest batch (wide_batch: WQEs per lane) each architecture's engine
+ * kernel takes, the kernel's template argument clamped to it: on sm_90 two
+ * per lane spill 80 bytes at SNX_GPU_MAXNREG (ptxas -v), in the scan's
+ * state around a pass, not in the batch; three or four spill 656-948, in
+ * the decode; on sm_100 two spill 456, so it keeps one. */
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 1000
+#define SNX_GPU_BATCH_WIDE_MAX 1
+#else
+#define SNX_GPU_BATCH_WIDE_MAX 2
+#endif
+enum {
+	/* The inline payloads a wide batch takes: up to 12 bytes (ds 3), so
+	 * that three words of each are live from the decode to the stores
+	 * (seven spill the scan's state on sm_90); larger ones take the
+	 * 32-WQE batch. */
+	WIDE_MAX_INLINE = 12
+};
+
+/* 1 when lane's [lo, hi) overlaps none of the ranges [olo, ohi) of
+ * another set (one per lane, non-empty, disjoint and in lane order): a
+ * binary search for the last of them that starts at or before lo (six
+ * shuffles), then that one's end and the next one's start. All lanes call. */
+static __device__ __forceinline__ int clear_of_set(uint64_t lo, uint64_t hi, uint64_t olo,
+						   uint64_t ohi)
+{
+	int i = -1;
+	uint64_t before_hi, after_lo;
+
+#pragma unroll
+	for (int step = 32; step; step >>= 1) {
+		int c = i + step;
+		uint64_t v = __shfl_sync(FULL_WARP, olo, c & 31);
+
+		if (c <= 31 && v <= lo)
+			i = c;
+	}
+	before_hi = __shfl_sync(FULL_WARP, ohi, i & 31);
+	after_lo = __shfl_sync(FULL_WARP, olo, (i + 1) & 31);
+	return (i < 0 || before_hi <= lo) && (i >= 31 || hi <= after_lo);
+}
+
+/* 1 on every lane when the ranges [lo[j], hi[j]) of a wide batch's WQEs
+ * (WQE 32 * j + lane at lane's j) are pairwise disjoint, proven for the
+ * common layouts: each set non-empty and in lane order (each range ends at
+ * or before the next lane's start: one shuffle and a vote, as in
+ * lanes_overlap()), and each later set clear of every earlier one
+ * (clear_of_set: one message slot per thread and round puts the rounds'
+ * sets side by side, not after each other). 0 otherwise: the 32-WQE batch
+ * then decides, with its pairwise test. All lanes call. */
+template <int W>
+static __device__ __forceinline__ int wide_disjoint(const uint64_t lo[W], const uint64_t hi[W],
+						    int lane)
+{
+	int ok = 1;
+
+#pragma unroll
+	for (int j = 0; j < W; j++) {
+		uint64_t next = __shfl_down_sync(FULL_WARP, lo[j], 1);
+
+		ok &= lo[j] < hi[j] && (lane == 31 || hi[j] <= next);
+	}
+	if (!__all_sync(FULL_WARP, ok))
+		return 0;
+#pragma unroll
+	for (int j = 1; j < W; j++)
+#pragma unroll
+		for (int i = 0; i < j; i++)
+			ok &= clear_of_set(lo[j], hi[j], lo[i], hi[i]);
+	return __all_sync(FULL_WARP, ok);
+}
+
+/* The common case of a drained QP as one batch of 32 * W WQEs (the
+ * kernel's template argument; softnic_gpu_attr.batch_wqes), W per lane
+ * (WQE cons + 32 * j + lane is lane's j): one-BB
+ * inline RDMA writes (lane_decode_inline1) whose destinations follow each
+ * other, under one CQ claim and one proof of disjointness, their chains
+ * independent (the compiler may interleave them: ncu counts 27% fewer
+ * instructions per WQE on the H200, 17% fewer cycles), so that the
+ * batch's fixed cost is shared by twice the WQEs or more. b holds each lane's BB at
+ * cons + lane (set 0); the caller checked left >= 32 * W, one BB per
+ * WQE, the peer's right to be written and a 16-byte aligned ring. Returns
+ * 32 * W, having loaded the next batch's BBs into b as warp_batch()
+ * does, or 0 with no effect (a WQE of another shape, a key that fails,
+ * ranges out of order, no CQ slots): warp_batch() then takes the first 32
+ * as always. All lanes call. */
+template <int W>
+static __device__ __forceinline__ int wide_batch(snx_pass &p, gpu_consts kc, gpu_trace *tr,
+						 cq_park *pk, snx_qp *qp, const batch_qp &bq,
+						 uint32_t peer_pd, uint32_t b[16], uint64_t cons,
+						 uint64_t left, int lane)
+{
+	uint32_t more[W > 1 ? W - 1 : 1][16];
+	lane_write lw[W];
+	uint64_t lo[W], hi[W];
+	unsigned sig[W];
+	uint32_t nsig = 0, got = 1;
+	int ok = 1;
+	cq_slots slots = { NULL, 0, 0, 0, 0 };
+
+#pragma unroll
+	for (int j = 1; j < W; j++)
+		read_bb(bq.sq, bq.bb_cnt, cons + 32 * j + lane, more[j - 1]);
+#pragma unroll
+	for (int j = 0; j < W; j++) {
+		uint64_t pos = cons + 32 * j + lane;
+
+		if (!lane_decode_inline1(j ? more[j - 1] : b, 1, kc.strict, pos, &lw[j]) ||
+		    lw[j].total_len > WIDE_MAX_INLINE)
+			ok = 0;
+		else if (j == 0)
+			ok &= lane_resolve_remote(p, bq, peer_pd, &lw[0]);
+		else /* the first WQE's key: its caches hit */
+			ok &= lw[j].rkey == lw[0].rkey && lane_resolve_cached(p, bq, &lw[j]);
+		lo[j] = (uint64_t)lw[j].dst;
+		hi[j] = lo[j] + lw[j].total_len;
+	}
+	if (!__all_sync(FULL_WARP, ok) || !wide_disjoint<W>(lo, hi, lane))
+		return 0;
+#pragma unroll
+	for (int j = 0; j < W; j++) {
+		sig[j] = __ballot_sync(FULL_WARP, lw[j].signaled);
+		nsig += __popc(sig[j]);
+	}
+	if (lane == 0 && nsig)
+		got = park_claim(p, pk, bq.cq, nsig, &slots);
+	if (!__shfl_sync(FULL_WARP, got, 0))
+		return 0;
+	if (lane == 0) {
+		trace_now(kc, tr, SOFTNIC_TRACE_KEY_OK, cons, 32 * W);
+		trace_now(kc, tr, SOFTNIC_TRACE_CQ_CLAIMED, cons, 32 * W);
+	}
+#pragma unroll
+	for (int j = 0; j < W; j++) {
+		/* At most WIDE_MAX_INLINE bytes: the words after them are not kept. */
+		const uint32_t pw[7] = { lw[j].pw[0], lw[j].pw[1], lw[j].pw[2], 0, 0, 0, 0 };
+
+		store_inline_bb(lw[j].dst, pw, (uint32_t)lw[j].total_len);
+	}
+	/* Orders every lane's data writes before lane 0's CQE releases. */
+	__syncwarp(FULL_WARP);
+	if (lane == 0)
+		trace_now(kc, tr, SOFTNIC_TRACE_DATA_MOVED, cons, 32 * W);
+	/* The next batch's BBs, as warp_batch() loads them (b is dead). */
+	if ((uint64_t)lane < left - 32 * W)
+		read_bb(bq.sq, bq.bb_cnt, cons + 32 * W + lane, b);
+	{
+		uint32_t want = slots.want;
+
+		slots.want = 0; /* the parked CQ goes after the last set's CQEs */
+#pragma unroll
+		for (int j = 0; j < W; j++) {
+			batch_cqes(p, kc, tr, pk, &slots, bq.qpn, &lw[j], sig[j], cons + 32 * j, 1,
+				   lane);
+			slots.pi += __popc(sig[j]);
+		}
+		if (lane == 0 && nsig && want)
+			park_release(pk);
+	}
+	if (lane == 0) {
+		qp->cons = cons + 32 * W;
+		p.st.wqes_executed += 32 * W;
+	}
+	return 32 * W;
+}
+
 /* Runs up to 32 WQEs of the left BBs at cons one per lane, when all are
  * RDMA writes of as many BBs as the first (nbb) that lane_decode() takes,
  * each checks out, no two destinations overlap (so order cannot show) and
@@ -1204,6 +1389,7 @@ enum {
 	PRE_LANE0 = 1, /* lane 0's BB at cons (prefetch_bb, at the pass's start) */
 	PRE_ALL = 2    /* every lane's BB at cons + lane (the previous batch's) */
 };
+template <int WIDE>
 static __device__ __forceinline__ int warp_batch(snx_pass &p, gpu_consts kc, gpu_trace *tr,
 						 cq_park *pk, snx_qp *qp, const batch_qp &bq,
 						 uint32_t rights, uint32_t peer_pd, uint32_t b[16],
@@ -1245,6 +1431,12 @@ static __device__ __forceinline__ int warp_batch(snx_pass &p, gpu_consts kc, gpu
 	peer_pd = __shfl_sync(FULL_WARP, peer_pd, 0);
 	if (!(rights & SOFTNIC_ACCESS_REMOTE_WRITE))
 		ok = 0;
+	/* WIDE > 1 (a constant): the wide batch first, where it applies. */
+	if (WIDE > 1 && ok && nbb == 1 && left >= 32 * WIDE &&
+	    wide_batch<WIDE>(p, kc, tr, pk, qp, bq, peer_pd, b, cons, left, lane)) {
+		*bbs = 32 * WIDE;
+		return 32 * WIDE;
+	}
 	if (lane < n && ok) {
 		uint64_t pos = cons + (uint64_t)lane * nbb;
 
@@ -1411,6 +1603,7 @@ static __device__ __forceinline__ void warp_end(snx_pass &p, cq_park *pk, snx_qp
  * 0's view of the pass's start (its cons, target and health), and a run
  * of batches goes on from the positions they took, with no load of the
  * QP record; after a serial step the record is read again. */
+template <int WIDE>
 static __device__ __forceinline__ int warp_progress(snx_pass &p, gpu_consts kc, gpu_trace *tr,
 						    cq_park *pk, snx_qp *qp, const uint32_t *rec,
 						    softnic_stats *st, int lane, int own_db, uint64_t db)
@@ -1455,7 +1648,7 @@ static __device__ __forceinline__ int warp_progress(snx_pass &p, gpu_consts kc, 
 		uint32_t bbs = 0;
 
 		if (healthy && p.link == SNX_QP_CONNECTED)
-			k = warp_batch(p, kc, tr, pk, qp, bq, p.peer_rights, v.peer_pd,
+			k = warp_batch<WIDE>(p, kc, tr, pk, qp, bq, p.peer_rights, v.peer_pd,
 				       pre_bb, pre, cons, left, lane, &bbs);
 		pre = k && bbs < left ? PRE_ALL : PRE_NONE; /* what warp_batch left in pre_bb */
 		if (!k) {
@@ -1532,6 +1725,7 @@ static __device__ __forceinline__ int lane_scan(gpu_consts kc, const snx_qp *qp,
 /* Runs warp_progress() on every QP of the scan whose lane found it busy
  * (qp, db, cons: each lane's own); returns the WQEs executed. Lane 0 took
  * its own doorbell read with acquire, so its QP's pass starts from it. */
+template <int WIDE>
 static __device__ __forceinline__ int scan_run(snx_pass &p, gpu_consts kc, gpu_trace *tr,
 					       cq_park *pk, softnic_stats *st, int lane, int busy,
 					       snx_qp *qp, const uint32_t *rec, uint64_t db,
@@ -1551,7 +1745,7 @@ static __device__ __forceinline__ int scan_run(snx_pass &p, gpu_consts kc, gpu_t
 		todo &= todo - 1;
 		if (lane == 0)
 			trace_now(kc, tr, SOFTNIC_TRACE_DB_SEEN, c, 1); /* the ballot needed the loads */
-		done += warp_progress(p, kc, tr, pk, q, r, st, lane, l == 0, d);
+		done += warp_progress<WIDE>(p, kc, tr, pk, q, r, st, lane, l == 0, d);
 	}
 	return done;
 }
@@ -1574,11 +1768,18 @@ static __device__ __forceinline__ int scan_run(snx_pass &p, gpu_consts kc, gpu_t
  *
  * __maxnreg__(224): ptxas keeps the kernel at 224 registers or fewer, so
  * that a block (64 Ki registers) holds 9 warps; the count moved by a few
- * registers from one small change to the next. */
+ * registers from one small change to the next.
+ *
+ * WIDE: WQEs per lane in a drained QP's batches (wide_batch), clamped to
+ * SNX_GPU_BATCH_WIDE_MAX; 1 is the engine without the wide batch, a kernel
+ * of its own, so that its registers (and the latency they set) are those
+ * of an engine that never had one (engine_kernel picks). */
+template <int WIDE>
 __global__ void SNX_GPU_MAXNREG snx_gpu_engine_kernel(snx_shared *sh, softnic_stats *warp_stats, int nwarps,
 				      int idle_exit, softnic_gpu_trace_rec *trace,
 				      uint32_t trace_cap, snx_gpu_jobs *jobs)
 {
+	enum { WE = WIDE < SNX_GPU_BATCH_WIDE_MAX ? WIDE : SNX_GPU_BATCH_WIDE_MAX };
 	int idle = 0;
 	int warp = (int)((blockIdx.x * blockDim.x + threadIdx.x) >> 5);
 	int lane = threadIdx.x & 31;
@@ -1646,7 +1847,7 @@ __global__ void SNX_GPU_MAXNREG snx_gpu_engine_kernel(snx_shared *sh, softnic_st
 			mine_rec = mine ? mine->dbrec : NULL;
 			continue; /* scan the new table (busy came from the old one) */
 		}
-		done = scan_run(p, kc, tr, pk, st, lane, busy, mine, mine_rec, db, cons);
+		done = scan_run<WE>(p, kc, tr, pk, st, lane, busy, mine, mine_rec, db, cons);
 		for (uint32_t base = (uint32_t)warp + step; base < n; base += step) {
 			uint32_t slot = base + (uint32_t)lane * (uint32_t)nwarps;
 			snx_qp *q = slot < n ? (snx_qp *)gic_ld_relaxed_sys_u64((uint64_t *)&sh->qps[slot])
@@ -1654,7 +1855,7 @@ __global__ void SNX_GPU_MAXNREG snx_gpu_engine_kernel(snx_shared *sh, softnic_st
 			const uint32_t *r = q ? q->dbrec : NULL; /* beside q->db: one trip */
 
 			busy = lane_scan(kc, q, q ? q->db : NULL, &db, &cons);
-			done += scan_run(p, kc, tr, pk, st, lane, busy, q, r, db, cons);
+			done += scan_run<WE>(p, kc, tr, pk, st, lane, busy, q, r, db, cons);
 		}
 		/* A warp that found nothing to do helps with a large write. */
 		if (SNX_GPU_COPY_JOBS && !done && help)
@@ -1867,6 +2068,18 @@ static int trace_prepare(gpu_engine *g)
 	return 0;
 }
 
+typedef void (*engine_kernel_fn)(snx_shared *, softnic_stats *, int, int, softnic_gpu_trace_rec *,
+				 uint32_t, snx_gpu_jobs *);
+
+/* The engine kernel g runs: two WQEs per lane in a drained QP's batches
+ * for attr.batch_wqes 64 (the kernel clamps it where its architecture
+ * keeps one: softnic_gpu_batch_wqes), else the engine without the wide
+ * batch. */
+static engine_kernel_fn engine_kernel(const gpu_engine *g)
+{
+	return g->attr.batch_wqes == 64 ? snx_gpu_engine_kernel<2> : snx_gpu_engine_kernel<1>;
+}
+
 /* engine_sms: every engine block must be resident on the engine's SMs at
  * once (a persistent block left waiting would never serve its QPs), and
  * the SM probe (green.h) runs on both green streams, in state-arena
@@ -1877,7 +2090,7 @@ static int green_prepare(gpu_engine *g)
 	int per_sm = 0, threads = 32 * g->attr.warps_per_block;
 	unsigned *bitmap = (unsigned *)arena_alloc(g, &g->state, 2 * 32 * sizeof(unsigned), 64);
 	cudaError_t e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-		&per_sm, snx_gpu_engine_kernel, threads, 0);
+		&per_sm, engine_kernel(g), threads, 0);
 
 	if (e != cudaSuccess) {
 		fprintf(stderr, "softnic GPU engine: engine_sms %d: occupancy of the engine kernel: "
@@ -1946,7 +2159,8 @@ static int engine_prepare(gpu_engine *g)
 static int engine_launch(softnic *nic, gpu_engine *g, int idle_exit)
 {
 	cudaFuncAttributes fa;
-	cudaError_t e = cudaFuncGetAttributes(&fa, snx_gpu_engine_kernel); /* load it now */
+	engine_kernel_fn kernel = engine_kernel(g);
+	cudaError_t e = cudaFuncGetAttributes(&fa, kernel); /* load it now */
 
 	/* The kernel's registers bound the warps a block can have. */
 	if (e == cudaSuccess && 32 * g->attr.warps_per_block > fa.maxThreadsPerBlock) {
@@ -1956,10 +2170,12 @@ static int engine_launch(softnic *nic, gpu_engine *g, int idle_exit)
 		return EIO; /* as the launch itself would fail */
 	}
 	if (e == cudaSuccess) {
-		snx_gpu_engine_kernel<<<g->attr.blocks, 32 * g->attr.warps_per_block, 0, g->stream>>>(
-			nic->shared, g->warp_stats, g->nwarps, idle_exit, g->trace, g->trace_cap,
-			g->jobs);
-		e = cudaGetLastError();
+		/* The kernel's parameters, in order (engine_kernel_fn). */
+		void *args[] = { &nic->shared, &g->warp_stats, &g->nwarps, &idle_exit,
+				 &g->trace,    &g->trace_cap,  &g->jobs };
+
+		e = cudaLaunchKernel((const void *)kernel, dim3((unsigned)g->attr.blocks),
+				     dim3(32u * (unsigned)g->attr.warps_per_block), args, 0, g->stream);
 	}
 	if (e != cudaSuccess) {
 		fprintf(stderr, "softnic GPU engine: launch: %s\n", cudaGetErrorString(e));
@@ -2007,6 +2223,12 @@ softnic *softnic_open_gpu(const softnic_attr *attr, const softnic_gpu_attr *gatt
 
 	if (!gattr || gattr->blocks < 1 || gattr->warps_per_block < 1 ||
 	    gattr->warps_per_block > 32 || a.engine_threads || gattr->engine_sms < 0) {
+		errno = EINVAL;
+		return NULL;
+	}
+	if (gattr->batch_wqes && gattr->batch_wqes != 32 && gattr->batch_wqes != 64) {
+		fprintf(stderr, "softnic GPU engine: batch_wqes %d: 32 (0) or 64 WQEs per batch\n",
+			gattr->batch_wqes);
 		errno = EINVAL;
 		return NULL;
 	}
@@ -2084,6 +2306,21 @@ int softnic_gpu_engine_device(const softnic *nic)
 				? (gpu_engine *)nic->backend.ctx : NULL;
 
 	return g ? g->attr.device : -1;
+}
+
+int softnic_gpu_batch_wqes(const softnic *nic)
+{
+	gpu_engine *g = nic && nic->backend.release == engine_release
+				? (gpu_engine *)nic->backend.ctx : NULL;
+	int major = 0;
+
+	if (!g)
+		return 0;
+	if (g->attr.batch_wqes != 64)
+		return 32;
+	/* The kernel's clamp (SNX_GPU_BATCH_WIDE_MAX): one per lane from sm_100 on. */
+	cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, g->attr.device);
+	return major >= 10 ? 32 : 64;
 }
 
 int softnic_gpu_placement_get(const softnic *nic, softnic_gpu_placement *p)
