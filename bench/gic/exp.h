@@ -55,6 +55,9 @@ typedef struct gic_opts {
 	int procs;          /* --procs: 1 (both PEs in this process; 0 means 1 too) or 2
 			     * (PE1 a process of its own: the host modes of the
 			     * experiments with check_procs, mlx5; pe_pair.h) */
+	int launch;         /* --launch fork|mpi (GIC_LAUNCH_*): how the two PEs of
+			     * --procs 2 start (the driver's processes, or one MPI
+			     * rank each: pe_pair.h) */
 	int engine_sms;     /* --engine-sms N: 0 (softnic's GPU engine shares the SMs
 			     * with the callers) or N > 0 (the engine on a green
 			     * context of at least N SMs, every mini-gda fixture's
@@ -67,6 +70,9 @@ typedef struct gic_opts {
 
 /* gic_opts.provider. */
 enum { GIC_PROV_SOFTNIC = 0, GIC_PROV_MLX5 = 1 };
+
+/* gic_opts.launch. */
+enum { GIC_LAUNCH_FORK = 0, GIC_LAUNCH_MPI = 1 };
 
 /* Bits of gic_opts.given. */
 enum {
@@ -88,6 +94,8 @@ typedef struct gic_run_info {
 	char engine[16];    /* "cpu" or "gpu" */
 	char peer[16];      /* where the host modes' PE1 runs: "in-process" (beside PE0) or
 			     * "process" (--procs 2: a process of its own) */
+	char launch[8];     /* --procs 2: how the PEs started, "fork" (the driver's
+			     * processes) or "mpi" (one MPI rank each); "" otherwise */
 	char commit[48];    /* git commit of the build, "-dirty" when modified */
 	char date[32];      /* ISO 8601, UTC */
 	/* Where softnic's engine ran against the callers' SMs (GIC_PLACE_*

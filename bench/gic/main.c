@@ -16,6 +16,7 @@
 #include "gic.h"
 #include "host.h"
 #include "gic_commit.h" /* GIC_GIT_COMMIT, written at every build (commit.cmake) */
+#include "pe_mpi.h"
 #include "pe_pair.h"
 #include "nccl_pe.h"
 #include "nvshmem_pe.h"
@@ -127,6 +128,10 @@ static const gic_flag common_flags[] = {
 	  "mini-gda and proxy rows), rate, proxy, loaded, payload, kernel and conns (its rc rows); "
 	  "--provider mlx5 only; and on softnic's GPU peers, one GPU, the GPU modes of lat "
 	  "(gda-inline), rate (8-byte inline rows), payload, kernel and loaded (gda paths))" },
+	{ "--launch", .value = "L", GIC_FLAG_CHOICE, O(launch), GIC_FLAG_NAMES("fork", "mpi"),
+	  .dflt = "fork", .help = "how --procs 2 starts its PEs: fork, two processes of this one; "
+	  "mpi, the two ranks of the MPI job this gic runs in (mpirun -np 2 [-H a,b] gic ... "
+	  "--host --procs 2 --launch mpi: rank N is PE N, rank 0 prints the rows; host modes only)" },
 	{ "--quick", .kind = GIC_FLAG_BOOL, O(quick), .help = "short settings (what CI runs)" },
 	{ "--engine", .value = "E", GIC_FLAG_CHOICE, O(gpu_engine), GIC_FLAG_NAMES("cpu", "gpu"),
 	  .mark = GIC_GIVEN_ENGINE, .dflt = "gpu", .help = "softnic engine (GPU mode only)" },
@@ -173,6 +178,34 @@ static void usage_sub(const gic_experiment *e, FILE *f)
 	gic_flags_help(e->flags, f);
 	fprintf(f, "\ncommon flags:\n");
 	gic_flags_help(&common, f);
+}
+
+/* --launch against --procs, --host and the build; 0, or EINVAL after a
+ * message. Also refuses --procs 2 without --launch mpi under an MPI
+ * launcher of several ranks (each rank would start a pair of its own). */
+static int finish_launch(const gic_opts *o)
+{
+	char env[64];
+
+	if (o->launch != GIC_LAUNCH_MPI) {
+		if (o->procs > 1 && gic_mpi_launched(env, sizeof(env))) {
+			fprintf(stderr, "gic: --procs 2 under an MPI launcher (%s): each rank would "
+				"start both PEs of its own; add --launch mpi (one PE a rank)\n", env);
+			return EINVAL;
+		}
+		return 0;
+	}
+	if (!gic_mpi_built()) {
+		fprintf(stderr, "gic: --launch mpi: this gic was built without MPI (CMake found "
+			"none; scripts/install-deps.sh installs mpich)\n");
+		return EINVAL;
+	}
+	if (o->procs != 2 || !o->host) {
+		fprintf(stderr, "gic: --launch mpi runs the two PEs of the host modes' --procs 2 "
+			"as two MPI ranks: add %s\n", o->procs != 2 ? "--procs 2" : "--host");
+		return EINVAL;
+	}
+	return 0;
 }
 
 /* Applies the defaults that depend on other flags and checks ranges. */
@@ -233,6 +266,8 @@ static int finish_opts(gic_opts *o)
 			o->nic);
 		return EINVAL;
 	}
+	if (finish_launch(o))
+		return EINVAL;
 	/* GPU modes default to the paper's placement: queues in GPU memory,
 	 * served by softnic's GPU engine. */
 	if (!o->host && !(o->given & GIC_GIVEN_ENGINE) && o->provider == GIC_PROV_SOFTNIC)
@@ -277,6 +312,9 @@ static int fill_info(const gic_opts *o, gic_run_info *info, int gpu_optional)
 		 o->provider == GIC_PROV_MLX5 ? "mlx5" : "softnic");
 	snprintf(info->engine, sizeof(info->engine), "%s", o->gpu_engine ? "gpu" : "cpu");
 	snprintf(info->peer, sizeof(info->peer), "%s", o->procs > 1 ? "process" : "in-process");
+	if (o->procs > 1)
+		snprintf(info->launch, sizeof(info->launch), "%s",
+			 o->launch == GIC_LAUNCH_MPI ? "mpi" : "fork");
 	snprintf(info->commit, sizeof(info->commit), "%s", GIC_GIT_COMMIT);
 	snprintf(info->placement, sizeof(info->placement), "%s",
 		 o->host || !o->gpu_engine || o->provider == GIC_PROV_MLX5 ? GIC_PLACE_OFF_GPU
@@ -429,6 +467,21 @@ static int run_experiment(const gic_experiment *e, cli *c)
 	return status;
 }
 
+/* --launch mpi: this rank's part of the run (rank 0 the driver and PE 0,
+ * rank 1 PE 1: pe_pair.h); the exit status. */
+static int run_mpi(const gic_experiment *e, cli *c)
+{
+	int rank, status, rc = gic_pair_mpi_start(e->name, &rank);
+
+	if (rc)
+		return rc == EINVAL ? 2 : 1;
+	if (rank == 1)
+		return gic_pair_mpi_serve();
+	status = run_experiment(e, c);
+	gic_pair_mpi_stop();
+	return status;
+}
+
 int main(int argc, char **argv)
 {
 	const gic_experiment *e;
@@ -463,7 +516,7 @@ int main(int argc, char **argv)
 		free(c.argv);
 		return 0;
 	}
-	status = run_experiment(e, &c);
+	status = c.o.launch == GIC_LAUNCH_MPI ? run_mpi(e, &c) : run_experiment(e, &c);
 	free(c.argv);
 	return status;
 }

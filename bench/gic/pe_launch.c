@@ -714,22 +714,28 @@ static int pl_report(pl_run *R, int rc)
 	return unavailable ? 0 : rc; /* the end of output it read was this, not a failure */
 }
 
-/* Emits PE 0's results, each validated only with its phase's verdict. */
-static int pl_finish(pl_run *R, gic_sink *sink)
+int gic_pl_emit_checked(const char *sub, gic_result *res, const int *phase, int n,
+			const int *verdict, gic_sink *sink)
 {
 	int rc = 0;
 
-	for (int i = 0; i < R->nres && !rc; i++) {
-		gic_result *r = &R->res[i];
-		int v = R->verdict[R->phase[i]];
+	for (int i = 0; i < n && !rc; i++) {
+		gic_result *r = &res[i];
+		int v = verdict[phase[i]];
 
 		r->validated = r->validated && v == 1;
 		if (v != 1)
-			fprintf(stderr, "gic %s: %s %s: %s\n", R->s->sub, r->name, r->metric,
+			fprintf(stderr, "gic %s: %s %s: %s\n", sub, r->name, r->metric,
 				v < 0 ? "PE 1 sent no verdict" : "PE 1 found a wrong payload");
 		rc = gic_emit(sink, r);
 	}
 	return rc;
+}
+
+/* Emits PE 0's results, each validated only with its phase's verdict. */
+static int pl_finish(pl_run *R, gic_sink *sink)
+{
+	return gic_pl_emit_checked(R->s->sub, R->res, R->phase, R->nres, R->verdict, sink);
 }
 
 static void pl_free(pl_run *R)

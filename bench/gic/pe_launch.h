@@ -146,6 +146,15 @@ void gic_pl_env_defaults(const char *const *pairs);
  * ENOMEM, or the errno of a failed pipe, fork or write. */
 int gic_pl_run(const gic_pl_spec *s, gic_sink *sink, gic_pl_skip *skip);
 
+/* Emits res[0..n) into sink, each validated only when the verdict of its
+ * phase (verdict[phase[i]]: -1 none, 0 a wrong payload, 1 every payload
+ * checked out) is 1; a missing or bad verdict is printed ("gic <sub>:
+ * <name> <metric>: PE 1 sent no verdict"). What gic_pl_run does with the
+ * PEs' records, and --launch mpi (pe_pair.h) with its own. 0 or the
+ * sink's errno. */
+int gic_pl_emit_checked(const char *sub, gic_result *res, const int *phase, int n,
+			const int *verdict, gic_sink *sink);
+
 /* ------------------------------------------------------------------ */
 /* PE side (host code of the PE processes; callable from CUDA C++). */
 

@@ -29,11 +29,33 @@
  * counted (its writers' messages) goes to the other through
  * gic_pair_exchange.
  *
+ * Two launches (--launch). fork, the default: as above, the driver
+ * starting both PEs and relaying their records (pe_launch.h). mpi: the
+ * two ranks of an MPI job are the PEs (rank = PE), e.g. `mpirun -np 2 -H
+ * a,b gic lat --host --procs 2 --launch mpi --provider mlx5`: rank 0 is
+ * the driver and PE 0 in one process; rank 1 serves (gic_pair_mpi_serve)
+ * every job rank 0 sends until rank 0's end (gic_pair_mpi_stop). Each
+ * gic_pair_run sends rank 1 the same job through MPI (gic/boot.h's
+ * allgather, pe_mpi.h), and the records the fork launch sends through
+ * the driver go through MPI too: GATHER rounds as frames each way, RESULT
+ * kept in rank 0, VERDICT kept in rank 1 and sent with its DONE, a frame
+ * each way at the end of the job (each PE's status). Rank 0 combines them
+ * as the driver does and adds launch=mpi to every row's params. The
+ * experiments' run_pe bodies are the same in both launches.
+ *
  * Time limits: gic_pair_begin waits GIC_PAIR_WAIT_NS, gic_pair_end up to
  * the PE's own limit (a measurement may be long), the record exchange
  * GIC_PL_INPUT_MS (gic_pair_exchange_late: the PE's own limit), each PE the job's limit (GIC_PAIR_LIMIT_ENV, default
  * GIC_PAIR_LIMIT_DEFAULT_S); a PE that dies ends the run (pe_launch: the
- * other is stopped, both reported).
+ * other is stopped, both reported). --launch mpi: every MPI wait has a
+ * limit too (the job GIC_PL_INPUT_MS, a record swap as above, the end of
+ * a job the PE's own limit, GIC_PAIR_MPI_END_MS after this PE failed),
+ * each rank arms its own alarm (rank 0: the limit plus GIC_PL_SLACK_S),
+ * and a rank whose peer does not answer says so ("gic lat: PE 1 (MPI
+ * rank 1) did not answer within 10 s (...)") and ends; the launcher may
+ * end the job first (MPICH's hydra does when a rank is killed by a
+ * signal, or exits without -disable-auto-cleanup; its SIGUSR1 notice is
+ * ignored).
  *
  * Errors: 0 or a positive errno, after a message on stderr.
  */
@@ -44,6 +66,7 @@
 #include <stdint.h>
 
 #include "exp.h"
+#include "gic/boot.h"
 #include "host.h"
 #include "pe_launch.h"
 
@@ -52,6 +75,7 @@
 #define GIC_PAIR_LIMIT_ENV "GIC_PROCS_LIMIT_S"
 #define GIC_PAIR_LIMIT_DEFAULT_S 300
 #define GIC_PAIR_WAIT_NS (20 * 1000000000ull)
+#define GIC_PAIR_MPI_END_MS 10000 /* --launch mpi: the end of a job this PE failed */
 
 enum { GIC_PAIR_STATE_MAX = 8192 }; /* bytes of an experiment's state in the job */
 
@@ -64,6 +88,14 @@ typedef struct gic_pair {
 	uint64_t signals_sent;   /* control writes to the peer so far */
 	uint64_t signals_seen;   /* the peer's control writes awaited so far */
 	int phase;               /* the measurement being run (RESULT, VERDICT phase) */
+	/* --launch mpi: the records go through boot (NULL: through the driver). */
+	gic_boot *boot;
+	int nphases;             /* the job's phases */
+	int max_results;         /* the rows PE 0 may put */
+	int nres;                /* PE 0: the rows put so far */
+	gic_result *res;         /* PE 0: [max_results] the rows put */
+	int *res_phase;          /* PE 0: [max_results] the phase of each */
+	int *verdict;            /* PE 1: [nphases] each phase's verdict, -1 none yet */
 } gic_pair;
 
 /* ------------------------------------------------------------------ */
@@ -73,7 +105,9 @@ typedef struct gic_pair {
  * check_procs) with its state (state_len bytes, at most
  * GIC_PAIR_STATE_MAX, copied into the job) on o's provider; emits PE 0's
  * rows (at most max_results, phases 0..nphases-1), each validated only
- * with PE 1's verdict of its phase, into sink. */
+ * with PE 1's verdict of its phase, into sink. o->launch GIC_LAUNCH_MPI:
+ * this process (rank 0, after gic_pair_mpi_start) is PE 0, rank 1 PE 1;
+ * EIO when a PE failed (said). */
 int gic_pair_run(const gic_opts *o, const char *sub, const void *state, size_t state_len,
 		 int nphases, int max_results, gic_sink *sink);
 
@@ -88,6 +122,23 @@ int gic_pair_list_ok(const int *v, int n, int max_n, int hi);
 /* The hidden subcommand: gic __pe-pair <rank> <npes> <in_fd> <out_fd>. The
  * exit status (0; 1 after a failure, said; 2 for bad arguments). */
 int gic_pair_main(int argc, char **argv);
+
+/* --launch mpi: opens the MPI job's handle (pe_mpi.h) for experiment sub
+ * and checks that the job has two ranks; *rank is this process's. 0;
+ * EINVAL (another world size: rank 0 says so, every rank should exit
+ * 2), or gic_mpi_open's errno (said). */
+int gic_pair_mpi_start(const char *sub, int *rank);
+
+/* --launch mpi, rank 1: runs PE 1 of every job rank 0 sends, until rank 0
+ * ends the run (gic_pair_mpi_stop) or does not answer within the limits;
+ * this rank's stdout goes to its stderr (rank 0's carries the table).
+ * Frees the handle. The exit status: 0; 1 after a failure (said). */
+int gic_pair_mpi_serve(void);
+
+/* --launch mpi, rank 0: tells rank 1 the run is over (waiting up to
+ * GIC_PL_INPUT_MS; nothing to tell when the handle is broken already)
+ * and frees the handle (MPI finalised when every rank answered). */
+void gic_pair_mpi_stop(void);
 
 /* ------------------------------------------------------------------ */
 /* PE side: the helpers of the experiments' bodies. pair NULL: both PEs
@@ -125,7 +176,7 @@ int gic_pair_end(gic_pair *pair, hx *h);
 int gic_pair_sync(gic_pair *pair, hx *h);
 
 /* Swaps len bytes (1..GIC_PL_GATHER_MAX) with the peer through the driver
- * (an allgather, GIC_PL_INPUT_MS): mine to the peer, the peer's into
+ * (an allgather, GIC_PL_INPUT_MS; --launch mpi: through MPI): mine to the peer, the peer's into
  * theirs. For what a PE counted (not payload: that goes over the NIC);
  * call it after this PE's writes have completed. 0 (pair NULL: nothing
  * copied), or EINVAL for a bad len; a PE whose peer does not answer dies

@@ -445,6 +445,8 @@ static void json_run_info(FILE *f, const gic_run_info *info)
 	json_str(f, "engine", info->engine, ", ");
 	if (info->peer[0])
 		json_str(f, "peer", info->peer, ", ");
+	if (info->launch[0])
+		json_str(f, "launch", info->launch, ", ");
 	json_str(f, "commit", info->commit, ", ");
 	json_str(f, "date", info->date, ", \"placement\": {");
 	json_str(f, "kind", info->placement[0] ? info->placement : GIC_PLACE_OFF_GPU, "");
