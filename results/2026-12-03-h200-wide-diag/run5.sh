@@ -1,5 +1,5 @@
 #!/bin/bash
-# Call 5: does the engine alone scale with WQEs per lane? prof/drain_alone.cu
+# Call 5: does the engine alone scale with WQEs per lane? ../2026-12-03-h200-wide-batch/prof/drain_alone.cu
 # (16352 prefilled WQEs, one doorbell; conc-wide: one warp posting as
 # t32-q1-warp with the wide quiet) on the default kernel (base 32), two per
 # lane (base 64), three (w3) and four (w4, both at the 255-register cap).

@@ -11,7 +11,8 @@
  * every payload; prints the engine's counters of each round. "conc-wide":
  * the same poster with the quiet that loads 8 CQE tails per trip
  * (gic_sq_quiet_wide).
- * usage: drain_alone ROUNDS [BLOCKS [conc|conc-wide]]
+ * usage: [DRAIN_BATCH=32|64] drain_alone ROUNDS [BLOCKS [conc|conc-wide]]
+ * (DRAIN_BATCH: softnic_gpu_attr.batch_wqes, added in the sixteenth session)
  */
 #include <cuda_runtime.h>
 #include <stdio.h>
@@ -118,6 +119,7 @@ int main(int argc, char **argv)
 	CK(cudaMallocManaged(&err, sizeof(int)));
 	CK(cudaMallocManaged(&ns, sizeof(*ns)));
 	*err = 0;
+	ga.batch_wqes = getenv("DRAIN_BATCH") ? atoi(getenv("DRAIN_BATCH")) : 0; /* 32 or 64 */
 	nic = softnic_open_gpu(&na, &ga);
 	if (!nic)
 		return 1;
