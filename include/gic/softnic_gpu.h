@@ -75,10 +75,12 @@ typedef struct softnic_gpu_attr {
 			      * writes: 0 or 32, one per lane (the default); 64,
 			      * two per lane under one CQ claim and one proof of
 			      * disjointness (wide_batch in engine_gpu.cu): on
-			      * the H200 a drained QP 20 -> 26-27 M msg/s, but
-			      * put+completion +0.3-0.4 us and the round trip
-			      * +0.3-0.7 us (another kernel: more registers,
-			      * spills); sm_100 and later run 32 either way
+			      * the H200 the engine alone drains one QP at 26
+			      * instead of 20 M msg/s (gic rate's t32-q1-warp
+			      * with drain 19.7 -> 25.1), but put+completion
+			      * +0.25-0.4 us and the round trip +0.5-0.7 us
+			      * (another kernel: more registers, a spill);
+			      * sm_100 and later run 32 either way
 			      * (softnic_gpu_batch_wqes). docs/softnic.md */
 } softnic_gpu_attr;
 
