@@ -144,9 +144,9 @@ static const gic_flag common_flags[] = {
 	  "another GPU needs two GPUs and is not built" },
 	{ "--engine-batch", .value = "N", GIC_FLAG_INT, O(engine_batch), .lo = 32, .hi = 64,
 	  .dflt = "32", .help = "WQEs per batch of softnic's GPU engine on a drained QP: 32, one "
-	  "per lane, or 64, two per lane (one-BB inline writes of up to 12 bytes): on the H200 a "
-	  "drained QP runs about 30% faster, put+completion and the round trip 0.3-0.7 us slower "
-	  "(docs/softnic.md, \"The wide batch\"); sm_100 runs 32 either way. The GPU-mode rows "
+	  "per lane, or 64, two per lane (one-BB inline writes of up to 12 bytes): a drained QP "
+	  "runs faster, a single message slower (docs/softnic.md, \"The wide batch\", has the "
+	  "H200's numbers); sm_100 runs 32 either way. The GPU-mode rows "
 	  "say what ran (engine_batch=) (GPU engine only)" },
 	{ "--device", .value = "N", GIC_FLAG_INT, O(device), .lo = 0, .hi = 63, .dflt = "0",
 	  .help = "CUDA device" },
