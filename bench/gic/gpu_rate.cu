@@ -570,7 +570,7 @@ static int payloads(gpu_env *e, const rate_row *r, const rate_cfg *c, int check)
 
 	if (ok && check) {
 		ok = !gpu_env_read(e, h, e->dst, bytes) && payloads_check(r, c, h);
-		if (!ok && h) {
+		if (!ok) {
 			/* Late or lost: the same check 200 ms on tells a write that
 			 * landed after its completion from one that never did. */
 			usleep(200000);

@@ -208,9 +208,27 @@ static int finish_launch(const gic_opts *o)
 	return 0;
 }
 
+/* Why o leaves no softnic GPU engine for a flag that shapes one (--host,
+ * --provider mlx5, --engine cpu, and with cuda set a gic built without
+ * CUDA, in that order), or NULL when it has one. */
+static const char *not_gpu_engine(const gic_opts *o, int cuda)
+{
+	if (o->host)
+		return "--host (the host mode has no GPU engine)";
+	if (o->provider == GIC_PROV_MLX5)
+		return "--provider mlx5 (the device's own engine serves the queues)";
+	if (cuda && !gic_gpu_built())
+		return "a gic built without CUDA";
+	if ((o->given & GIC_GIVEN_ENGINE) && !o->gpu_engine)
+		return "--engine cpu";
+	return NULL;
+}
+
 /* Applies the defaults that depend on other flags and checks ranges. */
 static int finish_opts(gic_opts *o)
 {
+	const char *why;
+
 	if (!(o->given & GIC_GIVEN_N))
 		o->iters = o->quick ? 200 : 1000;
 	if (!(o->given & GIC_GIVEN_W))
@@ -231,29 +249,18 @@ static int finish_opts(gic_opts *o)
 			"the queues (the emulated device's: GIC_EMU_ENGINE)\n");
 		return EINVAL;
 	}
-	if (o->engine_sms && (o->host || o->provider == GIC_PROV_MLX5 ||
-			      ((o->given & GIC_GIVEN_ENGINE) && !o->gpu_engine))) {
+	if (o->engine_sms && (why = not_gpu_engine(o, 0))) {
 		fprintf(stderr, "gic: --engine-sms %d places softnic's GPU engine: not with %s\n",
-			o->engine_sms, o->host ? "--host (the host mode has no GPU engine)"
-				       : o->provider == GIC_PROV_MLX5
-					       ? "--provider mlx5 (the device's own engine serves "
-						 "the queues)"
-					       : "--engine cpu");
+			o->engine_sms, why);
 		return EINVAL;
 	}
 	if (o->engine_batch && o->engine_batch != 32 && o->engine_batch != 64) { /* 0: not given */
 		fprintf(stderr, "gic: --engine-batch %d: 32 or 64 WQEs per batch\n", o->engine_batch);
 		return EINVAL;
 	}
-	if (o->engine_batch == 64 && (o->host || o->provider == GIC_PROV_MLX5 ||
-				      ((o->given & GIC_GIVEN_ENGINE) && !o->gpu_engine) ||
-				      !gic_gpu_built())) {
+	if (o->engine_batch == 64 && (why = not_gpu_engine(o, 1))) {
 		fprintf(stderr, "gic: --engine-batch 64 shapes softnic's GPU engine: not with %s\n",
-			o->host ? "--host (the host mode has no GPU engine)"
-			: o->provider == GIC_PROV_MLX5 ? "--provider mlx5 (the device's own engine "
-							 "serves the queues)"
-			: !gic_gpu_built() ? "a gic built without CUDA"
-					   : "--engine cpu");
+			why);
 		return EINVAL;
 	}
 	if (o->engine_sms && !gic_gpu_built()) {
