@@ -568,6 +568,9 @@ static int payloads(gpu_env *e, const rate_row *r, const rate_cfg *c, int check)
 	uint8_t *h = (uint8_t *)malloc(bytes);
 	int ok = h != NULL;
 
+	if (!h)
+		fprintf(stderr, "gic rate: %s: no memory for the round's payloads (%zu bytes)\n",
+			r->name, bytes);
 	if (ok && check) {
 		ok = !gpu_env_read(e, h, e->dst, bytes) && payloads_check(r, c, h);
 		if (!ok) {
