@@ -663,6 +663,19 @@ GIC_HD void gic_cqe_parse(const gic_cqe64 *cqe, uint64_t tail, gic_cqe_info *out
 	}
 }
 
+/* Gives the CQ's slots before consumer index ci back to the NIC: the
+ * consumer record, as a release after our reads of them, at the scope
+ * `order` implies, as gic_cqe_load_tail() loads the tails: system scope for
+ * the system-scope orders, GPU scope otherwise (DOCA GPUNetIO updates a
+ * ConnectX's CQ record in GPU memory with st.release.gpu). */
+GIC_HD void gic_cq_record_release(uint32_t *record, uint32_t ci, int order)
+{
+	if (order >= GIC_ORDER_RELEASE_SYS)
+		gic_st_release_sys_u32(record, gic_htobe32(ci & 0xffffffu));
+	else
+		gic_st_release_gpu_u32(record, gic_htobe32(ci & 0xffffffu));
+}
+
 /* Consumes at most one CQE. Returns 0 with *out filled when one was
  * consumed, EAGAIN when the CQ holds none. The caller owns cq->ci. */
 GIC_HD int gic_cq_poll_one(gic_cq *cq, gic_cqe_info *out, int order)
@@ -675,8 +688,7 @@ GIC_HD int gic_cq_poll_one(gic_cq *cq, gic_cqe_info *out, int order)
 	/* The acquire load of the tail orders the reads of the other fields. */
 	gic_cqe_parse(cqe, tail, out);
 	cq->ci++;
-	/* Releases the slot to the NIC after our reads of it. */
-	gic_st_release_sys_u32(cq->dbrec, gic_htobe32(cq->ci & 0xffffffu));
+	gic_cq_record_release(cq->dbrec, cq->ci, order);
 	return 0;
 }
 
@@ -695,6 +707,20 @@ GIC_HD uint64_t gic_sq_retired_after(const gic_sq *sq, uint64_t retired, uint16_
 	const gic_ctrl_seg *c = (const gic_ctrl_seg *)gic_sq_seg(sq, start, 0);
 
 	return start + gic_wqe_bb_count(c->qpn_ds_be);
+}
+
+/* Where the send queue retires to once the WQE whose CQE carries
+ * wqe_counter is complete: gic_sq_retired_after(), but without its load of
+ * the WQE's ctrl segment (a dependent trip after the CQE's acquire) when
+ * an exclusive queue's WQE starts one BB before ready: ready is a WQE
+ * boundary (the queue publishes whole WQEs), so that WQE is one BB long
+ * and the queue retires to ready. A shared queue's ready would cost a
+ * load of its own. */
+GIC_HD uint64_t gic_sq_retired_end(const gic_sq *sq, uint16_t wqe_counter, int shared)
+{
+	if (!shared && gic_sq_wqe_start(sq->retired, wqe_counter) + 1 == sq->ready)
+		return sq->ready;
+	return gic_sq_retired_after(sq, sq->retired, wqe_counter);
 }
 
 /* gic_sq_cq_take_at() (below) of the CQE cqe at *ci whose tail word was
@@ -755,15 +781,16 @@ GIC_HD int gic_sq_cq_take(gic_sq *sq, int order, uint16_t *counter)
 
 /* Ends a poll that took CQEs (rc: the last gic_sq_cq_take's code, 0 after
  * a clean run; counter: the last WQE counter of ours, when have_counter):
- * gives the slots back to the NIC (the consumer record, after our reads of
- * them), retires the send queue past that WQE, and for an error CQE makes
+ * gives the slots back to the NIC (gic_cq_record_release at order's scope),
+ * retires the send queue past that WQE, and for an error CQE makes
  * sq->err sticky, after retired and err_info (which a shared queue's
  * readers acquire through it). Returns rc. */
-GIC_HD int gic_sq_cq_finish(gic_sq *sq, int rc, int have_counter, uint16_t counter, int shared)
+GIC_HD int gic_sq_cq_finish(gic_sq *sq, int rc, int have_counter, uint16_t counter, int shared,
+			    int order)
 {
-	gic_st_release_sys_u32(sq->cq->dbrec, gic_htobe32(sq->cq->ci & 0xffffffu));
+	gic_cq_record_release(sq->cq->dbrec, sq->cq->ci, order);
 	if (have_counter)
-		gic_state_st64(&sq->retired, gic_sq_retired_after(sq, sq->retired, counter), shared);
+		gic_state_st64(&sq->retired, gic_sq_retired_end(sq, counter, shared), shared);
 	if (rc == EIO)
 		gic_state_st32(&sq->err, 1, shared);
 	return rc;
@@ -780,12 +807,12 @@ GIC_HD int gic_sq_poll_once(gic_sq *sq, int order, int shared)
 
 	if (rc == EAGAIN)
 		return rc;
-	return gic_sq_cq_finish(sq, rc, rc != EPROTO, counter, shared);
+	return gic_sq_cq_finish(sq, rc, rc != EPROTO, counter, shared, order);
 }
 
 /* At most this many CQEs taken under one poll (one consumer-record store,
  * one retirement, one lock): a quiet behind many batches otherwise pays
- * about 2.7 us per CQE on the H200 (the lock, a system-scope release, the
+ * about 2.7 us per CQE on the H200 (the lock, the consumer record's release, the
  * WQE's ctrl-segment load and a release of retired each time), more than
  * softnic's GPU engine takes per batch. */
 #define GIC_POLL_RUN 16
@@ -913,7 +940,7 @@ GIC_HD int gic_sq_poll_run_as(gic_sq *sq, uint64_t target, int order, int shared
 	}
 	if (n == 0 && rc == EAGAIN)
 		return EAGAIN;
-	return gic_sq_cq_finish(sq, rc == EAGAIN ? 0 : rc, n > 0, counter, shared);
+	return gic_sq_cq_finish(sq, rc == EAGAIN ? 0 : rc, n > 0, counter, shared, order);
 }
 
 /* gic_sq_poll_run_as() under sq's poll lock

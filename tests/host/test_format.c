@@ -884,6 +884,55 @@ static void test_wqe_dc_inline(void)
 
 /* ------------------------------------------------------------------ */
 
+/* gic_sq_retired_end() retires exactly as gic_sq_retired_after() does,
+ * whatever the WQE sizes, positions (past 2^40 too) and published end;
+ * an exclusive queue's WQE one BB before ready is retired without its
+ * ctrl segment being read (a ds corrupted afterwards does not change the
+ * result), a shared queue's from the segment. And the CQ's consumer
+ * record is BE32 of the index's low 24 bits at every order. */
+static void test_retired_end(void)
+{
+	static const uint64_t base[] = { 0, (1ull << 40) + 0xfffe };
+	uint8_t payload[60];
+	uint32_t record = 0;
+
+	fill(payload, sizeof payload);
+	for (unsigned b = 0; b < sizeof base / sizeof base[0]; b++) {
+		gic_sq sq = ring_sq();
+		uint64_t p0 = base[b];
+
+		/* WQEs at p0 (one BB), p0 + 1 (two BBs), p0 + 3 (one BB). */
+		CHECK_EQ(1, gic_wqe_write_inline(&sq, p0, 1, 2, payload, 8, 0));
+		CHECK_EQ(2, gic_wqe_write_inline(&sq, p0 + 1, 1, 2, payload, sizeof payload, 0));
+		CHECK_EQ(1, gic_wqe_write_inline(&sq, p0 + 3, 1, 2, payload, 8, 0));
+		sq.retired = p0;
+		for (unsigned ready = 1; ready <= 4; ready++) {
+			static const uint64_t starts[] = { 0, 1, 3 };
+
+			if (ready == 2)
+				continue; /* inside the two-BB WQE: never published */
+			sq.ready = p0 + ready;
+			for (unsigned k = 0; k < 3 && starts[k] < ready; k++) {
+				uint16_t counter = (uint16_t)(p0 + starts[k]);
+				uint64_t want = gic_sq_retired_after(&sq, sq.retired, counter);
+
+				CHECK_EQ(want, gic_sq_retired_end(&sq, counter, 0));
+				CHECK_EQ(want, gic_sq_retired_end(&sq, counter, 1));
+			}
+		}
+		/* The last WQE's ds now claims three BBs: only the shared queue
+		 * reads it. */
+		sq.ready = p0 + 4;
+		((gic_ctrl_seg *)gic_sq_seg(&sq, p0 + 3, 0))->qpn_ds_be = gic_htobe32(QPN << 8 | 9);
+		CHECK_EQ(p0 + 4, gic_sq_retired_end(&sq, (uint16_t)(p0 + 3), 0));
+		CHECK_EQ(p0 + 6, gic_sq_retired_end(&sq, (uint16_t)(p0 + 3), 1));
+	}
+	for (int order = 0; order < GIC_ORDER_COUNT; order++) {
+		gic_cq_record_release(&record, 0x1234567u + (uint32_t)order, order);
+		CHECK_EQ(gic_htobe32(0x234567u + (uint32_t)order), record);
+	}
+}
+
 int main(void)
 {
 	test_layout_wqe();
@@ -906,6 +955,7 @@ int main(void)
 	test_wqe_nop();
 	test_one_bb_slots();
 	test_wqe_dc_inline();
+	test_retired_end();
 	if (n_failed) {
 		fprintf(stderr, "format: %u of %u checks failed\n", n_failed, n_checks);
 		return 1;
