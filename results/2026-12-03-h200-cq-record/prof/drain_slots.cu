@@ -213,8 +213,8 @@ int main(int argc, char **argv)
 	int noisy = !strncmp(mode, "alone-noise", 11);
 	int noise_ring = !strcmp(mode, "alone-noise-ring"), noise_db = !strcmp(mode, "alone-noise-db");
 	int noise_fence = !strcmp(mode, "alone-noise-fence") || noise_ring;
-	int log_bb = LOG_BB;
 	int warpfill = !strcmp(mode, "alone-warpfill");
+
 	int *done;
 	uint8_t *scratch;
 	uint64_t *noise_rounds, hrounds = 0;
@@ -232,6 +232,10 @@ int main(int argc, char **argv)
 	gic_cq cqv, *d_cq;
 	cudaStream_t st;
 
+	if (noise_ring && N > (1 << LOG_BB) / 2) {
+		fprintf(stderr, "alone-noise-ring needs half the ring free: build with -DDRAIN_N=8160\n");
+		return 2;
+	}
 	CK(cudaMalloc(&dst, N * 8));
 	CK(cudaMallocManaged(&err, sizeof(int)));
 	CK(cudaMallocManaged(&ns, sizeof(*ns)));
@@ -248,7 +252,7 @@ int main(int argc, char **argv)
 	pd[0] = softnic_pd_alloc(nic);
 	pd[1] = softnic_pd_alloc(nic);
 	{
-		softnic_qp_attr a = { log_bb, softnic_cq_create(nic, 12), NULL };
+		softnic_qp_attr a = { LOG_BB, softnic_cq_create(nic, 12), NULL };
 		softnic_qp_attr b = { 6, softnic_cq_create(nic, 6), softnic_cq_create(nic, 6) };
 
 		qp[0] = softnic_qp_create(pd[0], &a);
