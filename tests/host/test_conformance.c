@@ -1220,6 +1220,38 @@ CASE(reserve_lean)
 	tk_pair_close(p);
 }
 
+/* Key 0 is never a key (an MR's index is its upper 24 bits, and index 0
+ * is never used), also after a deregistration emptied the engine's MR
+ * caches: a write with rkey 0 into the region the caches held a moment
+ * ago completes with a bad-rkey error and writes nothing. (The caches'
+ * emptied entry had key 0 and kept its region: the lookup was skipped.)
+ * With engine threads 0 and 1: the same pass record across the writes,
+ * and the engine thread's. */
+CASE(rkey_zero_after_drop)
+{
+	for (int engines = 0; engines <= 1; engines++) {
+		tk_pair *p = open_pair(engines);
+		softnic_mr *other;
+		uint64_t pos, got;
+
+		REQUIRE(p, "fixture (%d engine threads)", engines);
+		memset(p->dst, 0xa5, 16);
+		REQUIRE(post_lean(p, softnic_mr_rkey(p->dst_mr), 0, 0x1234, 1, 2000000000ull, &pos) == 0,
+			"good write");
+		expect_cqe(p, GIC_CQE_REQ, 0, 0, "good write");
+		/* A deregistration moves the MR epoch: the next pass empties its caches. */
+		other = softnic_reg_mr(p->pe[1].pd, p->dst + 64, 64, SOFTNIC_ACCESS_REMOTE_WRITE);
+		REQUIRE(other && softnic_dereg_mr(other) == 0, "register and deregister another MR");
+		REQUIRE(post_lean(p, 0, 1, 0x5678, 1, 2000000000ull, &pos) == 0, "rkey 0 write");
+		expect_cqe(p, GIC_CQE_REQ_ERR, GIC_SYND_REMOTE_ACCESS_ERR, SOFTNIC_VSYND_BAD_RKEY,
+			   "rkey 0 after a deregistration");
+		memcpy(&got, p->dst + 8, 8);
+		CHECK(got == 0xa5a5a5a5a5a5a5a5ull, "rkey 0 wrote 0x%llx (%d engine threads)",
+		      (unsigned long long)got, engines);
+		tk_pair_close(p);
+	}
+}
+
 CASE(cq_full_stalls)
 {
 	tk_pair_cfg cfg = { .engine_threads = 1, .log_cqe_cnt = 2 }; /* 4 CQEs */
@@ -1362,6 +1394,7 @@ static const tk_case cases[] = {
 	TK_ENTRY(not_connected_and_no_recv_cq), TK_ENTRY(strict_mode),
 	TK_ENTRY(bad_doorbell_record), TK_ENTRY(wqe_past_doorbell_record),
 	TK_ENTRY(wait_times_out), TK_ENTRY(ring_full_unsignaled), TK_ENTRY(reserve_lean),
+	TK_ENTRY(rkey_zero_after_drop),
 	TK_ENTRY(cq_full_stalls),
 	TK_ENTRY(api_errors), TK_ENTRY(loopback_qp),
 };

@@ -434,7 +434,8 @@ GIC_HD int snx_mr_lookup(snx_shared *sh, uint32_t pd, uint32_t key, snx_mr_hit *
 
 /* Resolves key in protection domain pd of MR table `table` (a softnic's
  * snx_shared) for [addr, addr + len) with the access bits need, through a
- * one-entry cache of the pass. Returns 0 and
+ * one-entry cache of the pass (key 0, which no MR has, always looks up:
+ * an emptied entry has key 0 and keeps its last region). Returns 0 and
  * the pointer, or SOFTNIC_VSYND_BAD_LKEY, _LOCAL_BOUNDS or _LOCAL_ACCESS
  * (the caller maps them for remote keys). A key deregistered before the
  * doorbell that announced a WQE fails; one deregistered during a pass may
@@ -442,7 +443,7 @@ GIC_HD int snx_mr_lookup(snx_shared *sh, uint32_t pd, uint32_t key, snx_mr_hit *
 GIC_HD int snx_mr_resolve_in(snx_shared *table, snx_mr_hit *cache, uint32_t pd, uint32_t key,
 			     uint64_t addr, uint64_t len, uint32_t need, uint8_t **ptr)
 {
-	if (cache->key != key || cache->pd != pd) {
+	if (!key || cache->key != key || cache->pd != pd) {
 		int r = snx_mr_lookup(table, pd, key, cache);
 
 		if (r) {

@@ -207,6 +207,23 @@ typedef struct batch_qp {
 	uint32_t bb_cnt, pd, qpn;
 } batch_qp;
 
+/* Lane 0's view as its own batch_qp (solo_write: no other lane takes part). */
+static __device__ __forceinline__ batch_qp batch_qp_own(const snx_qp_view *v)
+{
+	batch_qp b;
+
+	b.sq = v->sq_buf;
+	b.peer = v->peer;
+	b.peer_sh = v->peer_sh;
+	b.peer_map = v->peer_map;
+	b.peer_epoch = v->peer_epoch;
+	b.cq = v->send_cq;
+	b.bb_cnt = v->bb_cnt;
+	b.pd = v->pd;
+	b.qpn = v->qpn;
+	return b;
+}
+
 /* Lane 0's view, as every lane's batch_qp (all lanes call). */
 static __device__ __forceinline__ batch_qp batch_qp_of(const snx_qp_view *v)
 {
@@ -1119,6 +1136,25 @@ static __device__ __forceinline__ void cqe_tail_fenced(uint32_t gpu_scope, uint6
 	gic_st_relaxed_sys_u64(at, tail);
 }
 
+/* Lane 0: the successful CQE of the RDMA write at index counter (len
+ * bytes) of QP qpn into slot pi of the claimed slots s, its tail after
+ * the fence that orders the write's data and the CQE's body before it. */
+static __device__ __forceinline__ void cqe_write_ok(gpu_consts kc, const cq_slots *s, uint64_t pi,
+						    uint32_t qpn, uint16_t counter, uint32_t len)
+{
+	snx_cqe_fields f;
+	uint64_t tail, *at;
+
+	memset(&f, 0, sizeof(f));
+	f.cqe_opcode = GIC_CQE_REQ;
+	f.wqe_opcode = GIC_OPCODE_RDMA_WRITE;
+	f.wqe_counter = counter;
+	f.qpn = qpn;
+	f.byte_cnt = len;
+	at = snx_cqe_fill_slot(s->cqes, s->cqe_cnt, s->mode, pi, &f, &tail);
+	cqe_tail_fenced(kc.gpu_scope, at, tail);
+}
+
 /* Lane 0: the batch's CQEs (sigmask: the signaled lanes), into the slots
  * park_claim() gave; the CQ stays parked unless a writer was waiting when
  * the batch took its lock. */
@@ -1135,24 +1171,12 @@ static __device__ __forceinline__ void batch_cqes(snx_pass &p, gpu_consts kc, gp
 	for (unsigned m = sigmask; m; m &= m - 1) {
 		int l = __ffs(m) - 1;
 		uint32_t len = __shfl_sync(FULL_WARP, (uint32_t)lw->total_len, l);
-		snx_cqe_fields f;
 
 		if (lane)
 			continue;
-		memset(&f, 0, sizeof(f));
-		f.cqe_opcode = GIC_CQE_REQ;
-		f.wqe_opcode = GIC_OPCODE_RDMA_WRITE;
-		f.wqe_counter = (uint16_t)(cons + (uint64_t)l * nbb);
-		f.qpn = qpn;
-		f.byte_cnt = len;
-		{
-			uint64_t tail, *at = snx_cqe_fill_slot(s->cqes, s->cqe_cnt, s->mode, pi++, &f,
-							       &tail);
-
-			cqe_tail_fenced(kc.gpu_scope, at, tail);
-		}
+		cqe_write_ok(kc, s, pi++, qpn, (uint16_t)(cons + (uint64_t)l * nbb), len);
 		if (l == __ffs(sigmask) - 1) /* the batch's first CQE */
-			trace_now(kc, tr, SOFTNIC_TRACE_CQE_WRITTEN, f.wqe_counter, 1);
+			trace_now(kc, tr, SOFTNIC_TRACE_CQE_WRITTEN, cons + (uint64_t)l * nbb, 1);
 	}
 	if (lane == 0 && sigmask) {
 		pk->pi = pi; /* snx_cq_write_locked's count, in the parked copy */
@@ -1499,6 +1523,55 @@ static __device__ __forceinline__ int warp_batch(snx_pass &p, gpu_consts kc, gpu
 	return n;
 }
 
+/* Lane 0 alone: warp_batch() of a pass that found exactly one WQE, the
+ * common one-BB inline RDMA write (lane_decode_inline1), whose BB the
+ * pass's start prefetched (pre). The same checks, stamps and results as a
+ * batch of one, without the warp-wide broadcasts, votes and barriers that
+ * a batch of 32 needs (about 20 of them, in one dependent chain on the
+ * one-at-a-time latency path). Returns 1 when it executed the WQE; 0 when
+ * it did nothing and holds nothing new (the warp then runs the same WQE
+ * through warp_batch(), which makes the same checks and hands anything
+ * else to the serial core). The caller saw the QP healthy and connected. */
+static __device__ __forceinline__ int solo_write(snx_pass &p, gpu_consts kc, gpu_trace *tr,
+						 cq_park *pk, snx_qp *qp, const snx_qp_view *v,
+						 const uint32_t b[16])
+{
+	uint64_t cons = v->cons;
+	batch_qp bq;
+	lane_write lw;
+	cq_slots slots = { NULL, 0, 0, 0, 0 };
+
+	if (!(p.peer_rights & SOFTNIC_ACCESS_REMOTE_WRITE) ||
+	    !lane_decode_inline1(b, 1, kc.strict, cons, &lw))
+		return 0;
+	trace_now(kc, tr, SOFTNIC_TRACE_WQE_READ, cons, 1);
+	bq = batch_qp_own(v);
+	if (!lane_resolve_remote(p, bq, v->peer_pd, &lw)) {
+		trace_drop(kc, tr, TRACE_BATCH_STEPS);
+		return 0;
+	}
+	trace_now(kc, tr, SOFTNIC_TRACE_KEY_OK, cons, 1);
+	if (lw.signaled && !park_claim(p, pk, bq.cq, 1, &slots)) {
+		trace_drop(kc, tr, TRACE_BATCH_STEPS);
+		return 0;
+	}
+	trace_now(kc, tr, SOFTNIC_TRACE_CQ_CLAIMED, cons, 1);
+	if (lw.total_len)
+		store_inline_bb(lw.dst, lw.pw, (uint32_t)lw.total_len);
+	trace_now(kc, tr, SOFTNIC_TRACE_DATA_MOVED, cons, 1);
+	if (lw.signaled) {
+		cqe_write_ok(kc, &slots, slots.pi, bq.qpn, (uint16_t)cons, (uint32_t)lw.total_len);
+		trace_now(kc, tr, SOFTNIC_TRACE_CQE_WRITTEN, cons, 1);
+		pk->pi = slots.pi + 1; /* snx_cq_write_locked's count, in the parked copy */
+		p.st.cqes_written += 1;
+		if (slots.want)
+			park_release(pk);
+	}
+	qp->cons = cons + 1;
+	p.st.wqes_executed += 1;
+	return 1;
+}
+
 /* The serial core's step on a copy of the pass. The core hands the pass's
  * address to functions it calls (the rare operations), which would put
  * the pass into local memory for the kernel's life; the copy is there
@@ -1593,44 +1666,29 @@ static __device__ __forceinline__ void warp_end(snx_pass &p, cq_park *pk, snx_qp
 	}
 }
 
-/* Executes what the QP's doorbell announced with the whole warp: batches
- * run one WQE per lane (warp_batch: WQEs of one size, one BB or more);
- * anything else runs on lane 0 through the serial core, which keeps every
- * semantic of the CPU engine. Lane 0's pass holds the state; the other
- * lanes' passes only cache MRs. own_db: lane 0 itself read the doorbell
- * word db with acquire semantics in this pass's scan (else it reads it
- * again). The first step and the end of a run of batches go on from lane
- * 0's view of the pass's start (its cons, target and health), and a run
- * of batches goes on from the positions they took, with no load of the
- * QP record; after a serial step the record is read again. */
+/* The steps of a pass that lane 0 started (warp_begin) and did not finish
+ * alone (solo_write), with the whole warp: batches run one WQE per lane
+ * (warp_batch: WQEs of one size, one BB or more); anything else runs on
+ * lane 0 through the serial core, which keeps every semantic of the CPU
+ * engine. Lane 0's pass holds the state; the other lanes' passes only
+ * cache MRs. The first step and the end of a run of batches go on from
+ * lane 0's view v of the pass's start (its cons, target and health), and
+ * a run of batches goes on from the positions they took, with no load of
+ * the QP record; after a serial step the record is read again (*fresh
+ * cleared). pre: what pre_bb holds at cons (PRE_*). Returns the WQEs
+ * executed. All lanes call. */
 template <int WIDE>
-static __device__ __forceinline__ int warp_progress(snx_pass &p, gpu_consts kc, gpu_trace *tr,
-						    cq_park *pk, snx_qp *qp, const uint32_t *rec,
-						    softnic_stats *st, int lane, int own_db, uint64_t db)
+static __device__ __forceinline__ int warp_steps(snx_pass &p, gpu_consts kc, gpu_trace *tr,
+						 cq_park *pk, snx_qp *qp, const snx_qp_view &v,
+						 uint32_t pre_bb[16], int pre, int lane, int *fresh)
 {
-	int active = 0, done = 0, fresh = 1, pre = PRE_NONE;
-	uint32_t pre_bb[16];
-	uint32_t epoch;
-	snx_qp_view v;
+	int done = 0;
+	/* The other lanes follow lane 0's view of the epoch and the link. */
+	uint32_t epoch = __shfl_sync(FULL_WARP, p.mr_epoch, 0);
 	batch_qp bq;
 	uint64_t cons, left;
 	int healthy;
 
-	memset(&v, 0, sizeof(v));
-	if (lane == 0) {
-		active = warp_begin(p, kc, qp, rec, own_db, db, &v, pre_bb, &pre);
-		if (active) {
-			trace_now_as(kc, tr, SOFTNIC_TRACE_RECORD, 1);
-			/* Issued here, used after the batch's BB loads. */
-			snx_pass_peer_load(&p, &v);
-		} else {
-			trace_drop(kc, tr, ~0u);
-		}
-	}
-	if (!__shfl_sync(FULL_WARP, active, 0))
-		return 0;
-	/* The other lanes follow lane 0's view of the epoch and the link. */
-	epoch = __shfl_sync(FULL_WARP, p.mr_epoch, 0);
 	if (lane && epoch != p.mr_epoch) {
 		p.mr_epoch = epoch;
 		p.remote.key = 0;
@@ -1641,8 +1699,6 @@ static __device__ __forceinline__ int warp_progress(snx_pass &p, gpu_consts kc, 
 	cons = __shfl_sync(FULL_WARP, v.cons, 0);
 	left = __shfl_sync(FULL_WARP, v.target - v.cons, 0);
 	healthy = __shfl_sync(FULL_WARP, !v.in_error && !v.pending_synd, 0);
-	/* pre: what pre_bb holds at cons (PRE_*): lane 0's BB for the first
-	 * step, every lane's after a batch that loaded the next one's. */
 	while (left) {
 		int k = 0;
 		uint32_t bbs = 0;
@@ -1653,14 +1709,14 @@ static __device__ __forceinline__ int warp_progress(snx_pass &p, gpu_consts kc, 
 		pre = k && bbs < left ? PRE_ALL : PRE_NONE; /* what warp_batch left in pre_bb */
 		if (!k) {
 			k = __shfl_sync(FULL_WARP, lane ? 0 : serial_step(p, pk, qp), 0);
-			fresh = 0;
+			*fresh = 0;
 			if (lane == 0 && k)
 				trace_now(kc, tr, SOFTNIC_TRACE_SERIAL, cons, 1);
 		}
 		if (!k)
 			break; /* a CQ is full: come back on a later scan */
 		done += k;
-		if (fresh && bbs == left)
+		if (*fresh && bbs == left)
 			break; /* the batch took every WQE the pass found */
 		/* Another step follows, whose stamps would overwrite these: out
 		 * with them now (else after the pass's end, off its span). */
@@ -1681,6 +1737,46 @@ static __device__ __forceinline__ int warp_progress(snx_pass &p, gpu_consts kc, 
 		left = __shfl_sync(FULL_WARP, lane ? 0 : qp->target - qp->cons, 0);
 		healthy = __shfl_sync(FULL_WARP, lane ? 0 : !qp->in_error && !qp->pending_synd, 0);
 	}
+	return done;
+}
+
+/* Executes what the QP's doorbell announced. Lane 0 starts the pass
+ * (warp_begin); a pass that found one prefetched WQE that lane 0 can run
+ * alone (solo_write: the one-at-a-time latency path) ends there, any other
+ * runs with the whole warp (warp_steps). own_db: lane 0 itself read the
+ * doorbell word db with acquire semantics in this pass's scan (else it
+ * reads it again). Returns the WQEs executed. All lanes call. */
+template <int WIDE>
+static __device__ __forceinline__ int warp_progress(snx_pass &p, gpu_consts kc, gpu_trace *tr,
+						    cq_park *pk, snx_qp *qp, const uint32_t *rec,
+						    softnic_stats *st, int lane, int own_db, uint64_t db)
+{
+	int active = 0, done = 0, fresh = 1, pre = PRE_NONE;
+	uint32_t pre_bb[16];
+	snx_qp_view v;
+
+	memset(&v, 0, sizeof(v));
+	if (lane == 0) {
+		active = warp_begin(p, kc, qp, rec, own_db, db, &v, pre_bb, &pre);
+		if (active) {
+			trace_now_as(kc, tr, SOFTNIC_TRACE_RECORD, 1);
+			/* Issued here, used after the batch's BB loads. */
+			snx_pass_peer_load(&p, &v);
+			if (pre == PRE_LANE0 && v.target - v.cons == 1 && !v.in_error &&
+			    !v.pending_synd && p.link == SNX_QP_CONNECTED &&
+			    solo_write(p, kc, tr, pk, qp, &v, pre_bb))
+				active = 2;
+		} else {
+			trace_drop(kc, tr, ~0u);
+		}
+	}
+	active = __shfl_sync(FULL_WARP, active, 0);
+	if (!active)
+		return 0;
+	if (active == 1)
+		done = warp_steps<WIDE>(p, kc, tr, pk, qp, v, pre_bb, pre, lane, &fresh);
+	else
+		done = 1; /* lane 0 executed the pass's one WQE */
 	if (lane == 0) {
 		warp_end(p, pk, qp, st, &v, fresh);
 		trace_now_as(kc, tr, SOFTNIC_TRACE_PASS_END, (uint32_t)done);
