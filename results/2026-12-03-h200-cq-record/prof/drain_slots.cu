@@ -36,6 +36,10 @@
  * doorbell word again with the values they hold (no new work).
  * conc-wide-lead (eighteenth session): conc-wide whose first DRAIN_LEAD
  * rounds are rung once, after the last of them (post_warp).
+ * alone-ringpace (eighteenth session): the ring filled as alone-warpfill,
+ * then rung round by round every DRAIN_PACE_NS (default 1115, the
+ * poster's pace) with its doorbell sequence (ring_paced); with
+ * DRAIN_RING_EVERY=K, only every K-th round rings (and the last).
  * With GIC_SOFTNIC_GPU_TRACE=N (records per engine warp, read at open) and
  * DRAIN_TRACE_OUT=FILE, the engine's trace records of every round go to
  * FILE as CSV (ns,clk,warp,step,wqe_index,count) after the last round.
@@ -158,6 +162,32 @@ __global__ void noise(uint8_t *scratch, const volatile int *done, int fence, uin
 		*rounds = n;
 }
 
+/* alone-ringpace (eighteenth session): the prefilled ring rung round by
+ * round at the poster's pace (one round of 32 WQEs per pace_ns) with the
+ * poster's doorbell sequence (gic_sq_ring at fence-gpu, then ready's
+ * release), no WQE written meanwhile; then the wide quiet, as post_warp. */
+__global__ void ring_paced(gic_sq *sq, int *err, uint64_t *ns, uint64_t pace_ns, int every)
+{
+	gic_sq s = *sq;
+	uint64_t t0 = gic_now_ns(), start = s.ready;
+	int rc;
+
+	for (int r = 0; r < N / 32; r++) {
+		uint64_t end = start + 32ull * (r + 1);
+
+		while (gic_now_ns() < t0 + pace_ns * (uint64_t)r) /* ends by itself */
+			;
+		if ((r + 1) % every && r + 1 < N / 32)
+			continue; /* DRAIN_RING_EVERY: rings every that many rounds, and the last */
+		gic_sq_ring(&s, end, GIC_ORDER_FENCE_GPU);
+		gic_st_release_gpu_u64(&sq->ready, end);
+	}
+	rc = gic_sq_quiet_wide(sq, start + N, 1, GIC_ORDER_FENCE_GPU, gic_now_ns() + 2000000000ull);
+	*ns = gic_now_ns() - t0;
+	if (rc)
+		*err = 3000 + rc;
+}
+
 __global__ void drain(gic_sq *sq, int *err, uint64_t *ns, int *done)
 {
 	gic_sq s = *sq;
@@ -245,7 +275,8 @@ int main(int argc, char **argv)
 	int noisy = !strncmp(mode, "alone-noise", 11);
 	int noise_ring = !strcmp(mode, "alone-noise-ring"), noise_db = !strcmp(mode, "alone-noise-db");
 	int noise_fence = !strcmp(mode, "alone-noise-fence") || noise_ring;
-	int warpfill = !strcmp(mode, "alone-warpfill");
+	int ringpace = !strcmp(mode, "alone-ringpace");
+	int warpfill = !strcmp(mode, "alone-warpfill") || ringpace;
 
 	int *done;
 	uint8_t *scratch;
@@ -324,7 +355,12 @@ int main(int argc, char **argv)
 			if (noisy)
 				noise<<<1, 32, 0, st2>>>(scratch, done, noise_fence, noise_rounds, d_sq,
 							  noise_ring, noise_db);
-			drain<<<1, 1, 0, st>>>(d_sq, err, ns, done);
+			if (ringpace) /* resv, signaled from the fill; ready and the record move */
+				ring_paced<<<1, 1, 0, st>>>(d_sq, err, ns,
+							    getenv("DRAIN_PACE_NS") ? atoll(getenv("DRAIN_PACE_NS")) : 1115,
+							    getenv("DRAIN_RING_EVERY") ? atoi(getenv("DRAIN_RING_EVERY")) : 1);
+			else
+				drain<<<1, 1, 0, st>>>(d_sq, err, ns, done);
 			CK(cudaStreamSynchronize(st2));
 			if (noisy)
 				CK(cudaMemcpy(&hrounds, noise_rounds, sizeof(hrounds), cudaMemcpyDeviceToHost));
