@@ -59,6 +59,14 @@ enum gic_order {
 	GIC_ORDER_COUNT
 };
 
+/* 1 when order synchronizes at system scope (its CQE tails, consumer
+ * record and quiet fences too: the orders from GIC_ORDER_RELEASE_SYS on),
+ * 0 for the GPU-scope orders and NONE. */
+GIC_HD int gic_order_is_sys(int order)
+{
+	return order >= GIC_ORDER_RELEASE_SYS;
+}
+
 /* What an error CQE said. */
 typedef struct gic_cqe_info {
 	uint8_t cqe_opcode;      /* GIC_CQE_* */
@@ -639,7 +647,7 @@ GIC_HD uint64_t gic_cqe_load_tail(const gic_cqe64 *cqe, int order)
 
 	if (order == GIC_ORDER_NONE)
 		return gic_ld_relaxed_sys_u64(tail);
-	if (order >= GIC_ORDER_RELEASE_SYS)
+	if (gic_order_is_sys(order))
 		return gic_ld_acquire_sys_u64(tail);
 	return gic_ld_acquire_gpu_u64(tail);
 }
@@ -670,7 +678,7 @@ GIC_HD void gic_cqe_parse(const gic_cqe64 *cqe, uint64_t tail, gic_cqe_info *out
  * ConnectX's CQ record in GPU memory with st.release.gpu). */
 GIC_HD void gic_cq_record_release(uint32_t *record, uint32_t ci, int order)
 {
-	if (order >= GIC_ORDER_RELEASE_SYS)
+	if (gic_order_is_sys(order))
 		gic_st_release_sys_u32(record, gic_htobe32(ci & 0xffffffu));
 	else
 		gic_st_release_gpu_u32(record, gic_htobe32(ci & 0xffffffu));
@@ -836,7 +844,7 @@ GIC_HD void gic_cqe_load_tails(const gic_cqe64 *cqes, uint32_t cqe_cnt, uint32_t
 		tails[k] = gic_ld_relaxed_sys_u64(
 			(const uint64_t *)((const uint8_t *)&cqes[(ci + (uint32_t)k) & (cqe_cnt - 1)] +
 					   GIC_CQE_TAIL_OFFSET));
-	if (order >= GIC_ORDER_RELEASE_SYS)
+	if (gic_order_is_sys(order))
 		gic_fence_acquire_sys(); /* orders the tails' loads before what follows */
 	else if (order != GIC_ORDER_NONE)
 		gic_fence_acquire_gpu(); /* the same, at GPU scope */

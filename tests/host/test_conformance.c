@@ -1225,8 +1225,11 @@ CASE(reserve_lean)
  * caches: a write with rkey 0 into the region the caches held a moment
  * ago completes with a bad-rkey error and writes nothing. (The caches'
  * emptied entry had key 0 and kept its region: the lookup was skipped.)
- * With engine threads 0 and 1: the same pass record across the writes,
- * and the engine thread's. */
+ * Only an engine that keeps its pass record across passes could get it
+ * wrong: the GPU engine's persistent kernel (gic-gpu-conformance, engine
+ * threads 1), where this case failed before the fix. The CPU engine starts
+ * each pass fresh, so there it checks the error CQE and the untouched
+ * slot, with engine threads 0 and 1. */
 CASE(rkey_zero_after_drop)
 {
 	for (int engines = 0; engines <= 1; engines++) {

@@ -1760,7 +1760,8 @@ static __device__ __forceinline__ int warp_progress(snx_pass &p, gpu_consts kc, 
 		active = warp_begin(p, kc, qp, rec, own_db, db, &v, pre_bb, &pre);
 		if (active) {
 			trace_now_as(kc, tr, SOFTNIC_TRACE_RECORD, 1);
-			/* Issued here, used after the batch's BB loads. */
+			/* Issued here, used after the batch's BB loads (or
+			 * by solo_write, which waits for them first). */
 			snx_pass_peer_load(&p, &v);
 			if (pre == PRE_LANE0 && v.target - v.cons == 1 && !v.in_error &&
 			    !v.pending_synd && p.link == SNX_QP_CONNECTED &&
