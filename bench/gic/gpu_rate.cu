@@ -376,9 +376,13 @@ __global__ void rate_warp(gic_sq *g, rate_cfg c, span *out)
 					      1, ORDER, DL);
 	}
 	out[t].tp = gic_now_ns();
-	if (!rc && (t & 31) == 0)
-		rc = gic_sq_quiet_wide(sq, gic_ld_acquire_gpu_u64(&sq->ready), 1, ORDER, DL);
-	rc = __shfl_sync(0xffffffffu, rc, 0);
+	/* The whole warp quiets (rc is the same in every lane): 32 CQE tails
+	 * per trip, up to everything published when lane 0 looks. */
+	if (!rc) {
+		uint64_t upto = (t & 31) ? 0 : gic_ld_acquire_gpu_u64(&sq->ready);
+
+		rc = gic_sq_quiet_warp(sq, __shfl_sync(0xffffffffu, upto, 0), 1, ORDER, DL);
+	}
 	out[t].t1 = gic_now_ns();
 	out[t].rc = rc;
 }

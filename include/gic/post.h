@@ -1631,6 +1631,153 @@ GIC_DEV int gic_sq_warp_write_inline(gic_sq_warp *w, uint64_t raddr, uint32_t rk
 	}
 	return __shfl_sync(full, rc, 0);
 }
+
+/* The lane's CQE of one trip of gic_sq_quiet_warp(): lane k loads the
+ * tail of the CQE at consumer index ci + k (relaxed, all 32 side by side,
+ * one trip), then an acquire fence at order's scope, as
+ * gic_cqe_load_tails() does. Sets *good when the CQE is written, of QP
+ * qpn and no error; *reach when it is good and its WQE starts at target - 1
+ * or later (retired: the run's start, from which the 16-bit WQE counter
+ * counts); *counter to its WQE counter. Returns 1 when the CQE is written. */
+GIC_DEV int gic_sq_warp_tail(const gic_cqe64 *cqes, uint32_t cqe_cnt, uint32_t ci, uint32_t qpn,
+			     uint64_t retired, uint64_t target, int order, int *good, int *reach,
+			     uint16_t *counter)
+{
+	uint32_t my = ci + (threadIdx.x & 31);
+	uint64_t tail = gic_ld_relaxed_sys_u64(
+		(const uint64_t *)((const uint8_t *)&cqes[my & (cqe_cnt - 1)] + GIC_CQE_TAIL_OFFSET));
+	int owned;
+
+	if (gic_order_is_sys(order))
+		gic_fence_acquire_sys(); /* orders the tail's load before what follows */
+	else if (order != GIC_ORDER_NONE)
+		gic_fence_acquire_gpu(); /* the same, at GPU scope */
+	owned = gic_cqe_sw_owned(tail, my, cqe_cnt);
+	*counter = gic_cqe_tail_wqe_counter(tail);
+	*good = owned && gic_cqe_tail_qpn(tail) == qpn && gic_cqe_tail_opcode(tail) != GIC_CQE_REQ_ERR;
+	*reach = *good && gic_sq_wqe_start(retired, *counter) + 1 >= target;
+	return owned;
+}
+
+/* The most CQEs a run of gic_sq_quiet_warp() takes before it gives the
+ * slots back (one consumer-record release, one retirement, one lock hold):
+ * this, or half the CQ when that is less. */
+#define GIC_POLL_RUN_WARP 256
+
+/* One run of gic_sq_quiet_warp(), lane 0 holding the CQ (its poll lock
+ * when shared): takes the leading good CQEs from consumer index ci (the
+ * CQ's, lane 0's) 32 per trip, until one reaches target, one is not
+ * written, one needs the serial take (an error, another QP's) or the run
+ * is full; then lane 0 gives the slots back and retires once
+ * (gic_sq_cq_finish), and hands a CQE the warp could not take to the
+ * serial run (gic_sq_poll_run_as), which records and reports it as
+ * gic_sq_quiet_wide() would. Returns the serial run's code (0 without
+ * one) in every lane; *took: the CQEs the warp took. */
+GIC_DEV int gic_sq_warp_run(gic_sq *sq, uint32_t ci, uint64_t retired, uint64_t target,
+			    int shared, int order, int *took)
+{
+	const unsigned full = 0xffffffffu;
+	gic_cq *cq = sq->cq;
+	uint32_t cqe_cnt = cq->cqe_cnt, cap = cqe_cnt / 2 < GIC_POLL_RUN_WARP ? cqe_cnt / 2
+									    : GIC_POLL_RUN_WARP;
+	uint16_t counter = 0;
+	int n = 0, serial = 0, rc = 0;
+
+	while ((uint32_t)n < cap) {
+		int good, reach, run;
+		uint16_t next;
+		int owned = gic_sq_warp_tail(cq->cqes, cqe_cnt, ci, sq->qpn, retired, target, order,
+					     &good, &reach, &next);
+		unsigned good_mask = __ballot_sync(full, good), owned_mask = __ballot_sync(full, owned);
+		unsigned reach_mask = __ballot_sync(full, reach);
+
+		run = good_mask == full ? 32 : __ffs(~good_mask) - 1;
+		reach_mask &= run == 32 ? full : (1u << run) - 1; /* in the leading run only */
+		if (reach_mask)
+			run = __ffs(reach_mask); /* up to and with the first that reaches target */
+		if (run)
+			counter = (uint16_t)__shfl_sync(full, next, run - 1);
+		ci += (uint32_t)run;
+		n += run;
+		if (reach_mask || run < 32) {
+			serial = !reach_mask && run < 32 && (owned_mask >> run & 1);
+			break;
+		}
+	}
+	/* Orders every lane's tail loads (each behind its acquire fence)
+	 * before lane 0's release of the slots they read. */
+	__syncwarp(full);
+	if ((threadIdx.x & 31) == 0) {
+		cq->ci = ci;
+		if (n)
+			gic_sq_cq_finish(sq, 0, 1, counter, shared, order);
+		if (serial)
+			rc = gic_sq_poll_run_as(sq, target, order, shared, GIC_RUN_HELD);
+	}
+	*took = n;
+	return __shfl_sync(full, rc, 0);
+}
+
+/* gic_sq_quiet_wide() for a whole warp: every lane calls it with the same
+ * arguments and gets the same result (0 once retired >= target; EIO, EPROTO
+ * or ETIMEDOUT as gic_sq_wait_retired() returns them). Each trip loads 32
+ * CQE tails side by side and takes the leading run of good ones in one
+ * step (gic_sq_warp_run), so that a quiet behind hundreds of completions
+ * (a drained queue's, after its last post) costs about one trip per 32
+ * CQEs instead of one per 8, and one release per run of up to
+ * GIC_POLL_RUN_WARP instead of 16. Lane 0 owns the CQ's state (under the
+ * queue's poll lock when shared). A CQ of fewer than 64 entries takes lane
+ * 0's gic_sq_quiet_wide(). */
+GIC_DEV int gic_sq_quiet_warp(gic_sq *sq, uint64_t target, int shared, int order,
+			      uint64_t deadline_ns)
+{
+	const unsigned full = 0xffffffffu;
+	int lane = threadIdx.x & 31, rc = 0;
+
+	if (sq->cq->cqe_cnt < 64) {
+		if (lane == 0)
+			rc = gic_sq_quiet_wide(sq, target, shared, order, deadline_ns);
+		return __shfl_sync(full, rc, 0);
+	}
+	for (;;) {
+		/* Lane 0: 1 retired, EIO an error already seen, EAGAIN another
+		 * thread holds the poll lock, 0 the lock is ours (or needs none). */
+		int state = 0, took = 0;
+		uint32_t ci = 0;
+		uint64_t retired = 0;
+
+		if (lane == 0) {
+			retired = gic_state_ld64(&sq->retired, shared);
+			if (retired >= target)
+				state = 1;
+			else if (gic_state_ld32(&sq->err, shared))
+				state = EIO;
+			else if (shared && gic_atomic_cas_acquire_gpu_u32(&sq->poll_lock, 0, 1) != 0)
+				state = EAGAIN;
+			else
+				ci = sq->cq->ci;
+		}
+		state = __shfl_sync(full, state, 0);
+		if (state == 1)
+			return 0;
+		if (state == EIO)
+			return EIO;
+		if (state == 0) {
+			rc = gic_sq_warp_run(sq, __shfl_sync(full, ci, 0),
+					     __shfl_sync(full, retired, 0), target, shared, order, &took);
+			/* Releases the CQ state (ci, retired) to the next lock holder. */
+			if (lane == 0 && shared)
+				gic_st_release_gpu_u32(&sq->poll_lock, 0);
+			if (rc == EIO || rc == EPROTO)
+				return rc;
+			if (took)
+				continue;
+		}
+		if (__shfl_sync(full, lane == 0 && gic_now_ns() > deadline_ns, 0))
+			return ETIMEDOUT;
+		gic_cpu_relax();
+	}
+}
 #endif
 
 /* Human-readable name of an mlx5 CQE syndrome. */

@@ -320,6 +320,36 @@ __global__ void k_error(gic_sq *g, uint64_t *dst, uint32_t rkey, kres *r)
 	gic_sq_local_end(g, &s);
 }
 
+/* The quiet behind many completions (the conformance case quiet_many_cqes
+ * on a GPU): lane 0 posts QUIET_N signaled writes, the bad-th (if any)
+ * with a bad rkey, and lets the engine run them all; then the whole warp
+ * quiets (warp: gic_sq_quiet_warp) or lane 0 alone (gic_sq_quiet_wide).
+ * r->rc: the quiet's code; extra: WQEs retired; syndrome and vendor: the
+ * error CQE's syndrome and WQE (from the first post), else -1. */
+enum { QUIET_N = 300 };
+__global__ void k_quiet_many(gic_sq *g, uint64_t *dst, uint32_t rkey, int bad, int warp, kres *r)
+{
+	int lane = threadIdx.x, rc = 0;
+	uint64_t first = g->resv;
+
+	for (int i = 0; lane == 0 && i < QUIET_N && !rc; i++)
+		rc = post8(g, (uint64_t)&dst[i], rkey ^ (i == bad ? 0x4400 : 0), val(i, 700), 1, ORD);
+	if (lane == 0) /* every WQE executed (ends by itself; the CPU engine needs the longest) */
+		for (uint64_t until = gic_now_ns() + 20000000ull; gic_now_ns() < until;)
+			;
+	rc = __shfl_sync(0xffffffffu, rc, 0);
+	if (!rc && warp)
+		rc = gic_sq_quiet_warp(g, __shfl_sync(0xffffffffu, g->ready, 0), 0, ORD, DL);
+	else if (!rc && lane == 0)
+		rc = gic_sq_quiet_wide(g, g->ready, 0, ORD, DL);
+	if (lane == 0) {
+		r->rc = rc;
+		r->extra = (int)(g->retired - first);
+		r->syndrome = g->err ? g->err_info.syndrome : -1;
+		r->vendor = g->err ? (uint16_t)(g->err_info.wqe_counter - (uint16_t)first) : -1;
+	}
+}
+
 /* One write on each of n QPs, then the PE-wide quiet over all of them. */
 __global__ void k_quiet_all(gic_sq *g, int n, uint64_t *dst, uint32_t rkey, kres *r)
 {
@@ -825,6 +855,49 @@ static void case_quiet_all(suite_ctx *x)
 		check_slots(x, "quiet_all", n, want_quiet_all, NULL);
 }
 
+/* k_quiet_many on QPs 29-32: the lane-0 and the warp quiet, clean and
+ * with a bad rkey at WQE 200; both must retire the same WQEs, report the
+ * same error CQE and leave the same payloads (each in its own 4 KiB). */
+static void case_quiet_warp(suite_ctx *x)
+{
+	gpu_env *e = x->e;
+
+	for (int k = 0; k < 4; k++) {
+		int warp = k & 1, bad = k >> 1 ? 200 : -1, good = bad < 0 ? QUIET_N : bad;
+		uint64_t *h = (uint64_t *)malloc(QUIET_N * 8), *dst = (uint64_t *)e->dst + 512 * k;
+		char name[40];
+
+		snprintf(name, sizeof(name), "quiet_warp %s%s", warp ? "warp" : "lane 0",
+			 bad < 0 ? "" : ", bad WQE 200");
+		clear_results(x, 1);
+		k_quiet_many<<<1, 32, 0, e->stream>>>(e->d_sq + 29 + k, dst, softnic_mr_rkey(e->dst_mr),
+						      bad, warp, x->d_res);
+		CUDA_OK(cudaGetLastError());
+		if (gpu_env_wait(e, name, 60)) {
+			EXPECT(0, "%s: the kernel hung", name);
+			free(h);
+			return;
+		}
+		CUDA_OK(cudaMemcpy(x->h_res, x->d_res, sizeof(kres), cudaMemcpyDeviceToHost));
+		EXPECT(x->h_res[0].rc == (bad < 0 ? 0 : EIO), "%s: rc %d", name, x->h_res[0].rc);
+		EXPECT(x->h_res[0].extra == (bad < 0 ? QUIET_N : bad + 1), "%s: retired %d", name,
+		       x->h_res[0].extra);
+		EXPECT(bad < 0 ? x->h_res[0].syndrome == -1
+			       : x->h_res[0].syndrome == GIC_SYND_REMOTE_ACCESS_ERR &&
+					 x->h_res[0].vendor == bad,
+		       "%s: error CQE syndrome %d at WQE %d", name, x->h_res[0].syndrome,
+		       x->h_res[0].vendor);
+		if (h && gpu_env_read(e, h, dst, QUIET_N * 8) == 0)
+			for (int i = 0; i < good; i++)
+				if (h[i] != val(i, 700)) {
+					EXPECT(0, "%s: slot %d holds 0x%llx", name, i,
+					       (unsigned long long)h[i]);
+					break;
+				}
+		free(h);
+	}
+}
+
 static void case_write_imm(suite_ctx *x)
 {
 	const int n = 200;
@@ -890,6 +963,7 @@ static const suite_case cases[] = {
 	{ "warp_coop", case_warp_coop }, { "orders", case_orders }, { "atomic", case_atomic },
 	{ "error_cqe", case_error }, { "quiet_all", case_quiet_all }, { "write_imm", case_write_imm },
 	{ "doca_order", case_doca_order }, { "read_atomics", case_read_atomics },
+	{ "quiet_warp", case_quiet_warp },
 };
 
 /* Runs the cases on one engine; returns how many failed. With peer_gpu,

@@ -46,7 +46,7 @@ typedef struct gpu_engine {
 	softnic_gpu_attr attr;
 	cudaStream_t stream;
 	cudaStream_t copy_stream; /* prefetches; never waits for the engine */
-	softnic_stats *warp_stats; /* one per warp, from the state arena */
+	softnic_stats *warp_stats; /* one per warp, device memory */
 	int nwarps;
 	int alive;
 	char error[256];
@@ -2112,9 +2112,28 @@ static void engine_add_stats(const softnic *nic, softnic_stats *sum, void *ctx)
 {
 	gpu_engine *g = (gpu_engine *)ctx;
 
+	softnic_stats *copy = (softnic_stats *)malloc(sizeof(*copy) * (size_t)g->nwarps);
+	cudaError_t e;
+
 	(void)nic;
-	for (int w = 0; w < g->nwarps; w++)
-		softnic_stats_add(sum, &g->warp_stats[w]);
+	if (!copy)
+		return; /* nothing added: the counters read as they were */
+	/* Device memory, copied on copy_stream (which never waits for the
+	 * engine kernel): a host read of managed memory would move its page to
+	 * the host, and the engine's next access would stall on the fault
+	 * (30-90 us on the H200, results/2026-12-04-h200-ringpace/). */
+	e = cudaMemcpyAsync(copy, g->warp_stats, sizeof(*copy) * (size_t)g->nwarps,
+			    cudaMemcpyDeviceToHost, g->copy_stream);
+	if (e == cudaSuccess)
+		e = cudaStreamSynchronize(g->copy_stream);
+	if (e != cudaSuccess) {
+		if (!g->error[0]) /* keep the first cause */
+			record_cuda_error(g, "reading the engine's counters", e);
+	} else {
+		for (int w = 0; w < g->nwarps; w++)
+			softnic_stats_add(sum, &copy[w]);
+	}
+	free(copy);
 }
 
 /* After softnic_close() released every object: return the arenas. */
@@ -2126,6 +2145,8 @@ static void engine_release(void *ctx)
 	arena_close(&g->queues);
 	if (g->trace)
 		cudaFree(g->trace);
+	if (g->warp_stats)
+		cudaFree(g->warp_stats);
 	if (g->stream && !g->green.on)
 		cudaStreamDestroy(g->stream);
 	snx_green_close(&g->green); /* its streams, then its contexts */
@@ -2239,8 +2260,13 @@ static int engine_prepare(gpu_engine *g)
 	if (arena_open(&g->state, bytes, 0, g->attr.device, g->copy_stream) ||
 	    arena_open(&g->queues, bytes, g->attr.queues_on_host, g->attr.device, g->copy_stream))
 		return ENOMEM;
-	g->warp_stats = (softnic_stats *)arena_alloc(g, &g->state,
-						     sizeof(softnic_stats) * g->nwarps, 64);
+	/* The counters the host reads while the engine runs: device memory
+	 * (engine_add_stats), not the managed state arena. */
+	if (cudaMalloc((void **)&g->warp_stats, sizeof(softnic_stats) * g->nwarps) != cudaSuccess ||
+	    cudaMemsetAsync(g->warp_stats, 0, sizeof(softnic_stats) * g->nwarps, g->copy_stream) !=
+		    cudaSuccess ||
+	    cudaStreamSynchronize(g->copy_stream) != cudaSuccess)
+		return ENOMEM;
 	g->jobs = (snx_gpu_jobs *)arena_alloc(g, &g->state, sizeof(snx_gpu_jobs), 128);
 	if (!g->warp_stats || !g->jobs)
 		return ENOMEM;
