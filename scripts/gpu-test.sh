@@ -99,11 +99,14 @@ done
 # on-demand mode with host submitters (gic-gpu-engine-check).
 san="compute-sanitizer --error-exitcode 9"
 run memcheck_cpu 200 $san --tool memcheck "$bin/gic-gpu-suite" cpu
-# The engine check under the sanitizers on the wide kernel (batch_wqes 64),
-# whose wide path the other one lacks (both kernels run above, unsanitized).
+# The engine check under the sanitizers on the wide kernels (batch_wqes 64
+# and 96), whose wide path the other one lacks (every kernel runs above,
+# unsanitized).
 run memcheck_engine 200 $san --tool memcheck "$bin/gic-gpu-engine-check" 64
+run memcheck_engine96 200 $san --tool memcheck "$bin/gic-gpu-engine-check" 96
 run racecheck_cpu 200 $san --tool racecheck "$bin/gic-gpu-suite" cpu
 run racecheck_engine 200 $san --tool racecheck "$bin/gic-gpu-engine-check" 64
+run racecheck_engine96 200 $san --tool racecheck "$bin/gic-gpu-engine-check" 96
 if [ "${1:-}" = "--bench" ]; then
 	run ceiling 300 "$bin/gic-gpu-ceiling"
 	cat "$out/ceiling.log"

@@ -63,7 +63,8 @@ typedef struct gic_opts {
 			     * context of at least N SMs, every mini-gda fixture's
 			     * kernels on the remaining SMs: softnic_gpu_attr.engine_sms) */
 	int engine_batch;   /* --engine-batch N: 32 or 0 (one WQE per lane in a drained
-			     * QP's batches) or 64 (two: softnic_gpu_attr.batch_wqes) */
+			     * QP's batches), 64 or 96 (two or three:
+			     * softnic_gpu_attr.batch_wqes) */
 	unsigned given;     /* GIC_GIVEN_* bits: which flags the command line set (the
 			     * others hold defaults an experiment may replace) */
 } gic_opts;

@@ -106,7 +106,7 @@ void gpu_env_cfg_nic(gpu_env_cfg *c, const gic_opts *o)
 	c->provider = o->provider == GIC_PROV_MLX5 ? ENV_PROVIDER_MLX5 : ENV_PROVIDER_SOFTNIC;
 	c->nic = o->nic;
 	c->engine_sms = c->gpu_engine ? o->engine_sms : 0;
-	c->engine_batch = c->gpu_engine && o->engine_batch == 64 ? 64 : 0;
+	c->engine_batch = c->gpu_engine && o->engine_batch > 32 ? o->engine_batch : 0;
 }
 
 void gpu_result_placement(gic_result *r, const gpu_env *e)

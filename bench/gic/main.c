@@ -142,11 +142,11 @@ static const gic_flag common_flags[] = {
 	  "on the remaining SMs; the JSON run record and the kernel and lat rows give the counts "
 	  "got (GPU engine only; needs a driver with green contexts, CUDA 12.5+). The engine on "
 	  "another GPU needs two GPUs and is not built" },
-	{ "--engine-batch", .value = "N", GIC_FLAG_INT, O(engine_batch), .lo = 32, .hi = 64,
+	{ "--engine-batch", .value = "N", GIC_FLAG_INT, O(engine_batch), .lo = 32, .hi = 96,
 	  .dflt = "32", .help = "WQEs per batch of softnic's GPU engine on a drained QP: 32, one "
-	  "per lane, or 64, two per lane (one-BB inline writes of up to 12 bytes): a drained QP "
-	  "runs faster, a single message slower (docs/softnic.md, \"The wide batch\", has the "
-	  "H200's numbers); sm_100 runs 32 either way. The GPU-mode rows "
+	  "per lane, 64, two per lane, or 96, three (one-BB inline writes of up to 12 bytes): a "
+	  "drained QP runs faster, a single message slower (docs/softnic.md, \"The wide "
+	  "batch\", has the H200's numbers); sm_100 runs 32 in every case. The GPU-mode rows "
 	  "say what ran (engine_batch=) (GPU engine only)" },
 	{ "--device", .value = "N", GIC_FLAG_INT, O(device), .lo = 0, .hi = 63, .dflt = "0",
 	  .help = "CUDA device" },
@@ -254,13 +254,14 @@ static int finish_opts(gic_opts *o)
 			o->engine_sms, why);
 		return EINVAL;
 	}
-	if (o->engine_batch && o->engine_batch != 32 && o->engine_batch != 64) { /* 0: not given */
-		fprintf(stderr, "gic: --engine-batch %d: 32 or 64 WQEs per batch\n", o->engine_batch);
+	if (o->engine_batch && o->engine_batch % 32) { /* 0: not given; 32, 64, 96 */
+		fprintf(stderr, "gic: --engine-batch %d: 32, 64 or 96 WQEs per batch\n",
+			o->engine_batch);
 		return EINVAL;
 	}
-	if (o->engine_batch == 64 && (why = not_gpu_engine(o, 1))) {
-		fprintf(stderr, "gic: --engine-batch 64 shapes softnic's GPU engine: not with %s\n",
-			why);
+	if (o->engine_batch > 32 && (why = not_gpu_engine(o, 1))) {
+		fprintf(stderr, "gic: --engine-batch %d shapes softnic's GPU engine: not with %s\n",
+			o->engine_batch, why);
 		return EINVAL;
 	}
 	if (o->engine_sms && !gic_gpu_built()) {
@@ -414,12 +415,12 @@ static int check_procs(const gic_experiment *e, const gic_opts *o, const void *s
 	}
 	if (!o->host && e->gpu_procs && o->provider == GIC_PROV_SOFTNIC) {
 		/* GPU mode: softnic's GPU peers, a GPU engine on every SM in each PE */
-		if (!o->gpu_engine || o->engine_sms || o->engine_batch == 64) {
+		if (!o->gpu_engine || o->engine_sms || o->engine_batch > 32) {
 			fprintf(stderr, "gic %s: --procs %d in GPU mode runs each PE's softnic on "
 				"a GPU engine sharing the GPU's SMs, 32 WQEs per batch (not %s)\n",
 				e->name, o->procs,
 				o->engine_sms ? "--engine-sms"
-				: o->engine_batch == 64 ? "--engine-batch 64" : "--engine cpu");
+				: o->engine_batch > 32 ? "--engine-batch" : "--engine cpu");
 			return EINVAL;
 		}
 		return e->check_procs(o, state);

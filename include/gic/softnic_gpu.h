@@ -80,7 +80,12 @@ typedef struct softnic_gpu_attr {
 			      * with drain 19.7 -> 25.1), but put+completion
 			      * +0.25-0.4 us and the round trip +0.5-0.7 us
 			      * (another kernel: more registers, a spill);
-			      * sm_100 and later run 32 either way
+			      * 96, three per lane, a kernel of 255 registers
+			      * (8 warps a block at most): alone 29.7 M msg/s,
+			      * t32-q1-warp with drain 26.5-27.9 over three
+			      * machine instances, latency as with 32
+			      * (2026-12-04);
+			      * sm_100 and later run 32 in every case
 			      * (softnic_gpu_batch_wqes). docs/softnic.md */
 } softnic_gpu_attr;
 
@@ -120,7 +125,7 @@ typedef struct softnic_gpu_placement {
 } softnic_gpu_placement;
 
 /* The WQEs per batch nic's engine runs (softnic_gpu_attr.batch_wqes as the
- * device's engine kernel takes it): 32 or 64; 0 for a softnic that is
+ * device's engine kernel takes it): 32, 64 or 96; 0 for a softnic that is
  * not a GPU engine's. */
 int softnic_gpu_batch_wqes(const softnic *nic);
 

@@ -163,21 +163,26 @@ static uint64_t post_wide(fixture *f, const wide_case *w, uint64_t base)
 
 /* The wide batch (two or more WQEs per lane: 64 or more at once) and the
  * cases that must leave it for the 32-WQE batch or the serial core: 160
- * writes in WQE order and 128 side by side, signaled in both halves of
- * each batch, whose CQEs come in WQE order; a write that writes the slot
- * of the one before it, and one that writes a slot of the first set
- * (interleaved): the later value wins. Every payload checked. */
+ * and 192 writes in WQE order and 128 side by side, signaled in every set
+ * of 32, whose CQEs come in WQE order; a write that writes the slot of the
+ * one before it, and one that writes a slot of the first set
+ * (interleaved), in batches of 64 and of 96: the later value wins. Every
+ * payload checked. */
 static void wide_batches(fixture *f)
 {
-	static const int sig_all[] = { 10, 31, 32, 63, 64, 100, 127, 159, -1 };
+	static const int sig_all[] = { 10, 31, 32, 63, 64, 95, 96, 100, 127, 159, 191, -1 };
 	static const int sig_last[] = { 63, -1 };
+	static const int sig_96[] = { 95, -1 };
 	const wide_case cases[] = {
 		{ 160, 400000, 0, -1, -1, -1, sig_all },
 		{ 128, 402000, 1, -1, -1, -1, sig_all + 1 },
 		{ 64, 404000, 0, 40, 39, -1, sig_last },
 		{ 64, 406000, 1, 50, 5, -1, sig_last },
+		{ 192, 408000, 0, -1, -1, -1, sig_all },
+		{ 96, 410000, 0, 90, 89, -1, sig_96 },
+		{ 96, 412000, 1, 70, 5, -1, sig_96 },
 	};
-	uint64_t got[160];
+	uint64_t got[192];
 	gic_cqe_info c;
 
 	for (int k = 0; k < (int)(sizeof(cases) / sizeof(cases[0])); k++) {
@@ -189,7 +194,9 @@ static void wide_batches(fixture *f)
 			      c.wqe_counter == (uint16_t)(first + *s) && c.byte_cnt == 8,
 			      "wide case %d: CQE of WQE %d: opcode %u counter %u (want %u)", k, *s,
 			      c.cqe_opcode, c.wqe_counter, (unsigned)(uint16_t)(first + *s));
-		CUDA_OK(cudaMemcpy(got, f->dst + w->off, 8 * w->n, cudaMemcpyDeviceToHost));
+		/* Every slot a layout may use (layout 1 puts the last set of 32 of
+		 * a 96 as far as slot 126); the cases lie 250 slots apart. */
+		CUDA_OK(cudaMemcpy(got, f->dst + w->off, sizeof(got), cudaMemcpyDeviceToHost));
 		for (int i = 0; i < w->n; i++) {
 			uint64_t want = base + (i == w->dup_of ? w->dup : i);
 
@@ -306,23 +313,23 @@ static void error_and_flush(fixture *f)
 		      (unsigned long long)got[i]);
 }
 
-/* gic-gpu-engine-check [32|64]: every case on both engine kernels, or on
- * the one whose softnic_gpu_attr.batch_wqes is given (the sanitizers' runs,
- * scripts/gpu-test.sh, which take about a second per kernel launch). */
+/* gic-gpu-engine-check [32|64|96]: every case on the three engine kernels,
+ * or on the one whose softnic_gpu_attr.batch_wqes is given (the sanitizers'
+ * runs, scripts/gpu-test.sh, which take about a second per kernel launch). */
 int main(int argc, char **argv)
 {
 	int only = argc > 1 ? atoi(argv[1]) : 0;
 	fixture f;
 
-	if (argc > 2 || (argc > 1 && only != 32 && only != 64)) {
-		fprintf(stderr, "usage: gic-gpu-engine-check [32|64]\n");
+	if (argc > 2 || (argc > 1 && only != 32 && only != 64 && only != 96)) {
+		fprintf(stderr, "usage: gic-gpu-engine-check [32|64|96]\n");
 		return 2;
 	}
 
 	setenv("CUDA_MODULE_LOADING", "EAGER", 1);
-	/* Every case on both engine kernels: one WQE per lane, and two
-	 * (batches of 64, where the architecture's kernel takes them). */
-	for (int batch = 32; batch <= 64; batch += 32) {
+	/* Every case on the engine kernels: one WQE per lane, two and three
+	 * (batches of 64 and 96, where the architecture's kernel takes them). */
+	for (int batch = 32; batch <= 96; batch += 32) {
 		if (only && batch != only)
 			continue;
 		open_fixture(&f, batch);

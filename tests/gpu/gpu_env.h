@@ -84,7 +84,7 @@ typedef struct gpu_env_cfg {
 			      * and `stream` below in the callers' green context, so
 			      * that everything launched on it keeps off them */
 	int engine_batch;    /* GPU engine: WQEs per batch of a drained QP, 0 or 32
-			      * (one per lane) or 64 (softnic_gpu_attr.batch_wqes) */
+			      * (one per lane), 64 or 96 (softnic_gpu_attr.batch_wqes) */
 } gpu_env_cfg;
 
 /* gpu_env_cfg.provider (the values of gic_opts.provider). */

@@ -1227,13 +1227,14 @@ static __device__ __forceinline__ int lane_resolve_cached(const snx_pass &p, con
 
 /* The widest batch (wide_batch: WQEs per lane) each architecture's engine
  * kernel takes, the kernel's template argument clamped to it: on sm_90 two
- * per lane spill 80 bytes at SNX_GPU_MAXNREG (ptxas -v), in the scan's
- * state around a pass, not in the batch; three or four spill 656-948, in
- * the decode; on sm_100 two spill 456, so it keeps one. */
+ * per lane spill 80 bytes at 224 registers (ptxas -v), in the scan's state
+ * around a pass, not in the batch; three spill 656-948 there, in the
+ * decode, so their kernel takes 255 registers (SNX_GPU_MAXNREG: 20 bytes of
+ * spill); on sm_100 two spill 456, so it keeps one. */
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 1000
 #define SNX_GPU_BATCH_WIDE_MAX 1
 #else
-#define SNX_GPU_BATCH_WIDE_MAX 2
+#define SNX_GPU_BATCH_WIDE_MAX 3
 #endif
 enum {
 	/* The inline payloads a wide batch takes: up to 12 bytes (ds 3), so
@@ -1666,6 +1667,41 @@ static __device__ __forceinline__ void warp_end(snx_pass &p, cq_park *pk, snx_qp
 	}
 }
 
+enum {
+	PASS_EXTEND_MIN = 64,  /* WQEs a pass ran before it reads the record again */
+	PASS_EXTEND_MAX = 4096 /* WQEs after which it ends at what it found */
+};
+
+/* Lane 0, when a pass's batches have run every WQE its record read showed
+ * (cons: the QP's position and target now) and done, the WQEs the pass
+ * ran, is at least PASS_EXTEND_MIN (a drain: a latency pass ends at once)
+ * and below PASS_EXTEND_MAX (the warp's other QPs get their turn): reads
+ * the doorbell record rec again, with acquire (it orders the WQE reads
+ * after it, as at the pass's start), and when it moved, moves qp->target
+ * to it and returns the BBs it added, so that the pass runs on without
+ * the scan, the view and the first BB's trip a new pass costs (a poster
+ * close ahead of the engine rings every 32 WQEs). As a pass that takes
+ * the record at its start (snx_take_record), WQEs published through the
+ * record run whether or not their doorbell was seen yet. skip (a watched
+ * QP, one whose doorbell carries its index, or one without a record) or
+ * a record that moved back or past the ring returns 0: the next pass
+ * takes it with its checks. */
+static __device__ __forceinline__ uint32_t pass_extend(uint32_t gpu_scope, snx_qp *qp,
+						       const uint32_t *rec, uint64_t cons,
+						       uint32_t bb_cnt, int done, int skip)
+{
+	uint16_t ahead;
+
+	if (done < PASS_EXTEND_MIN || done >= PASS_EXTEND_MAX || skip)
+		return 0;
+	ahead = (uint16_t)((gic_be32toh(snx_ld_acquire_u32_scope(gpu_scope, rec)) & 0xffffu) -
+			   (uint16_t)cons);
+	if (!ahead || ahead > bb_cnt)
+		return 0;
+	qp->target = cons + ahead;
+	return ahead;
+}
+
 /* The steps of a pass that lane 0 started (warp_begin) and did not finish
  * alone (solo_write), with the whole warp: batches run one WQE per lane
  * (warp_batch: WQEs of one size, one BB or more); anything else runs on
@@ -1679,8 +1715,9 @@ static __device__ __forceinline__ void warp_end(snx_pass &p, cq_park *pk, snx_qp
  * executed. All lanes call. */
 template <int WIDE>
 static __device__ __forceinline__ int warp_steps(snx_pass &p, gpu_consts kc, gpu_trace *tr,
-						 cq_park *pk, snx_qp *qp, const snx_qp_view &v,
-						 uint32_t pre_bb[16], int pre, int lane, int *fresh)
+						 cq_park *pk, snx_qp *qp, const uint32_t *rec,
+						 const snx_qp_view &v, uint32_t pre_bb[16], int pre,
+						 int lane, int *fresh)
 {
 	int done = 0;
 	/* The other lanes follow lane 0's view of the epoch and the link. */
@@ -1716,8 +1753,28 @@ static __device__ __forceinline__ int warp_steps(snx_pass &p, gpu_consts kc, gpu
 		if (!k)
 			break; /* a CQ is full: come back on a later scan */
 		done += k;
-		if (*fresh && bbs == left)
-			break; /* the batch took every WQE the pass found */
+		if (*fresh && bbs == left) {
+			/* The batch took every WQE the pass found: the pass ends,
+			 * or in the wide kernels (WIDE is a constant: the default
+			 * kernel keeps its code and its latency), after a drain,
+			 * reads the record again (pass_extend). */
+			int skip = v.watching || !rec || (v.flags & SOFTNIC_QP_DB_INDEX);
+			uint32_t more;
+
+			if (WIDE == 1)
+				break;
+			more = lane ? 0 : pass_extend(p.gpu_scope, qp, rec, cons + bbs, bq.bb_cnt,
+						      done, skip);
+			more = __shfl_sync(FULL_WARP, more, 0);
+			if (!more)
+				break;
+			if (lane == 0)
+				trace_flush(kc, tr, bq.qpn);
+			cons += bbs;
+			left = more;
+			pre = PRE_NONE; /* no batch loaded these BBs */
+			continue;
+		}
 		/* Another step follows, whose stamps would overwrite these: out
 		 * with them now (else after the pass's end, off its span). */
 		if (lane == 0)
@@ -1775,7 +1832,7 @@ static __device__ __forceinline__ int warp_progress(snx_pass &p, gpu_consts kc, 
 	if (!active)
 		return 0;
 	if (active == 1)
-		done = warp_steps<WIDE>(p, kc, tr, pk, qp, v, pre_bb, pre, lane, &fresh);
+		done = warp_steps<WIDE>(p, kc, tr, pk, qp, rec, v, pre_bb, pre, lane, &fresh);
 	else
 		done = 1; /* lane 0 executed the pass's one WQE */
 	if (lane == 0) {
@@ -1847,12 +1904,15 @@ static __device__ __forceinline__ int scan_run(snx_pass &p, gpu_consts kc, gpu_t
 	return done;
 }
 
-/* __maxnreg__ needs CUDA 12.4 or later; older toolkits compile without it. */
+/* __maxnreg__ needs CUDA 12.4 or later; older toolkits compile without it.
+ * W: the kernel's WQEs per lane (its template argument), as the
+ * architecture clamps it. */
 #if defined(__CUDACC_VER_MAJOR__) && \
 	(__CUDACC_VER_MAJOR__ > 12 || (__CUDACC_VER_MAJOR__ == 12 && __CUDACC_VER_MINOR__ >= 4))
-#define SNX_GPU_MAXNREG __maxnreg__(224)
+#define SNX_GPU_MAXNREG(W) \
+	__maxnreg__(((W) < SNX_GPU_BATCH_WIDE_MAX ? (W) : SNX_GPU_BATCH_WIDE_MAX) >= 3 ? 255 : 224)
 #else
-#define SNX_GPU_MAXNREG
+#define SNX_GPU_MAXNREG(W)
 #endif
 
 /* idle_exit > 0: the warp leaves after that many consecutive passes with
@@ -1863,16 +1923,17 @@ static __device__ __forceinline__ int scan_run(snx_pass &p, gpu_consts kc, gpu_t
  * generation moves; later groups (more than 32 W QPs) are read from the
  * table on every pass.
  *
- * __maxnreg__(224): ptxas keeps the kernel at 224 registers or fewer, so
- * that a block (64 Ki registers) holds 9 warps; the count moved by a few
- * registers from one small change to the next.
+ * SNX_GPU_MAXNREG: ptxas keeps the kernel at 224 registers or fewer, so
+ * that a block (64 Ki registers) holds 9 warps (the count moved by a few
+ * registers from one small change to the next); the three-per-lane kernel
+ * at 255, 8 warps a block (engine_launch refuses more).
  *
  * WIDE: WQEs per lane in a drained QP's batches (wide_batch), clamped to
  * SNX_GPU_BATCH_WIDE_MAX; 1 is the engine without the wide batch, a kernel
  * of its own, so that its registers (and the latency they set) are those
  * of an engine that never had one (engine_kernel picks). */
 template <int WIDE>
-__global__ void SNX_GPU_MAXNREG snx_gpu_engine_kernel(snx_shared *sh, softnic_stats *warp_stats, int nwarps,
+__global__ void SNX_GPU_MAXNREG(WIDE) snx_gpu_engine_kernel(snx_shared *sh, softnic_stats *warp_stats, int nwarps,
 				      int idle_exit, softnic_gpu_trace_rec *trace,
 				      uint32_t trace_cap, snx_gpu_jobs *jobs)
 {
@@ -2189,12 +2250,14 @@ static int trace_prepare(gpu_engine *g)
 typedef void (*engine_kernel_fn)(snx_shared *, softnic_stats *, int, int, softnic_gpu_trace_rec *,
 				 uint32_t, snx_gpu_jobs *);
 
-/* The engine kernel g runs: two WQEs per lane in a drained QP's batches
- * for attr.batch_wqes 64 (the kernel clamps it where its architecture
- * keeps one: softnic_gpu_batch_wqes), else the engine without the wide
- * batch. */
+/* The engine kernel g runs: two or three WQEs per lane in a drained QP's
+ * batches for attr.batch_wqes 64 or 96 (the kernel clamps it where its
+ * architecture keeps fewer: softnic_gpu_batch_wqes), else the engine
+ * without the wide batch. */
 static engine_kernel_fn engine_kernel(const gpu_engine *g)
 {
+	if (g->attr.batch_wqes == 96)
+		return snx_gpu_engine_kernel<3>;
 	return g->attr.batch_wqes == 64 ? snx_gpu_engine_kernel<2> : snx_gpu_engine_kernel<1>;
 }
 
@@ -2349,8 +2412,9 @@ softnic *softnic_open_gpu(const softnic_attr *attr, const softnic_gpu_attr *gatt
 		errno = EINVAL;
 		return NULL;
 	}
-	if (gattr->batch_wqes && gattr->batch_wqes != 32 && gattr->batch_wqes != 64) {
-		fprintf(stderr, "softnic GPU engine: batch_wqes %d: 32 (0) or 64 WQEs per batch\n",
+	if (gattr->batch_wqes && gattr->batch_wqes != 32 && gattr->batch_wqes != 64 &&
+	    gattr->batch_wqes != 96) {
+		fprintf(stderr, "softnic GPU engine: batch_wqes %d: 32 (0), 64 or 96 WQEs per batch\n",
 			gattr->batch_wqes);
 		errno = EINVAL;
 		return NULL;
@@ -2439,11 +2503,11 @@ int softnic_gpu_batch_wqes(const softnic *nic)
 
 	if (!g)
 		return 0;
-	if (g->attr.batch_wqes != 64)
+	if (g->attr.batch_wqes != 64 && g->attr.batch_wqes != 96)
 		return 32;
 	/* The kernel's clamp (SNX_GPU_BATCH_WIDE_MAX): one per lane from sm_100 on. */
 	cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, g->attr.device);
-	return major >= 10 ? 32 : 64;
+	return major >= 10 ? 32 : g->attr.batch_wqes;
 }
 
 int softnic_gpu_placement_get(const softnic *nic, softnic_gpu_placement *p)
