@@ -1462,6 +1462,13 @@ static __device__ __forceinline__ int warp_batch(snx_pass &p, gpu_consts kc, gpu
 		*bbs = 32 * WIDE;
 		return 32 * WIDE;
 	}
+	/* The three-per-lane kernel: 64-95 WQEs left (a pass's end behind a
+	 * poster) take two per lane rather than two batches of 32. */
+	if (WIDE > 2 && ok && nbb == 1 && left >= 64 &&
+	    wide_batch<2>(p, kc, tr, pk, qp, bq, peer_pd, b, cons, left, lane)) {
+		*bbs = 64;
+		return 64;
+	}
 	if (lane < n && ok) {
 		uint64_t pos = cons + (uint64_t)lane * nbb;
 
