@@ -1229,8 +1229,9 @@ static __device__ __forceinline__ int lane_resolve_cached(const snx_pass &p, con
  * kernel takes, the kernel's template argument clamped to it: on sm_90 two
  * per lane spill 80 bytes at 224 registers (ptxas -v), in the scan's state
  * around a pass, not in the batch; three spill 656-948 there, in the
- * decode, so their kernel takes 255 registers (SNX_GPU_MAXNREG: 20 bytes of
- * spill); on sm_100 two spill 456, so it keeps one. */
+ * decode, so their kernel takes 255 registers (SNX_GPU_MAXNREG: 40 bytes of
+ * spill, with two per lane for a pass's last 64-95 WQEs); on sm_100 two
+ * spill 456, so it keeps one. */
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 1000
 #define SNX_GPU_BATCH_WIDE_MAX 1
 #else
