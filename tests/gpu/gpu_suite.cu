@@ -322,12 +322,13 @@ __global__ void k_error(gic_sq *g, uint64_t *dst, uint32_t rkey, kres *r)
 
 /* The quiet behind many completions (the conformance case quiet_many_cqes
  * on a GPU): lane 0 posts QUIET_N signaled writes, the bad-th (if any)
- * with a bad rkey, and lets the engine run them all; then the whole warp
- * quiets (warp: gic_sq_quiet_warp) or lane 0 alone (gic_sq_quiet_wide).
+ * with a bad rkey, and lets the engine run them all; then lane 0 alone
+ * quiets (how 0: gic_sq_quiet_wide) or the whole warp (gic_sq_quiet_warp;
+ * how 2: as a shared queue's, under its poll lock).
  * r->rc: the quiet's code; extra: WQEs retired; syndrome and vendor: the
  * error CQE's syndrome and WQE (from the first post), else -1. */
 enum { QUIET_N = 300 };
-__global__ void k_quiet_many(gic_sq *g, uint64_t *dst, uint32_t rkey, int bad, int warp, kres *r)
+__global__ void k_quiet_many(gic_sq *g, uint64_t *dst, uint32_t rkey, int bad, int how, kres *r)
 {
 	int lane = threadIdx.x, rc = 0;
 	uint64_t first = g->resv;
@@ -338,8 +339,8 @@ __global__ void k_quiet_many(gic_sq *g, uint64_t *dst, uint32_t rkey, int bad, i
 		for (uint64_t until = gic_now_ns() + 20000000ull; gic_now_ns() < until;)
 			;
 	rc = __shfl_sync(0xffffffffu, rc, 0);
-	if (!rc && warp)
-		rc = gic_sq_quiet_warp(g, __shfl_sync(0xffffffffu, g->ready, 0), 0, ORD, DL);
+	if (!rc && how)
+		rc = gic_sq_quiet_warp(g, __shfl_sync(0xffffffffu, g->ready, 0), how == 2, ORD, DL);
 	else if (!rc && lane == 0)
 		rc = gic_sq_quiet_wide(g, g->ready, 0, ORD, DL);
 	if (lane == 0) {
@@ -791,7 +792,10 @@ static void case_atomic(suite_ctx *x)
 
 	gpu_env_write(e, e->dst, &zero, 8);
 	clear_results(x, threads);
-	k_atomic<<<1, threads, 0, e->stream>>>(e->d_sq, (uint64_t *)e->dst, softnic_mr_rkey(e->dst_mr),
+	/* QPs 35-50: a QP of the orders case may be in error (order 0 is
+	 * allowed to let the engine see its doorbell before its WQE). */
+	k_atomic<<<1, threads, 0, e->stream>>>(e->d_sq + 35, (uint64_t *)e->dst,
+					       softnic_mr_rkey(e->dst_mr),
 					       (uint64_t *)e->res, softnic_mr_lkey(e->res_mr), per,
 					       x->d_res);
 	if (finish(x, "atomic", threads) == 0 && gpu_env_read(e, &counter, e->dst, 8) == 0 &&
@@ -855,23 +859,25 @@ static void case_quiet_all(suite_ctx *x)
 		check_slots(x, "quiet_all", n, want_quiet_all, NULL);
 }
 
-/* k_quiet_many on QPs 29-32: the lane-0 and the warp quiet, clean and
- * with a bad rkey at WQE 200; both must retire the same WQEs, report the
- * same error CQE and leave the same payloads (each in its own 4 KiB). */
+/* k_quiet_many on QPs 29-34: the lane-0 quiet and the warp's (exclusive
+ * and shared), clean and with a bad rkey at WQE 200; all must retire the
+ * same WQEs, report the same error CQE and leave the same payloads (each
+ * in its own 4 KiB). */
 static void case_quiet_warp(suite_ctx *x)
 {
+	static const char *const hows[] = { "lane 0", "warp", "warp, shared" };
 	gpu_env *e = x->e;
 
-	for (int k = 0; k < 4; k++) {
-		int warp = k & 1, bad = k >> 1 ? 200 : -1, good = bad < 0 ? QUIET_N : bad;
+	for (int k = 0; k < 6; k++) {
+		int how = k % 3, bad = k / 3 ? 200 : -1, good = bad < 0 ? QUIET_N : bad;
 		uint64_t *h = (uint64_t *)malloc(QUIET_N * 8), *dst = (uint64_t *)e->dst + 512 * k;
 		char name[40];
 
-		snprintf(name, sizeof(name), "quiet_warp %s%s", warp ? "warp" : "lane 0",
+		snprintf(name, sizeof(name), "quiet_warp %s%s", hows[how],
 			 bad < 0 ? "" : ", bad WQE 200");
 		clear_results(x, 1);
 		k_quiet_many<<<1, 32, 0, e->stream>>>(e->d_sq + 29 + k, dst, softnic_mr_rkey(e->dst_mr),
-						      bad, warp, x->d_res);
+						      bad, how, x->d_res);
 		CUDA_OK(cudaGetLastError());
 		if (gpu_env_wait(e, name, 60)) {
 			EXPECT(0, "%s: the kernel hung", name);
