@@ -29,9 +29,11 @@
  *    doorbell of one WQE built before the turn.
  *  - warp-cooperative (device): gic_sq_warp_begin() once, then
  *    gic_sq_warp_write_inline(), one reservation and one doorbell per warp.
- * Completion: gic_sq_wait_retired() / gic_sq_quiet() for one queue,
- * gic_quiet_all() for every configured queue (gic_quiet_all_poll() polls
- * every queue's CQ; gic_quiet_all_progress() walks them as NVSHMEM does).
+ * Completion: gic_sq_wait_retired() / gic_sq_quiet() for one queue
+ * (gic_sq_quiet_wide() 8 CQEs per trip for a quiet behind many; on a GPU,
+ * gic_sq_quiet_warp() a whole warp's, 32 per trip), gic_quiet_all() for
+ * every configured queue (gic_quiet_all_poll() polls every queue's CQ;
+ * gic_quiet_all_progress() walks them as NVSHMEM does).
  *
  * Errors: 0 on success or a positive errno. ETIMEDOUT when a deadline
  * passes; EIO when an error CQE was seen (gic_sq.err holds its details);
