@@ -838,6 +838,17 @@ GIC_HD int gic_sq_poll_once(gic_sq *sq, int order, int shared)
  * ring's reuse) after all of them, as each tail's acquire load would, for
  * one trip instead of one per CQE. A tail whose CQE is not written yet is
  * simply not owned (gic_cqe_sw_owned); it is loaded again next time. */
+/* The acquire fence after tails loaded relaxed, at the order's scope (none
+ * for GIC_ORDER_NONE): it orders those loads before every later read and
+ * write, as each tail's acquire load would. */
+GIC_HD void gic_cqe_tails_acquire(int order)
+{
+	if (gic_order_is_sys(order))
+		gic_fence_acquire_sys();
+	else if (order != GIC_ORDER_NONE)
+		gic_fence_acquire_gpu();
+}
+
 GIC_HD void gic_cqe_load_tails(const gic_cqe64 *cqes, uint32_t cqe_cnt, uint32_t ci, int order,
 			       uint64_t tails[GIC_POLL_WIDE])
 {
@@ -846,10 +857,7 @@ GIC_HD void gic_cqe_load_tails(const gic_cqe64 *cqes, uint32_t cqe_cnt, uint32_t
 		tails[k] = gic_ld_relaxed_sys_u64(
 			(const uint64_t *)((const uint8_t *)&cqes[(ci + (uint32_t)k) & (cqe_cnt - 1)] +
 					   GIC_CQE_TAIL_OFFSET));
-	if (gic_order_is_sys(order))
-		gic_fence_acquire_sys(); /* orders the tails' loads before what follows */
-	else if (order != GIC_ORDER_NONE)
-		gic_fence_acquire_gpu(); /* the same, at GPU scope */
+	gic_cqe_tails_acquire(order);
 }
 
 /* gic_sq_poll_run_as()'s GIC_RUN_WIDE run: the CQ's index and ring, and
@@ -1650,10 +1658,7 @@ GIC_DEV int gic_sq_warp_tail(const gic_cqe64 *cqes, uint32_t cqe_cnt, uint32_t c
 		(const uint64_t *)((const uint8_t *)&cqes[my & (cqe_cnt - 1)] + GIC_CQE_TAIL_OFFSET));
 	int owned;
 
-	if (gic_order_is_sys(order))
-		gic_fence_acquire_sys(); /* orders the tail's load before what follows */
-	else if (order != GIC_ORDER_NONE)
-		gic_fence_acquire_gpu(); /* the same, at GPU scope */
+	gic_cqe_tails_acquire(order);
 	owned = gic_cqe_sw_owned(tail, my, cqe_cnt);
 	*counter = gic_cqe_tail_wqe_counter(tail);
 	*good = owned && gic_cqe_tail_qpn(tail) == qpn && gic_cqe_tail_opcode(tail) != GIC_CQE_REQ_ERR;

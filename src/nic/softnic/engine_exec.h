@@ -849,6 +849,17 @@ GIC_HD void snx_qp_view_load(snx_qp *qp, snx_qp_view *v)
 	v->link = gic_ld_relaxed_sys_u32(&qp->link);
 }
 
+/* The BBs a doorbell record value rec (16 bits, host order) puts past a
+ * QP's target, with cons its position and bb_cnt its ring: *ahead.
+ * Returns 0, or SOFTNIC_VSYND_BAD_DBREC for a record that moved back or
+ * past the ring. */
+GIC_HD uint8_t snx_record_ahead(uint32_t rec, uint64_t target, uint64_t cons, uint32_t bb_cnt,
+				uint16_t *ahead)
+{
+	*ahead = (uint16_t)(rec - (uint16_t)target);
+	return target + *ahead - cons > bb_cnt ? SOFTNIC_VSYND_BAD_DBREC : 0;
+}
+
 /* Reads the doorbell record into *rec and moves the target to it. Returns
  * 0, or SOFTNIC_VSYND_BAD_DBREC (target unmoved) for a record that moved
  * back or past the ring. The record's acquire orders this pass's WQE
@@ -861,8 +872,7 @@ GIC_HD uint8_t snx_take_record(snx_pass *p, snx_qp *qp, snx_qp_view *v, uint32_t
 
 	v->rec_early = 0; /* used once: a later read in the pass loads again */
 	*rec = gic_be32toh(raw) & 0xffffu;
-	ahead = (uint16_t)(*rec - (uint16_t)v->target);
-	if (v->target + ahead - v->cons > v->bb_cnt)
+	if (snx_record_ahead(*rec, v->target, v->cons, v->bb_cnt, &ahead))
 		return SOFTNIC_VSYND_BAD_DBREC;
 	v->target += ahead;
 	qp->target = v->target;

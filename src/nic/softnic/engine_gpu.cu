@@ -1237,6 +1237,8 @@ static __device__ __forceinline__ int lane_resolve_cached(const snx_pass &p, con
 #else
 #define SNX_GPU_BATCH_WIDE_MAX 3
 #endif
+/* WQEs per lane a kernel instantiated with W runs: W, clamped as above. */
+#define SNX_GPU_WIDE(W) ((W) < SNX_GPU_BATCH_WIDE_MAX ? (W) : SNX_GPU_BATCH_WIDE_MAX)
 enum {
 	/* The inline payloads a wide batch takes: up to 12 bytes (ds 3), so
 	 * that three words of each are live from the decode to the stores
@@ -1692,8 +1694,8 @@ enum {
  * the record at its start (snx_take_record), WQEs published through the
  * record run whether or not their doorbell was seen yet. skip (a watched
  * QP, one whose doorbell carries its index, or one without a record) or
- * a record that moved back or past the ring returns 0: the next pass
- * takes it with its checks. */
+ * a record that moved back or past the ring (snx_record_ahead) returns 0:
+ * the next pass takes it with its checks. */
 static __device__ __forceinline__ uint32_t pass_extend(uint32_t gpu_scope, snx_qp *qp,
 						       const uint32_t *rec, uint64_t cons,
 						       uint32_t bb_cnt, int done, int skip)
@@ -1702,9 +1704,8 @@ static __device__ __forceinline__ uint32_t pass_extend(uint32_t gpu_scope, snx_q
 
 	if (done < PASS_EXTEND_MIN || done >= PASS_EXTEND_MAX || skip)
 		return 0;
-	ahead = (uint16_t)((gic_be32toh(snx_ld_acquire_u32_scope(gpu_scope, rec)) & 0xffffu) -
-			   (uint16_t)cons);
-	if (!ahead || ahead > bb_cnt)
+	if (snx_record_ahead(gic_be32toh(snx_ld_acquire_u32_scope(gpu_scope, rec)) & 0xffffu, cons,
+			     cons, bb_cnt, &ahead) || !ahead)
 		return 0;
 	qp->target = cons + ahead;
 	return ahead;
@@ -1766,13 +1767,13 @@ static __device__ __forceinline__ int warp_steps(snx_pass &p, gpu_consts kc, gpu
 			 * or in the wide kernels (WIDE is a constant: the default
 			 * kernel keeps its code and its latency), after a drain,
 			 * reads the record again (pass_extend). */
-			int skip = v.watching || !rec || (v.flags & SOFTNIC_QP_DB_INDEX);
 			uint32_t more;
 
 			if (WIDE == 1)
 				break;
-			more = lane ? 0 : pass_extend(p.gpu_scope, qp, rec, cons + bbs, bq.bb_cnt,
-						      done, skip);
+			more = lane ? 0 : pass_extend(p.gpu_scope, qp, rec, cons + bbs, bq.bb_cnt, done,
+						      v.watching || !rec ||
+							      (v.flags & SOFTNIC_QP_DB_INDEX));
 			more = __shfl_sync(FULL_WARP, more, 0);
 			if (!more)
 				break;
@@ -1917,8 +1918,7 @@ static __device__ __forceinline__ int scan_run(snx_pass &p, gpu_consts kc, gpu_t
  * architecture clamps it. */
 #if defined(__CUDACC_VER_MAJOR__) && \
 	(__CUDACC_VER_MAJOR__ > 12 || (__CUDACC_VER_MAJOR__ == 12 && __CUDACC_VER_MINOR__ >= 4))
-#define SNX_GPU_MAXNREG(W) \
-	__maxnreg__(((W) < SNX_GPU_BATCH_WIDE_MAX ? (W) : SNX_GPU_BATCH_WIDE_MAX) >= 3 ? 255 : 224)
+#define SNX_GPU_MAXNREG(W) __maxnreg__(SNX_GPU_WIDE(W) >= 3 ? 255 : 224)
 #else
 #define SNX_GPU_MAXNREG(W)
 #endif
@@ -1945,7 +1945,7 @@ __global__ void SNX_GPU_MAXNREG(WIDE) snx_gpu_engine_kernel(snx_shared *sh, soft
 				      int idle_exit, softnic_gpu_trace_rec *trace,
 				      uint32_t trace_cap, snx_gpu_jobs *jobs)
 {
-	enum { WE = WIDE < SNX_GPU_BATCH_WIDE_MAX ? WIDE : SNX_GPU_BATCH_WIDE_MAX };
+	enum { WE = SNX_GPU_WIDE(WIDE) };
 	int idle = 0;
 	int warp = (int)((blockIdx.x * blockDim.x + threadIdx.x) >> 5);
 	int lane = threadIdx.x & 31;
